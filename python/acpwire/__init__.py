@@ -1,0 +1,65 @@
+"""acpwire: a fast, exact wire codec for the Agent Client Protocol (ACP).
+
+ACP is JSON-RPC 2.0 over newline-delimited JSON on stdio. acpwire frames such byte streams,
+decodes and encodes their JSON, and does so in Rust (``acpwire._native``) with a pure-Python
+fallback (``acpwire._pure``) behind the same API.
+
+Backend selection: the compiled extension is used when it is importable. Set
+``ACPWIRE_BACKEND=pure`` to force the fallback, or ``ACPWIRE_BACKEND=native`` to fail loudly
+(ImportError) when the extension is missing. :data:`BACKEND` tells which one is active.
+"""
+
+from __future__ import annotations
+
+import os as _os
+
+from ._errors import DecodeError, EncodeError, FrameError, TerminalDataError
+
+__all__ = [
+    "BACKEND",
+    "DecodeError",
+    "EncodeError",
+    "FrameDecoder",
+    "FrameError",
+    "TerminalDataError",
+    "__version__",
+    "dumps",
+    "iter_messages",
+    "loads",
+]
+
+
+def _select_backend():
+    choice = _os.environ.get("ACPWIRE_BACKEND", "").strip().lower()
+    if choice not in ("", "native", "pure"):
+        raise ImportError(f"ACPWIRE_BACKEND must be 'native' or 'pure', not {choice!r}")
+    if choice == "pure":
+        from . import _pure
+
+        return "pure", _pure
+    try:
+        from . import _native
+    except ModuleNotFoundError as exc:
+        # Only a missing extension falls back; a broken one (or a missing dependency of it)
+        # is a real error and propagates.
+        if exc.name != f"{__name__}._native":
+            raise
+        if choice == "native":
+            raise ImportError(
+                "ACPWIRE_BACKEND=native, but the compiled extension acpwire._native is not "
+                "installed (install a binary wheel, or build from source with a Rust toolchain)"
+            ) from exc
+        from . import _pure
+
+        return "pure", _pure
+    return "native", _native
+
+
+BACKEND, _backend = _select_backend()
+
+FrameDecoder = _backend.FrameDecoder
+loads = _backend.loads
+dumps = _backend.dumps
+
+from ._stream import iter_messages  # noqa: E402  (needs the backend chosen above)
+from ._version import __version__  # noqa: E402

@@ -1,0 +1,23 @@
+"""The pure-Python backend: the same API and results as ``acpwire._native``, on orjson.
+
+Each function here mirrors its Rust twin rule for rule (see ``src/framing.rs``): the same
+frame boundaries, line numbers, offsets, error reasons and excerpts, the same accepted JSON,
+the same nesting limits, the same bytes from ``dumps``.
+"""
+
+from __future__ import annotations
+
+from .._errors import DecodeError, EncodeError, FrameError, TerminalDataError
+from ._framing import DEFAULT_MAX_FRAME_BYTES, FrameDecoder
+from ._json import dumps, loads
+
+__all__ = [
+    "DEFAULT_MAX_FRAME_BYTES",
+    "DecodeError",
+    "EncodeError",
+    "FrameDecoder",
+    "FrameError",
+    "TerminalDataError",
+    "dumps",
+    "loads",
+]

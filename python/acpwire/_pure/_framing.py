@@ -1,0 +1,280 @@
+"""NDJSON framing for the pure backend: the rules of ``src/framing.rs``, in Python.
+
+Linear in the input: each byte is searched for a newline once (``bytes.find`` from where the
+last search stopped), a pending line is kept as a list of pieces joined once, and a line past
+the cap is reported once and then skipped to its newline without being kept.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+import orjson
+
+from .._errors import FrameError
+from ._json import SlowPathError, has_long_digits, maybe_too_deep, slow_decode
+
+DEFAULT_MAX_FRAME_BYTES = 32 * 1024 * 1024
+EXCERPT_BYTES = 64
+MAX_KEPT_ERRORS = 10_000
+
+INVALID_UTF8 = "invalid UTF-8"
+INVALID_JSON = "invalid JSON"
+EMPTY_BATCH = "empty batch"
+TOO_LONG = "frame exceeds max_frame_bytes"
+_BLANK = b" \t\r"
+
+
+class _Refused(Exception):
+    """orjson's value cannot be trusted; take the slow path."""
+
+
+def _excerpt(frame: bytes) -> str:
+    return frame[:EXCERPT_BYTES].decode("utf-8", "replace")
+
+
+def _decode_failure(frame: bytes) -> tuple[Any, str | None, str]:
+    """orjson refused ``frame``: decode it as the native backend would, or classify why not.
+
+    Returns ``(value, None, "")`` or ``(None, reason, detail)``.
+    """
+    try:
+        text = frame.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return None, INVALID_UTF8, f"invalid byte at frame offset {exc.start}"
+    try:
+        return slow_decode(text), None, ""
+    except SlowPathError as exc:
+        return None, exc.kind, exc.msg
+
+
+class FrameDecoder:
+    """Incremental NDJSON decoder: bytes in, JSON-RPC messages out."""
+
+    __slots__ = (
+        "_errors",
+        "_errors_dropped",
+        "_frames",
+        "_line",
+        "_line_start",
+        "_max",
+        "_partial",
+        "_partial_len",
+        "_position",
+        "_raw",
+        "_skipping",
+    )
+
+    def __init__(self, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES, raw: bool = False) -> None:
+        if not isinstance(max_frame_bytes, int):
+            raise TypeError(
+                f"max_frame_bytes must be an int, not {type(max_frame_bytes).__name__}"
+            )
+        if max_frame_bytes <= 0 or max_frame_bytes > 2**63 - 1:
+            raise ValueError("max_frame_bytes must be positive")
+        self._max = max_frame_bytes
+        self._raw = bool(raw)
+        self._partial: list[bytes] = []
+        self._partial_len = 0
+        self._skipping = False
+        self._line = 1
+        self._line_start = 0
+        self._position = 0
+        self._frames = 0
+        self._errors: deque[FrameError] = deque()
+        self._errors_dropped = 0
+
+    # -- feeding -----------------------------------------------------------------------------
+
+    def feed(self, data: bytes | bytearray | memoryview) -> list[Any]:
+        """Feed bytes; return the messages of every frame they complete, in order."""
+        out: list[Any] = []
+        self._feed(_as_bytes(data), out, False)
+        return out
+
+    def finish(self) -> list[Any]:
+        """End of stream: return the messages of a last frame that had no newline."""
+        out: list[Any] = []
+        self._finish(out, False)
+        return out
+
+    def _feed_events(self, data: bytes | bytearray | memoryview) -> list[Any]:
+        """Like ``feed``, but each rejected frame also appears as a FrameError at its place."""
+        out: list[Any] = []
+        self._feed(_as_bytes(data), out, True)
+        return out
+
+    def _finish_events(self) -> list[Any]:
+        out: list[Any] = []
+        self._finish(out, True)
+        return out
+
+    def _feed(self, data: bytes, out: list[Any], inline: bool) -> None:
+        base = self._position
+        size = len(data)
+        limit = self._max + 1
+        find = data.find
+        pos = 0
+        while pos < size:
+            newline = find(b"\n", pos)
+            if newline < 0:
+                self._hold(data, pos, out, inline)
+                break
+            if self._skipping:
+                self._skipping = False
+            elif not self._partial_len:
+                self._emit(data[pos:newline], out, inline)
+            elif self._partial_len + (newline - pos) > limit:
+                head = b"".join(self._partial) + data[pos : pos + min(newline - pos, EXCERPT_BYTES)]
+                self._clear_partial()
+                self._too_long(head, out, inline)
+            else:
+                self._partial.append(data[pos:newline])
+                line = b"".join(self._partial)
+                self._clear_partial()
+                self._emit(line, out, inline)
+            pos = newline + 1
+            self._line += 1
+            self._line_start = base + pos
+        self._position = base + size
+
+    def _hold(self, data: bytes, pos: int, out: list[Any], inline: bool) -> None:
+        if self._skipping:
+            return
+        rest = len(data) - pos
+        if self._partial_len + rest > self._max + 1:
+            head = b"".join(self._partial)
+            need = max(EXCERPT_BYTES - len(head), 0)
+            head += data[pos : pos + min(rest, need)]
+            self._clear_partial()
+            self._too_long(head, out, inline)
+            self._skipping = True
+        else:
+            self._partial.append(data[pos:])
+            self._partial_len += rest
+
+    def _clear_partial(self) -> None:
+        self._partial = []
+        self._partial_len = 0
+
+    def _finish(self, out: list[Any], inline: bool) -> None:
+        had_line = self._skipping or self._partial_len > 0
+        if self._skipping:
+            self._skipping = False
+        elif self._partial_len:
+            line = b"".join(self._partial)
+            self._clear_partial()
+            self._emit(line, out, inline)
+        if had_line:
+            self._line += 1
+            self._line_start = self._position
+
+    # -- frames and errors -------------------------------------------------------------------
+
+    def _emit(self, line: bytes, out: list[Any], inline: bool) -> None:
+        if line[-1:] == b"\r":
+            line = line[:-1]
+        if len(line) > self._max:
+            self._too_long(line, out, inline)
+            return
+        first = line[:1]
+        if first != b"{" and first != b"[" and not line.strip(_BLANK):
+            return
+        self._frames += 1
+        if self._raw:
+            out.append(line)
+            return
+        try:
+            value = orjson.loads(line)
+            if has_long_digits(line):
+                raise _Refused
+        except (orjson.JSONDecodeError, _Refused):
+            value, reason, detail = _decode_failure(line)
+            if reason is not None:
+                self._error(reason, line, detail, out, inline)
+                return
+        else:
+            if maybe_too_deep(line, value):
+                self._error(INVALID_JSON, line, "recursion limit exceeded", out, inline)
+                return
+        if type(value) is list:
+            if not value:
+                self._error(EMPTY_BATCH, line, "", out, inline)
+                return
+            out.extend(value)
+        else:
+            out.append(value)
+
+    def _too_long(self, head: bytes, out: list[Any], inline: bool) -> None:
+        self._frames += 1
+        # Quote no more than the cap allows, so the excerpt is the same however the line arrived.
+        quoted = head[: self._max + 1]
+        self._error(TOO_LONG, quoted, f"limit is {self._max} bytes", out, inline)
+
+    def _error(self, reason: str, frame: bytes, detail: str, out: list[Any], inline: bool) -> None:
+        error = FrameError(reason, self._line, self._line_start, _excerpt(frame), detail)
+        if inline:
+            out.append(error)
+            return
+        if len(self._errors) == MAX_KEPT_ERRORS:
+            self._errors.popleft()
+            self._errors_dropped += 1
+        self._errors.append(error)
+
+    # -- state -------------------------------------------------------------------------------
+
+    @property
+    def errors(self) -> list[FrameError]:
+        """Rejected frames not yet taken, oldest first."""
+        return list(self._errors)
+
+    def take_errors(self) -> list[FrameError]:
+        """Return the rejected frames and forget them."""
+        taken = list(self._errors)
+        self._errors.clear()
+        return taken
+
+    @property
+    def errors_dropped(self) -> int:
+        """Errors dropped because more than 10,000 were waiting to be taken."""
+        return self._errors_dropped
+
+    @property
+    def buffered(self) -> int:
+        """Bytes held while waiting for a newline."""
+        return self._partial_len
+
+    @property
+    def frames(self) -> int:
+        """Non-blank frames seen so far, good or bad."""
+        return self._frames
+
+    @property
+    def position(self) -> int:
+        """Bytes fed so far."""
+        return self._position
+
+    @property
+    def max_frame_bytes(self) -> int:
+        return self._max
+
+    @property
+    def raw(self) -> bool:
+        return self._raw
+
+    def __repr__(self) -> str:
+        return (
+            f"FrameDecoder(max_frame_bytes={self._max}, raw={self._raw}, "
+            f"frames={self._frames}, buffered={self._partial_len})"
+        )
+
+
+def _as_bytes(data: bytes | bytearray | memoryview) -> bytes:
+    if type(data) is bytes:
+        return data
+    if isinstance(data, (bytearray, memoryview)):
+        return bytes(data)
+    if isinstance(data, bytes):
+        return bytes(data)
+    raise TypeError(f"expected bytes, bytearray or memoryview, not {type(data).__name__}")

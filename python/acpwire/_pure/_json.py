@@ -1,0 +1,247 @@
+"""JSON for the pure backend: orjson on the fast path, ``json`` where orjson refuses.
+
+The native backend decodes with jiter. Where orjson and jiter differ (integers beyond 64 bits,
+nesting depth), the slow path here reproduces jiter's verdict so that both backends accept the
+same documents and return the same values.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import re
+from typing import Any
+
+import orjson
+
+from .._errors import DecodeError, EncodeError
+
+# jiter lets values nest this deep below the top-level value; orjson allows more.
+MAX_DECODE_DEPTH = 200
+# orjson's limit for dumps: containers at depth 0..253.
+MAX_ENCODE_DEPTH = 254
+JSON_WHITESPACE = " \t\n\r"
+# orjson turns integers beyond 64 bits into floats; json keeps them exact, as jiter does.
+# Only a run of 20 or more digits can be such an integer.
+_LONG_DIGITS = re.compile(rb"[0-9]{20}")
+_LONG_DIGITS_STR = re.compile(r"[0-9]{20}")
+
+_DUMPS_OPTIONS = (
+    orjson.OPT_APPEND_NEWLINE | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+)
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+_STRICT = json.JSONDecoder(parse_constant=_reject_constant)
+
+
+class SlowPathError(Exception):
+    """Why the slow path refused a document: ``kind`` is a FrameError reason."""
+
+    def __init__(self, kind: str, msg: str, pos: int) -> None:
+        super().__init__(msg)
+        self.kind = kind
+        self.msg = msg
+        self.pos = pos
+
+
+def too_deep(value: Any) -> bool:
+    """True when some value sits more than MAX_DECODE_DEPTH containers below the top."""
+    if type(value) is not dict and type(value) is not list:
+        return False
+    stack = [(value, 0)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node, level = pop()
+        children = node.values() if type(node) is dict else node
+        if not children:
+            continue
+        if level >= MAX_DECODE_DEPTH:
+            return True
+        for child in children:
+            kind = type(child)
+            if kind is dict or kind is list:
+                push((child, level + 1))
+    return False
+
+
+def maybe_too_deep(data: bytes | str, value: Any) -> bool:
+    """Cheap pre-check: a document with few brackets cannot nest deeply."""
+    if type(value) is not dict and type(value) is not list:
+        return False
+    if isinstance(data, str):
+        opens = data.count("[") + data.count("{")
+    else:
+        opens = data.count(b"[") + data.count(b"{")
+    return opens > MAX_DECODE_DEPTH and too_deep(value)
+
+
+def _continues_number(literal: str, following: str) -> bool:
+    """Whether jiter would read ``following`` as part of the number ``literal``."""
+    has_fraction = "." in literal
+    has_exponent = "e" in literal or "E" in literal
+    if following == ".":
+        return not has_fraction and not has_exponent
+    if following in "eE":
+        return not has_exponent
+    if following.isdigit():
+        return literal.lstrip("-") == "0"
+    return False
+
+
+def has_long_digits(data: bytes | bytearray | memoryview | str) -> bool:
+    """True when ``data`` may hold an integer orjson would turn into a float."""
+    if isinstance(data, str):
+        return _LONG_DIGITS_STR.search(data) is not None
+    return _LONG_DIGITS.search(data) is not None
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is str:
+            try:
+                node.encode("utf-8")
+            except UnicodeEncodeError:
+                return True
+        elif kind is list:
+            stack.extend(node)
+        elif kind is dict:
+            stack.extend(node.keys())
+            stack.extend(node.values())
+    return False
+
+
+def slow_decode(text: str) -> Any:
+    """Decode what orjson refused, deciding as jiter would; raise SlowPathError otherwise."""
+    start = len(text) - len(text.lstrip(JSON_WHITESPACE))
+    try:
+        value, end = _STRICT.raw_decode(text, start)
+    except json.JSONDecodeError as exc:
+        raise SlowPathError("invalid JSON", exc.msg, exc.pos) from None
+    except (ValueError, RecursionError) as exc:
+        raise SlowPathError("invalid JSON", str(exc), start) from None
+    rest = len(text) - len(text[end:].lstrip(JSON_WHITESPACE))
+    if rest < len(text):
+        if rest == end and type(value) in (int, float) and _continues_number(text[start:end], text[end]):
+            # `01`, `1.`, `1e`: jiter reads these as one malformed number, not a number
+            # followed by junk.
+            raise SlowPathError("invalid JSON", "invalid number", start)
+        raise SlowPathError("trailing data after JSON value", "trailing characters", rest)
+    if _has_lone_surrogate(value):
+        raise SlowPathError("invalid JSON", "lone surrogate in string escape", start)
+    if too_deep(value):
+        raise SlowPathError("invalid JSON", "recursion limit exceeded", start)
+    return value
+
+
+def _position(text: str, pos: int) -> tuple[int, int]:
+    line = text.count("\n", 0, pos) + 1
+    column = pos - (text.rfind("\n", 0, pos) + 1) + 1
+    return line, column
+
+
+def loads(data: bytes | bytearray | memoryview | str) -> Any:
+    """Decode one JSON document into Python objects (the same values as ``json.loads``)."""
+    if not isinstance(data, (bytes, bytearray, memoryview, str)):
+        raise TypeError(f"expected bytes, bytearray, memoryview or str, not {type(data).__name__}")
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return _loads_slow(data)
+    if has_long_digits(data):
+        return _loads_slow(data)
+    if maybe_too_deep(data, value):
+        raise DecodeError("recursion limit exceeded", 1, 1, 0)
+    return value
+
+
+def _loads_slow(data: bytes | bytearray | memoryview | str) -> Any:
+    if isinstance(data, str):
+        try:
+            data.encode("utf-8")
+        except UnicodeEncodeError:
+            raise DecodeError("str is not valid UTF-8: surrogates not allowed", 1, 1, 0) from None
+        text = data
+    else:
+        raw = bytes(data)
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            good = raw[: exc.start].decode("utf-8")
+            line, column = _position(good, len(good))
+            raise DecodeError("invalid UTF-8", line, column, exc.start) from None
+    try:
+        return slow_decode(text)
+    except SlowPathError as exc:
+        line, column = _position(text, exc.pos)
+        offset = exc.pos if isinstance(data, str) else len(text[: exc.pos].encode("utf-8"))
+        raise DecodeError(exc.msg, line, column, offset) from None
+
+
+def dumps(obj: Any) -> bytes:
+    """Encode ``obj`` as one compact NDJSON frame: UTF-8, ending in a single ``\\n``."""
+    try:
+        return orjson.dumps(obj, option=_DUMPS_OPTIONS)
+    except orjson.JSONEncodeError as exc:
+        if str(exc) != "Integer exceeds 64-bit range":
+            raise EncodeError(str(exc)) from None
+    # orjson stops at 64-bit integers; the native backend writes any int Python can print.
+    parts: list[bytes] = []
+    _encode_slow(obj, 0, parts)
+    parts.append(b"\n")
+    return b"".join(parts)
+
+
+def _encode_slow(obj: Any, depth: int, out: list[bytes]) -> None:
+    """orjson's output, piece by piece, for documents with integers beyond 64 bits."""
+    kind = type(obj)
+    if kind is int or (isinstance(obj, int) and kind is not bool):
+        try:
+            out.append(orjson.dumps(obj))
+        except orjson.JSONEncodeError:
+            try:
+                out.append(str(int(obj)).encode())
+            except ValueError as exc:  # beyond Python's digit limit for int -> str
+                raise EncodeError(str(exc)) from None
+        return
+    if kind is list or kind is tuple or (isinstance(obj, list)):
+        if depth >= MAX_ENCODE_DEPTH:
+            raise EncodeError("Recursion limit reached")
+        out.append(b"[")
+        for i, item in enumerate(obj):
+            if i:
+                out.append(b",")
+            _encode_slow(item, depth + 1, out)
+        out.append(b"]")
+        return
+    if isinstance(obj, dict):
+        if depth >= MAX_ENCODE_DEPTH:
+            raise EncodeError("Recursion limit reached")
+        out.append(b"{")
+        for i, (key, value) in enumerate(obj.items()):
+            if not isinstance(key, str):
+                raise EncodeError("Dict key must be str")
+            if i:
+                out.append(b",")
+            out.append(_dumps_leaf(key))
+            out.append(b":")
+            _encode_slow(value, depth + 1, out)
+        out.append(b"}")
+        return
+    if isinstance(obj, enum.Enum) and not isinstance(obj, (str, int)):
+        _encode_slow(obj.value, depth, out)
+        return
+    out.append(_dumps_leaf(obj))
+
+
+def _dumps_leaf(obj: Any) -> bytes:
+    try:
+        return orjson.dumps(obj, option=orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME)
+    except orjson.JSONEncodeError as exc:
+        raise EncodeError(str(exc)) from None

@@ -1,0 +1,54 @@
+"""Iterating over the messages of a binary file."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import IO, Any
+
+from ._errors import FrameError
+
+OnError = Callable[[FrameError], object]
+
+
+def _new_decoder() -> Any:
+    from . import FrameDecoder
+
+    return FrameDecoder()
+
+
+def dispatch(events: list[Any], on_error: OnError | None) -> Iterator[Any]:
+    """Yield messages from a mixed list of messages and FrameErrors, in stream order."""
+    for item in events:
+        if isinstance(item, FrameError):
+            if on_error is None:
+                raise item
+            on_error(item)
+        else:
+            yield item
+
+
+def iter_messages(
+    fp: IO[bytes],
+    chunk_size: int = 65536,
+    on_error: OnError | None = None,
+    *,
+    decoder: Any = None,
+) -> Iterator[Any]:
+    """Yield every JSON-RPC message of a binary NDJSON file, reading ``chunk_size`` at a time.
+
+    A batch frame (a JSON array) yields its entries one by one. A bad frame raises its
+    :class:`FrameError` when ``on_error`` is None; otherwise ``on_error(error)`` is called and
+    iteration goes on. Pass ``decoder`` to use a configured ``FrameDecoder`` (for example one
+    with another ``max_frame_bytes``).
+    """
+    if chunk_size <= 0:
+        raise ValueError("chunk_size must be positive")
+    if decoder is None:
+        decoder = _new_decoder()
+    read = getattr(fp, "read1", None) or fp.read
+    while True:
+        chunk = read(chunk_size)
+        if not chunk:
+            break
+        yield from dispatch(decoder._feed_events(chunk), on_error)
+    yield from dispatch(decoder._finish_events(), on_error)

@@ -1,0 +1,38 @@
+"""asyncio support: read messages from a ``StreamReader`` without its 64 KiB line limit."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+from ._stream import OnError, _new_decoder, dispatch
+
+__all__ = ["read_messages"]
+
+
+async def read_messages(
+    reader: asyncio.StreamReader,
+    chunk_size: int = 65536,
+    on_error: OnError | None = None,
+    *,
+    decoder: Any = None,
+) -> AsyncIterator[Any]:
+    """Yield every JSON-RPC message arriving on ``reader`` until EOF.
+
+    Uses ``reader.read(chunk_size)``, never ``readline()``, so a frame of any size up to the
+    decoder's ``max_frame_bytes`` gets through (``readline`` raises past the stream's limit,
+    64 KiB by default). Errors are handled as in :func:`acpwire.iter_messages`.
+    """
+    if chunk_size <= 0:
+        raise ValueError("chunk_size must be positive")
+    if decoder is None:
+        decoder = _new_decoder()
+    while True:
+        chunk = await reader.read(chunk_size)
+        if not chunk:
+            break
+        for message in dispatch(decoder._feed_events(chunk), on_error):
+            yield message
+    for message in dispatch(decoder._finish_events(), on_error):
+        yield message

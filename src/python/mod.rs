@@ -1,0 +1,42 @@
+//! The PyO3 layer: thin wrappers that convert at the edge. Each core error type is mapped to
+//! its Python exception here, once; the exception classes live in `acpwire._errors` so both
+//! backends raise the same classes.
+
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::PyType;
+
+mod decoder;
+mod json;
+
+static FRAME_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static DECODE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static ENCODE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+
+const ERRORS_MODULE: &str = "acpwire._errors";
+
+pub(crate) fn frame_error_type(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
+    FRAME_ERROR.import(py, ERRORS_MODULE, "FrameError")
+}
+
+pub(crate) fn decode_error_type(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
+    DECODE_ERROR.import(py, ERRORS_MODULE, "DecodeError")
+}
+
+pub(crate) fn encode_error_type(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
+    ENCODE_ERROR.import(py, ERRORS_MODULE, "EncodeError")
+}
+
+/// The compiled backend of acpwire.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_class::<decoder::FrameDecoder>()?;
+    m.add_function(wrap_pyfunction!(json::loads, m)?)?;
+    m.add_function(wrap_pyfunction!(json::dumps, m)?)?;
+    m.add("FrameError", frame_error_type(py)?)?;
+    m.add("DecodeError", decode_error_type(py)?)?;
+    m.add("EncodeError", encode_error_type(py)?)?;
+    Ok(())
+}
