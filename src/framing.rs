@@ -94,7 +94,7 @@ impl fmt::Display for FrameError {
 impl std::error::Error for FrameError {}
 
 /// The quoted start of a frame. `from_utf8_lossy` substitutes maximal invalid subparts with
-/// U+FFFD exactly as CPython's `decode("utf-8", "replace")` does, so both backends agree.
+/// U+FFFD exactly as `CPython`'s `decode("utf-8", "replace")` does, so both backends agree.
 pub fn excerpt(frame: &[u8]) -> String {
     String::from_utf8_lossy(&frame[..frame.len().min(EXCERPT_BYTES)]).into_owned()
 }
@@ -321,11 +321,14 @@ pub fn diagnose(frame: &[u8], line: u64, offset: u64) -> FrameError {
 }
 
 #[cfg(test)]
+#[allow(clippy::similar_names)]
 mod tests {
     use super::*;
 
     /// Feed `chunks`, then finish; collect frames as owned bytes and errors.
-    fn run(max: usize, chunks: &[&[u8]]) -> (Vec<(Vec<u8>, u64, u64)>, Vec<FrameError>, Framer) {
+    type Collected = (Vec<(Vec<u8>, u64, u64)>, Vec<FrameError>, Framer);
+
+    fn run(max: usize, chunks: &[&[u8]]) -> Collected {
         let mut framer = Framer::new(max);
         let mut frames = Vec::new();
         let mut errors = Vec::new();

@@ -1,6 +1,6 @@
 //! acpwire: a wire codec for the Agent Client Protocol.
 //!
-//! The core modules are plain Rust and know nothing of Python; the PyO3 layer in
+//! The core modules are plain Rust and know nothing of Python; the `PyO3` layer in
 //! [`python`] (feature `python`) converts at the edge.
 
 pub mod framing;

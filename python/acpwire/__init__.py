@@ -11,6 +11,7 @@ Backend selection: the compiled extension is used when it is importable. Set
 
 from __future__ import annotations
 
+import importlib as _importlib
 import os as _os
 
 from ._errors import DecodeError, EncodeError, FrameError, TerminalDataError
@@ -38,7 +39,9 @@ def _select_backend():
 
         return "pure", _pure
     try:
-        from . import _native
+        # import_module, not `from . import`: the latter turns a missing submodule into a
+        # generic ImportError and loses which module was missing.
+        _native = _importlib.import_module(f"{__name__}._native")
     except ModuleNotFoundError as exc:
         # Only a missing extension falls back; a broken one (or a missing dependency of it)
         # is a real error and propagates.

@@ -83,26 +83,27 @@ impl FrameDecoder {
                 }
                 let result = match event {
                     Event::Frame(frame) if raw => out.append(PyBytes::new(py, frame.bytes)),
-                    Event::Frame(frame) => match decode_frame(py, frame.bytes) {
-                        Ok(value) => match push_value(&out, value) {
-                            Ok(true) => Ok(()),
-                            Ok(false) => {
-                                let e = FrameError::new(
-                                    FrameErrorKind::EmptyBatch,
-                                    frame.bytes,
-                                    frame.line,
-                                    frame.offset,
-                                    String::new(),
-                                );
-                                push_error(py, &out, inline_errors, &mut bad, e)
+                    Event::Frame(frame) => {
+                        if let Ok(value) = decode_frame(py, frame.bytes) {
+                            match push_value(&out, value) {
+                                Ok(true) => Ok(()),
+                                Ok(false) => {
+                                    let e = FrameError::new(
+                                        FrameErrorKind::EmptyBatch,
+                                        frame.bytes,
+                                        frame.line,
+                                        frame.offset,
+                                        String::new(),
+                                    );
+                                    push_error(py, &out, inline_errors, &mut bad, e)
+                                }
+                                Err(e) => Err(e),
                             }
-                            Err(e) => Err(e),
-                        },
-                        Err(()) => {
+                        } else {
                             let e = framing::diagnose(frame.bytes, frame.line, frame.offset);
                             push_error(py, &out, inline_errors, &mut bad, e)
                         }
-                    },
+                    }
                     Event::Error(e) => push_error(py, &out, inline_errors, &mut bad, e),
                 };
                 if let Err(e) = result {
@@ -162,7 +163,8 @@ fn push_error(
 #[pymethods]
 impl FrameDecoder {
     #[new]
-    #[pyo3(signature = (max_frame_bytes = framing::DEFAULT_MAX_FRAME_BYTES as i64, raw = false))]
+    // A literal default, so the text signature (and stubtest) shows the number.
+    #[pyo3(signature = (max_frame_bytes = 33_554_432, raw = false))]
     fn new(max_frame_bytes: i64, raw: bool) -> PyResult<Self> {
         let max_frame_bytes = usize::try_from(max_frame_bytes)
             .ok()

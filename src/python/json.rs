@@ -37,7 +37,15 @@ fn decode_error(py: Python<'_>, data: &[u8], err: &jiter::JsonError, char_offset
 #[pyfunction]
 pub fn loads<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     if let Ok(text) = data.cast::<PyString>() {
-        let text = text.to_str()?;
+        let Ok(text) = text.to_str() else {
+            let message = "str is not valid UTF-8: surrogates not allowed";
+            return Err(
+                match super::decode_error_type(py).and_then(|t| t.call1((message, 1, 1, 0))) {
+                    Ok(instance) => PyErr::from_value(instance),
+                    Err(e) => e,
+                },
+            );
+        };
         return PARSER
             .python_parse(py, text.as_bytes())
             .map_err(|e| decode_error(py, text.as_bytes(), &e, true));
@@ -127,7 +135,7 @@ impl Encoder<'_> {
         let py = obj.py();
         let kind = obj.get_type();
         let module: String = kind.module().map(|m| m.to_string()).unwrap_or_default();
-        if module == "uuid" && kind.name().is_ok_and(|n| n.to_string() == "UUID") {
+        if module == "uuid" && kind.name().is_ok_and(|n| n == "UUID") {
             return self.string(&obj.str()?);
         }
         let enum_type = py.import("enum")?.getattr("Enum")?;
@@ -136,15 +144,14 @@ impl Encoder<'_> {
         }
         let name = kind
             .name()
-            .map(|n| n.to_string())
-            .unwrap_or_else(|_| "?".to_owned());
+            .map_or_else(|_| "?".to_owned(), |n| n.to_string());
         Err(encode_error(
             py,
             format!("Type is not JSON serializable: {name}"),
         ))
     }
 
-    fn enter(&self, py: Python<'_>, depth: usize) -> PyResult<()> {
+    fn enter(py: Python<'_>, depth: usize) -> PyResult<()> {
         if depth >= MAX_DUMPS_DEPTH {
             return Err(encode_error(py, "Recursion limit reached".to_owned()));
         }
@@ -241,7 +248,7 @@ impl Encoder<'_> {
         items: impl Iterator<Item = Bound<'py, PyAny>>,
         depth: usize,
     ) -> PyResult<()> {
-        self.enter(py, depth)?;
+        Self::enter(py, depth)?;
         self.out.push(b'[');
         let mut first = true;
         for item in items {
@@ -256,7 +263,7 @@ impl Encoder<'_> {
     }
 
     fn dict(&mut self, d: &Bound<'_, PyDict>, depth: usize) -> PyResult<()> {
-        self.enter(d.py(), depth)?;
+        Self::enter(d.py(), depth)?;
         self.out.push(b'{');
         let mut first = true;
         for (key, value) in d.iter() {

@@ -1,4 +1,4 @@
-//! The PyO3 layer: thin wrappers that convert at the edge. Each core error type is mapped to
+//! The `PyO3` layer: thin wrappers that convert at the edge. Each core error type is mapped to
 //! its Python exception here, once; the exception classes live in `acpwire._errors` so both
 //! backends raise the same classes.
 

@@ -68,9 +68,7 @@ class FrameDecoder:
 
     def __init__(self, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES, raw: bool = False) -> None:
         if not isinstance(max_frame_bytes, int):
-            raise TypeError(
-                f"max_frame_bytes must be an int, not {type(max_frame_bytes).__name__}"
-            )
+            raise TypeError(f"max_frame_bytes must be an int, not {type(max_frame_bytes).__name__}")
         if max_frame_bytes <= 0 or max_frame_bytes > 2**63 - 1:
             raise ValueError("max_frame_bytes must be positive")
         self._max = max_frame_bytes

@@ -128,7 +128,11 @@ def slow_decode(text: str) -> Any:
         raise SlowPathError("invalid JSON", str(exc), start) from None
     rest = len(text) - len(text[end:].lstrip(JSON_WHITESPACE))
     if rest < len(text):
-        if rest == end and type(value) in (int, float) and _continues_number(text[start:end], text[end]):
+        if (
+            rest == end
+            and type(value) in (int, float)
+            and _continues_number(text[start:end], text[end])
+        ):
             # `01`, `1.`, `1e`: jiter reads these as one malformed number, not a number
             # followed by junk.
             raise SlowPathError("invalid JSON", "invalid number", start)
@@ -242,6 +246,8 @@ def _encode_slow(obj: Any, depth: int, out: list[bytes]) -> None:
 
 def _dumps_leaf(obj: Any) -> bytes:
     try:
-        return orjson.dumps(obj, option=orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME)
+        return orjson.dumps(
+            obj, option=orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+        )
     except orjson.JSONEncodeError as exc:
         raise EncodeError(str(exc)) from None

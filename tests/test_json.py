@@ -1,0 +1,184 @@
+"""loads and dumps: json-compatible values, orjson-compatible bytes, clear errors."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import enum
+import json
+import math
+import uuid
+from collections import namedtuple
+
+import pytest
+from hypothesis import given, settings
+
+from strategies import json_values, messages
+
+
+@settings(max_examples=200, deadline=None)
+@given(value=json_values)
+def test_loads_equals_json_loads(backend, value):
+    text = json.dumps(value, ensure_ascii=False)
+    assert backend.loads(text) == json.loads(text)
+    assert backend.loads(text.encode()) == json.loads(text)
+    ascii_text = json.dumps(value)
+    assert backend.loads(ascii_text) == json.loads(ascii_text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(value=messages)
+def test_dumps_roundtrip_and_shape(backend, value):
+    frame = backend.dumps(value)
+    assert frame.endswith(b"\n") and frame.count(b"\n") == 1
+    assert backend.loads(frame) == value
+    assert json.loads(frame) == value
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=json_values)
+def test_backends_write_identical_bytes(both, value):
+    native, pure = both
+    assert native.dumps(value) == pure.dumps(value)
+
+
+def test_loads_values(backend):
+    doc = (
+        '{"big":123456789012345678901234567890,"neg":-98765432109876543210,"f":1.5e300,'
+        '"tiny":5e-324,"esc":"\\u00e9\\ud83d\\ude00\\n\\"","u":"é😀","z":-0,"zf":-0.0}'
+    )
+    assert backend.loads(doc) == json.loads(doc)
+    assert math.copysign(1, backend.loads(doc)["zf"]) == -1
+    assert backend.loads("1e400") == math.inf  # as json.loads
+    assert backend.loads(b"  [1, 2]\r\n") == [1, 2]
+
+
+@pytest.mark.parametrize(
+    ("doc", "line", "column"),
+    [
+        ('{"a": 1,\n "b": x}', 2, 7),
+        ("[1,\n2,\n]", 3, 1),
+        ("", 1, 1),
+        ("[1] x", 1, 5),
+        ("[1,\n 2 3]", 2, 4),
+        ('{"a":\n"\\q"}', 2, 3),
+    ],
+)
+def test_loads_errors_name_line_and_column(backend, doc, line, column):
+    with pytest.raises(backend.DecodeError) as info:
+        backend.loads(doc)
+    error = info.value
+    assert isinstance(error, ValueError)
+    assert error.line == line
+    # The two parsers may point one character apart inside a bad escape.
+    assert abs(error.column - column) <= 1
+    assert f"line {error.line}" in str(error)
+
+
+@pytest.mark.parametrize(
+    "doc", [b"NaN", b"Infinity", b"[1,]", b'"\xff"', b'"\\ud800"', b"01", b"1.", b"{} {}", b"-"]
+)
+def test_loads_rejects(backend, doc):
+    with pytest.raises(backend.DecodeError):
+        backend.loads(doc)
+
+
+def test_loads_rejects_surrogates_in_str(backend):
+    with pytest.raises(backend.DecodeError):
+        backend.loads('"\ud800"')
+
+
+def test_loads_rejects_other_types(backend):
+    with pytest.raises(TypeError):
+        backend.loads(123)
+
+
+def test_dumps_is_compact_utf8(backend):
+    assert backend.dumps({"a": [1, 2.5, None, True], "é": "😀\n\t\x00"}) == (
+        '{"a":[1,2.5,null,true],"é":"😀\\n\\t\\u0000"}\n'.encode()
+    )
+    assert (
+        backend.dumps(("x", 2**70, -(2**64)))
+        == b'["x",1180591620717411303424,-18446744073709551616]\n'
+    )
+    assert backend.dumps([math.nan, math.inf]) == b"[null,null]\n"  # as orjson
+    assert backend.dumps(1e16) == b"1e+16\n"
+
+
+class Color(enum.Enum):
+    RED = "red"
+
+
+class Level(enum.IntEnum):
+    HIGH = 3
+
+
+class Name(str):
+    pass
+
+
+class Mapping(dict):
+    pass
+
+
+@dataclasses.dataclass
+class Point:
+    x: int
+
+
+def test_dumps_supported_extras(backend):
+    value = [Color.RED, Level.HIGH, Name("n"), Mapping(k=1), uuid.UUID(int=1)]
+    assert backend.dumps(value) == b'["red",3,"n",{"k":1},"00000000-0000-0000-0000-000000000001"]\n'
+
+
+class Ratio(float):
+    pass
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {1: 2},
+        {None: 1},
+        b"bytes",
+        {1, 2},
+        Point(1),
+        datetime.date(2026, 1, 1),
+        Ratio(0.5),
+        namedtuple("P", "a")(1),
+        object(),
+        "\ud800",
+    ],
+)
+def test_dumps_type_errors(backend, value):
+    with pytest.raises(TypeError):
+        backend.dumps(value)
+    with pytest.raises(backend.EncodeError):
+        backend.dumps([value])
+
+
+def test_dumps_recursion_limit_matches_orjson(backend):
+    def nested(levels):
+        value: list = []
+        for _ in range(levels):
+            value = [value]
+        return value
+
+    assert backend.dumps(nested(253)).startswith(b"[[")
+    with pytest.raises(TypeError):
+        backend.dumps(nested(254))
+    loop: list = []
+    loop.append(loop)
+    with pytest.raises(TypeError):
+        backend.dumps(loop)
+
+
+def test_python_sdk_golden_files_roundtrip(backend, shared):
+    golden = shared / "conformance" / "acp" / "python-sdk-golden-v1"
+    files = sorted(golden.glob("*.json"))
+    assert len(files) >= 10
+    for path in files:
+        data = path.read_bytes()
+        value = backend.loads(data)
+        assert value == json.loads(data), path.name
+        assert backend.loads(backend.dumps(value)) == value, path.name

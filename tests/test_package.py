@@ -1,0 +1,172 @@
+"""Backend selection, version, stubs and the check command."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from importlib import resources
+
+import pytest
+
+import acpwire
+
+BLOCK_NATIVE = (
+    "import sys, importlib.abc\n"
+    "class Block(importlib.abc.MetaPathFinder):\n"
+    "    def find_spec(self, name, path, target=None):\n"
+    "        if name == 'acpwire._native':\n"
+    "            raise ModuleNotFoundError('no native', name=name)\n"
+    "sys.meta_path.insert(0, Block())\n"
+)
+
+
+def run_python(code: str, backend: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    env.pop("ACPWIRE_BACKEND", None)
+    if backend is not None:
+        env["ACPWIRE_BACKEND"] = backend
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False
+    )
+
+
+def test_version():
+    assert acpwire.__version__ and acpwire.__version__ != "0+unknown"
+
+
+@pytest.mark.parametrize("choice", ["pure", "native"])
+def test_backend_env_var(choice):
+    result = run_python(
+        "import acpwire; print(acpwire.BACKEND, acpwire.FrameDecoder.__module__)", choice
+    )
+    assert result.returncode == 0, result.stderr
+    name, module = result.stdout.split()
+    assert name == choice
+    assert module.startswith("acpwire._native" if choice == "native" else "acpwire._pure")
+
+
+def test_default_prefers_native():
+    result = run_python("import acpwire; print(acpwire.BACKEND)")
+    assert result.stdout.strip() == "native", result.stderr
+
+
+def test_missing_extension_falls_back_to_pure():
+    result = run_python(BLOCK_NATIVE + "import acpwire; print(acpwire.BACKEND)")
+    assert result.stdout.strip() == "pure", result.stderr
+
+
+def test_missing_extension_with_native_forced_is_a_clear_import_error():
+    result = run_python(BLOCK_NATIVE + "import acpwire", "native")
+    assert result.returncode != 0
+    assert "ImportError: ACPWIRE_BACKEND=native" in result.stderr
+
+
+def test_broken_extension_is_not_hidden():
+    broken = BLOCK_NATIVE.replace(
+        "raise ModuleNotFoundError('no native', name=name)",
+        "raise ModuleNotFoundError('libfoo missing', name='libfoo')",
+    )
+    result = run_python(broken + "import acpwire")
+    assert result.returncode != 0 and "libfoo missing" in result.stderr
+
+
+def test_bad_backend_name():
+    result = run_python("import acpwire", "fast")
+    assert result.returncode != 0 and "ACPWIRE_BACKEND must be" in result.stderr
+
+
+def test_exceptions_are_shared_between_backends():
+    import acpwire._native as native
+    import acpwire._pure as pure
+
+    for name in ("FrameError", "DecodeError", "EncodeError"):
+        assert getattr(native, name) is getattr(pure, name) is getattr(acpwire, name)
+    assert issubclass(acpwire.FrameError, ValueError)
+    assert issubclass(acpwire.DecodeError, ValueError)
+    assert issubclass(acpwire.EncodeError, TypeError)
+
+
+def test_stub_lists_the_native_api():
+    import acpwire._native as native
+
+    stub = (resources.files("acpwire") / "_native.pyi").read_text()
+    for name in ("FrameDecoder", "loads", "dumps", "FrameError", "DecodeError", "EncodeError"):
+        assert hasattr(native, name)
+        assert name in stub
+    assert (resources.files("acpwire") / "py.typed").is_file()
+
+
+def cli(*args: str, stdin: bytes | None = None, backend: str | None = None):
+    env = dict(os.environ)
+    if backend:
+        env["ACPWIRE_BACKEND"] = backend
+    return subprocess.run(
+        [sys.executable, "-m", "acpwire", *args],
+        input=stdin,
+        capture_output=True,
+        env=env,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("backend_name", ["native", "pure"])
+def test_check_on_the_embedded_sample(backend_name):
+    result = cli("check", "--json", backend=backend_name)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    data = (resources.files("acpwire") / "data" / "sample-v2.ndjson").read_bytes()
+    lines = [json.loads(line) for line in data.splitlines() if line.strip()]
+    updates = [
+        m["params"]["update"]["sessionUpdate"] for m in lines if m.get("method") == "session/update"
+    ]
+    assert report["backend"] == backend_name
+    assert report["bytes"] == len(data)
+    assert report["messages"] == len(lines)
+    assert report["methods"]["session/update"] == len(updates)
+    assert report["session_updates"] == {k: updates.count(k) for k in set(updates)}
+    assert report["errors"] == []
+    text = cli("check", backend=backend_name)
+    assert text.returncode == 0
+    out = text.stdout.decode()
+    assert "MB/s" in out and "session/update" in out and "no bad frames" in out
+
+
+def test_check_reports_bad_frames_and_exits_1(tmp_path):
+    trace = tmp_path / "t.ndjson"
+    trace.write_bytes(
+        b'{"jsonrpc":"2.0","method":"session/update","params":{"update":'
+        b'{"sessionUpdate":"agent_message_chunk"}}}\n{oops\n\xff\n'
+    )
+    result = cli("check", str(trace))
+    assert result.returncode == 1
+    out = result.stdout.decode()
+    assert "line 2, byte 104: invalid JSON" in out
+    assert "line 3, byte 110: invalid UTF-8" in out
+    assert "agent_message_chunk" in out
+    piped = cli("check", "-", stdin=trace.read_bytes())
+    assert piped.returncode == 1 and b"2 bad frame(s)" in piped.stdout
+
+
+def test_check_missing_file_exits_2(tmp_path):
+    result = cli("check", str(tmp_path / "nope.ndjson"))
+    assert result.returncode == 2
+    assert b"cannot read" in result.stderr
+
+
+def test_help_and_version():
+    assert b"check" in cli("--help").stdout
+    assert cli("--version").stdout.startswith(b"acpwire ")
+    assert cli().returncode == 2
+
+
+def test_stubtest_agrees_with_the_extension():
+    pytest.importorskip("mypy")
+    result = subprocess.run(
+        [sys.executable, "-m", "mypy.stubtest", "acpwire._native"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr

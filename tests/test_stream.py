@@ -1,0 +1,90 @@
+"""iter_messages and aio.read_messages: streams, error handling, no 64 KiB line trap."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+
+import pytest
+
+import acpwire
+from acpwire.aio import read_messages
+
+BIG = b'{"text":"' + b"x" * 300_000 + b'"}\n'
+STREAM = b'{"a":1}\n{bad}\n' + BIG + b'[{"b":2},{"c":3}]\n{"tail":true}'
+
+
+def test_iter_messages_reads_everything(backend):
+    errors = []
+    got = list(
+        acpwire.iter_messages(
+            io.BytesIO(STREAM),
+            chunk_size=4096,
+            on_error=errors.append,
+            decoder=backend.FrameDecoder(),
+        )
+    )
+    assert got == [{"a": 1}, {"text": "x" * 300_000}, {"b": 2}, {"c": 3}, {"tail": True}]
+    assert [(e.reason, e.line, e.offset) for e in errors] == [("invalid JSON", 2, 8)]
+
+
+def test_iter_messages_raises_at_the_bad_frame(backend):
+    iterator = acpwire.iter_messages(io.BytesIO(STREAM), decoder=backend.FrameDecoder())
+    assert next(iterator) == {"a": 1}
+    with pytest.raises(backend.FrameError) as info:
+        next(iterator)
+    assert info.value.line == 2
+
+
+def test_iter_messages_default_decoder_and_validation():
+    assert list(acpwire.iter_messages(io.BytesIO(b'{"x":1}\n'))) == [{"x": 1}]
+    with pytest.raises(ValueError):
+        list(acpwire.iter_messages(io.BytesIO(b""), chunk_size=0))
+
+
+def test_iter_messages_respects_the_decoder_cap(backend):
+    errors = []
+    decoder = backend.FrameDecoder(max_frame_bytes=1000)
+    got = list(acpwire.iter_messages(io.BytesIO(STREAM), on_error=errors.append, decoder=decoder))
+    assert {"text": "x" * 300_000} not in got
+    assert [e.reason for e in errors] == ["invalid JSON", "frame exceeds max_frame_bytes"]
+
+
+async def test_read_messages_has_no_line_limit(backend):
+    reader = asyncio.StreamReader(limit=1024)  # readline() would fail on BIG
+    reader.feed_data(STREAM)
+    reader.feed_eof()
+    errors = []
+    got = [
+        m
+        async for m in read_messages(
+            reader, chunk_size=1000, on_error=errors.append, decoder=backend.FrameDecoder()
+        )
+    ]
+    assert got == [{"a": 1}, {"text": "x" * 300_000}, {"b": 2}, {"c": 3}, {"tail": True}]
+    assert [e.line for e in errors] == [2]
+
+
+async def test_read_messages_from_a_subprocess_pipe():
+    """A real pipe: a child writes a 200 KB frame that asyncio's readline() cannot take."""
+    import sys
+
+    code = (
+        "import sys; sys.stdout.buffer.write(b'{\"n\":1}\\n' + b'[\"' + b'y'*200000 + b'\"]\\n');"
+        "sys.stdout.flush()"
+    )
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", code, stdout=asyncio.subprocess.PIPE
+    )
+    assert proc.stdout is not None
+    got = [m async for m in read_messages(proc.stdout)]
+    await proc.wait()
+    assert got == [{"n": 1}, "y" * 200000]
+
+
+async def test_read_messages_raises_without_handler(backend):
+    reader = asyncio.StreamReader()
+    reader.feed_data(b"[]\n")
+    reader.feed_eof()
+    with pytest.raises(backend.FrameError, match="empty batch"):
+        [m async for m in read_messages(reader, decoder=backend.FrameDecoder())]
