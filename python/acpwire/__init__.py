@@ -22,11 +22,15 @@ __all__ = [
     "EncodeError",
     "FrameDecoder",
     "FrameError",
+    "Span",
+    "Terminal",
     "TerminalDataError",
     "__version__",
+    "char_width",
     "dumps",
     "iter_messages",
     "loads",
+    "render_text",
 ]
 
 
@@ -63,6 +67,11 @@ BACKEND, _backend = _select_backend()
 FrameDecoder = _backend.FrameDecoder
 loads = _backend.loads
 dumps = _backend.dumps
+Terminal = _backend.Terminal
+render_text = _backend.render_text
+char_width = _backend.char_width
+
+from ._span import Span  # noqa: E402
 
 from ._stream import iter_messages  # noqa: E402  (needs the backend chosen above)
 from ._version import __version__  # noqa: E402

@@ -8,9 +8,24 @@ from typing import Any, final
 from ._errors import DecodeError as DecodeError
 from ._errors import EncodeError as EncodeError
 from ._errors import FrameError as FrameError
+from ._errors import TerminalDataError as TerminalDataError
+from ._span import Span as Span
 
 __version__: str
-__all__ = ["DecodeError", "EncodeError", "FrameDecoder", "FrameError", "__version__", "dumps", "loads"]
+__all__ = [
+    "DecodeError",
+    "EncodeError",
+    "FrameDecoder",
+    "FrameError",
+    "Span",
+    "Terminal",
+    "TerminalDataError",
+    "__version__",
+    "char_width",
+    "dumps",
+    "loads",
+    "render_text",
+]
 
 _Buffer = bytes | bytearray | memoryview
 
@@ -58,4 +73,70 @@ def loads(data: bytes | bytearray | memoryview | str) -> Any:
     """Decode one JSON document; the same values as ``json.loads``. Raises DecodeError."""
 
 def dumps(obj: Any) -> bytes:
-    """Encode ``obj`` as compact UTF-8 JSON ending in one ``\\n``. Raises EncodeError (TypeError)."""
+    """Encode ``obj`` as compact UTF-8 JSON ending in one ``\\n``.
+
+    Raises EncodeError (a TypeError) for unsupported objects.
+    """
+
+@final
+class Terminal:
+    """A display-only terminal: PTY bytes in, what a terminal shows out.
+
+    ``cols=None`` (transcripts): lines of unbounded width, LF also returns to column 0, cursor
+    movement within the last ``rows`` lines. ``cols=N``: a real grid that wraps at ``N`` and
+    scrolls into scrollback. Retained output is capped by ``scrollback`` lines and
+    ``max_bytes``; the oldest lines go first and ``truncated`` becomes True.
+    """
+
+    def __new__(
+        cls,
+        cols: int | None = None,
+        rows: int = 24,
+        scrollback: int = 10000,
+        max_bytes: int = 16777216,
+    ) -> Terminal: ...
+    def feed(self, data: _Buffer) -> None:
+        """Feed raw PTY bytes (chunks may split UTF-8 and escape sequences anywhere)."""
+    def feed_base64(self, data: str | _Buffer) -> None:
+        """Decode one strict RFC 4648 base64 chunk and feed it.
+
+        Raises TerminalDataError, applying nothing, when the chunk is not valid base64.
+        """
+    def reset(self, snapshot: _Buffer = b"") -> None:
+        """Drop all state and start from ``snapshot``'s bytes (replace, never merge)."""
+    def reset_base64(self, data: str | _Buffer) -> None:
+        """Like ``reset``, from a base64 snapshot; invalid base64 changes nothing."""
+    @property
+    def text(self) -> str:
+        """Retained scrollback plus the screen, trailing blanks trimmed, wrapped rows joined."""
+    def lines(self) -> list[str]:
+        """The ``text`` view as a list of lines."""
+    def spans(self) -> list[list[Span]]:
+        """Styled runs per line; adjacent runs of one style are merged."""
+    def screen(self) -> list[str] | None:
+        """The visible rows of the active screen (None when ``cols`` is None)."""
+    @property
+    def cursor(self) -> tuple[int, int] | None:
+        """(row, col) on the active screen (None when ``cols`` is None)."""
+    @property
+    def title(self) -> str:
+        """The window title last set with OSC 0 or OSC 2 ("" if never)."""
+    @property
+    def progress(self) -> tuple[int, int | None] | None:
+        """OSC 9;4 progress as (state, percent), or None."""
+    @property
+    def bell_count(self) -> int: ...
+    @property
+    def bytes_fed(self) -> int: ...
+    @property
+    def truncated(self) -> bool: ...
+    @property
+    def cols(self) -> int | None: ...
+    @property
+    def rows(self) -> int: ...
+
+def render_text(data: _Buffer) -> str:
+    """The ``text`` view of a whole buffer fed to a fresh ``Terminal()``."""
+
+def char_width(cp: int) -> int:
+    """Cells taken by the printable code point ``cp``: 0 (joins the previous cell), 1 or 2."""

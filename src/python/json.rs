@@ -1,7 +1,8 @@
 //! `loads` and `dumps`: one JSON document to Python objects and back.
 
+use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyInt, PyList, PyString};
 
 use super::decoder::{PARSER, with_bytes};
 
@@ -60,10 +61,25 @@ pub fn loads<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'
 /// Encode `obj` as one compact NDJSON frame: UTF-8, ending in a single `\n`.
 #[pyfunction]
 pub fn dumps<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
-    let mut out = Vec::with_capacity(256);
-    Encoder { out: &mut out }.value(obj, 0)?;
-    out.push(b'\n');
-    Ok(PyBytes::new(py, &out))
+    // Reuse one buffer per thread: growing a fresh one for every message costs reallocations.
+    let out = SCRATCH.with_borrow_mut(std::mem::take);
+    let mut encoder = Encoder { py, out };
+    encoder.out.clear();
+    // SAFETY: `obj` is a live reference for the whole call.
+    let result = unsafe { encoder.value(obj.as_ptr(), 0) };
+    encoder.out.push(b'\n');
+    let bytes = result.map(|()| PyBytes::new(py, &encoder.out));
+    // Keep the buffer unless one huge document grew it: memory stays bounded between calls.
+    if encoder.out.capacity() <= MAX_KEPT_SCRATCH {
+        SCRATCH.with_borrow_mut(|slot| *slot = encoder.out);
+    }
+    bytes
+}
+
+const MAX_KEPT_SCRATCH: usize = 1 << 20;
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 fn encode_error(py: Python<'_>, message: String) -> PyErr {
@@ -73,8 +89,86 @@ fn encode_error(py: Python<'_>, message: String) -> PyErr {
     }
 }
 
-struct Encoder<'a> {
-    out: &'a mut Vec<u8>,
+/// Writes JSON straight from CPython objects.
+///
+/// The hot paths (exact `str`, `dict`, `list`, `int`, `float`, `bool`, `None`, `tuple`) read
+/// objects through the C API with borrowed pointers, as orjson does: no Python code runs on
+/// those paths, so the borrowed objects stay alive. Anything else is handed to `other` with an
+/// owned reference, because encoding it may run Python code.
+struct Encoder<'py> {
+    py: Python<'py>,
+    out: Vec<u8>,
+}
+
+const LOW_BITS: u64 = 0x0101_0101_0101_0101;
+const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
+
+/// Index of the first byte that must be escaped in a JSON string (`"`, `\\`, or below 0x20),
+/// or `bytes.len()`: sixteen bytes per step with SSE2 (always present on `x86_64`), eight with
+/// a portable word-at-a-time test elsewhere, so a string of plain text costs one quick pass.
+fn first_escape(bytes: &[u8]) -> usize {
+    let mut i = 0;
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{
+            _mm_cmpeq_epi8, _mm_loadu_si128, _mm_max_epu8, _mm_movemask_epi8, _mm_or_si128,
+            _mm_set1_epi8,
+        };
+        // SAFETY: SSE2 is part of the x86_64 baseline; loads are unaligned and in bounds.
+        unsafe {
+            let quote = _mm_set1_epi8(b'"'.cast_signed());
+            let backslash = _mm_set1_epi8(b'\\'.cast_signed());
+            let below_space = _mm_set1_epi8(0x1f);
+            while i + 16 <= bytes.len() {
+                let chunk = _mm_loadu_si128(bytes.as_ptr().add(i).cast());
+                // max(x, 0x1f) == 0x1f exactly when x <= 0x1f (unsigned).
+                let control = _mm_cmpeq_epi8(_mm_max_epu8(chunk, below_space), below_space);
+                let special = _mm_or_si128(
+                    _mm_cmpeq_epi8(chunk, quote),
+                    _mm_cmpeq_epi8(chunk, backslash),
+                );
+                let mask = _mm_movemask_epi8(_mm_or_si128(control, special));
+                if mask != 0 {
+                    return i + mask.trailing_zeros() as usize;
+                }
+                i += 16;
+            }
+        }
+    }
+    while let Some(chunk) = bytes.get(i..i + 8) {
+        let word = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
+        // Word-at-a-time "has byte less than n" and "has zero byte" tests; the lowest flagged
+        // byte is always a true match (false positives only appear above a true one).
+        let control = word.wrapping_sub(LOW_BITS * 0x20) & !word;
+        let quote = (word ^ (LOW_BITS * u64::from(b'"'))).wrapping_sub(LOW_BITS)
+            & !(word ^ (LOW_BITS * u64::from(b'"')));
+        let backslash = (word ^ (LOW_BITS * u64::from(b'\\'))).wrapping_sub(LOW_BITS)
+            & !(word ^ (LOW_BITS * u64::from(b'\\')));
+        let hits = (control | quote | backslash) & HIGH_BITS;
+        if hits != 0 {
+            return i + (hits.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    i + bytes[i..]
+        .iter()
+        .position(|&b| needs_escape(b))
+        .unwrap_or(bytes.len() - i)
+}
+
+/// Exact scalar types: encoding them runs no Python code.
+///
+/// # Safety
+/// `obj` must point to a live Python object.
+unsafe fn is_leaf(obj: *mut ffi::PyObject) -> bool {
+    unsafe {
+        let kind = ffi::Py_TYPE(obj);
+        kind == &raw mut ffi::PyUnicode_Type
+            || kind == &raw mut ffi::PyLong_Type
+            || kind == &raw mut ffi::PyFloat_Type
+            || kind == &raw mut ffi::PyBool_Type
+            || obj == ffi::Py_None()
+    }
 }
 
 /// Bytes that must be escaped inside a JSON string.
@@ -83,70 +177,120 @@ fn needs_escape(b: u8) -> bool {
 }
 
 impl Encoder<'_> {
-    fn value(&mut self, obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<()> {
-        // Exact types first: one pointer comparison each on the common path.
-        if obj.is_exact_instance_of::<PyString>() {
-            return self.string(obj.cast::<PyString>()?);
+    /// Encode the object at `obj`.
+    ///
+    /// # Safety
+    /// `obj` must point to a live Python object for the duration of the call.
+    unsafe fn value(&mut self, obj: *mut ffi::PyObject, depth: usize) -> PyResult<()> {
+        unsafe {
+            let kind = ffi::Py_TYPE(obj);
+            if kind == &raw mut ffi::PyUnicode_Type {
+                return self.string(obj);
+            }
+            if kind == &raw mut ffi::PyDict_Type {
+                return self.dict(obj, depth);
+            }
+            if kind == &raw mut ffi::PyList_Type {
+                Self::enter(self.py, depth)?;
+                self.out.push(b'[');
+                // The size is read again each step: it is the bound a mutation could change.
+                let mut i = 0;
+                while i < ffi::PyList_GET_SIZE(obj) {
+                    if i > 0 {
+                        self.out.push(b',');
+                    }
+                    let item = ffi::PyList_GET_ITEM(obj, i);
+                    if is_leaf(item) {
+                        self.value(item, depth + 1)?;
+                    } else {
+                        // Owned while encoded: Python code run for a nested object could
+                        // remove it from the list.
+                        let held = Bound::from_borrowed_ptr(self.py, item);
+                        self.value(held.as_ptr(), depth + 1)?;
+                    }
+                    i += 1;
+                }
+                self.out.push(b']');
+                return Ok(());
+            }
+            if obj == ffi::Py_None() {
+                self.out.extend_from_slice(b"null");
+                return Ok(());
+            }
+            if obj == ffi::Py_True() {
+                self.out.extend_from_slice(b"true");
+                return Ok(());
+            }
+            if obj == ffi::Py_False() {
+                self.out.extend_from_slice(b"false");
+                return Ok(());
+            }
+            if kind == &raw mut ffi::PyLong_Type {
+                return self.int(obj);
+            }
+            if kind == &raw mut ffi::PyFloat_Type {
+                self.float(ffi::PyFloat_AS_DOUBLE(obj));
+                return Ok(());
+            }
+            if kind == &raw mut ffi::PyTuple_Type {
+                Self::enter(self.py, depth)?;
+                self.out.push(b'[');
+                for i in 0..ffi::PyTuple_GET_SIZE(obj) {
+                    if i > 0 {
+                        self.out.push(b',');
+                    }
+                    self.value(ffi::PyTuple_GET_ITEM(obj, i), depth + 1)?;
+                }
+                self.out.push(b']');
+                return Ok(());
+            }
+            let owned = Bound::from_borrowed_ptr(self.py, obj);
+            self.other(&owned, depth)
         }
-        if obj.is_exact_instance_of::<PyDict>() {
-            return self.dict(obj.cast::<PyDict>()?, depth);
-        }
-        if obj.is_exact_instance_of::<PyList>() {
-            return self.list(obj.py(), obj.cast::<PyList>()?.iter(), depth);
-        }
-        if obj.is_none() {
-            self.out.extend_from_slice(b"null");
-            return Ok(());
-        }
-        if obj.is_exact_instance_of::<PyBool>() {
-            let truth = obj.is_truthy()?;
-            self.out
-                .extend_from_slice(if truth { b"true" } else { b"false" });
-            return Ok(());
-        }
-        if obj.is_exact_instance_of::<PyInt>() {
-            return self.int(obj);
-        }
-        if obj.is_exact_instance_of::<PyFloat>() {
-            return self.float(obj);
-        }
-        if obj.is_exact_instance_of::<PyTuple>() {
-            return self.list(obj.py(), obj.cast::<PyTuple>()?.iter(), depth);
-        }
-        self.other(obj, depth)
     }
 
     /// Subclasses and the few library types orjson also writes natively (enum members, UUIDs).
     /// Float and tuple subclasses (numpy scalars, named tuples) are refused, as orjson refuses
     /// them, so that both backends accept exactly the same objects.
     fn other(&mut self, obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<()> {
-        if let Ok(s) = obj.cast::<PyString>() {
-            return self.string(s);
+        // SAFETY (all blocks below): `obj` is owned here, so its pointer stays valid.
+        if obj.is_instance_of::<PyString>() {
+            return unsafe { self.string(obj.as_ptr()) };
         }
         if let Ok(d) = obj.cast::<PyDict>() {
-            return self.dict(d, depth);
+            return unsafe { self.dict(d.as_ptr(), depth) };
         }
         if let Ok(l) = obj.cast::<PyList>() {
-            return self.list(obj.py(), l.iter(), depth);
+            Self::enter(self.py, depth)?;
+            self.out.push(b'[');
+            for (i, item) in l.iter().enumerate() {
+                if i > 0 {
+                    self.out.push(b',');
+                }
+                unsafe { self.value(item.as_ptr(), depth + 1)? };
+            }
+            self.out.push(b']');
+            return Ok(());
         }
         if obj.is_instance_of::<PyInt>() {
-            return self.int(obj);
+            return unsafe { self.int(obj.as_ptr()) };
         }
-        let py = obj.py();
         let kind = obj.get_type();
         let module: String = kind.module().map(|m| m.to_string()).unwrap_or_default();
         if module == "uuid" && kind.name().is_ok_and(|n| n == "UUID") {
-            return self.string(&obj.str()?);
+            let text = obj.str()?;
+            return unsafe { self.string(text.as_ptr()) };
         }
-        let enum_type = py.import("enum")?.getattr("Enum")?;
+        let enum_type = self.py.import("enum")?.getattr("Enum")?;
         if obj.is_instance(&enum_type)? {
-            return self.value(&obj.getattr("value")?, depth);
+            let value = obj.getattr("value")?;
+            return unsafe { self.value(value.as_ptr(), depth) };
         }
         let name = kind
             .name()
             .map_or_else(|_| "?".to_owned(), |n| n.to_string());
         Err(encode_error(
-            py,
+            self.py,
             format!("Type is not JSON serializable: {name}"),
         ))
     }
@@ -158,14 +302,32 @@ impl Encoder<'_> {
         Ok(())
     }
 
-    fn string(&mut self, s: &Bound<'_, PyString>) -> PyResult<()> {
-        let text = s.to_str().map_err(|_| {
-            encode_error(
-                s.py(),
-                "str is not valid UTF-8: surrogates not allowed".to_owned(),
-            )
-        })?;
-        self.escaped(text.as_bytes());
+    /// # Safety
+    /// `obj` must be a live `str` (or subclass).
+    unsafe fn string(&mut self, obj: *mut ffi::PyObject) -> PyResult<()> {
+        // SAFETY: a compact ASCII str holds its characters inline, which are also its UTF-8.
+        if unsafe { ffi::PyUnicode_IS_COMPACT_ASCII(obj) } != 0 {
+            let bytes = unsafe {
+                let size = usize::try_from(ffi::PyUnicode_GET_LENGTH(obj)).unwrap_or(0);
+                std::slice::from_raw_parts(ffi::PyUnicode_DATA(obj).cast::<u8>(), size)
+            };
+            self.escaped(bytes);
+            return Ok(());
+        }
+        let mut size: ffi::Py_ssize_t = 0;
+        // SAFETY: the UTF-8 buffer is cached on the str object and lives as long as it does.
+        let bytes = unsafe {
+            let data = ffi::PyUnicode_AsUTF8AndSize(obj, &raw mut size);
+            if data.is_null() {
+                drop(PyErr::take(self.py));
+                return Err(encode_error(
+                    self.py,
+                    "str is not valid UTF-8: surrogates not allowed".to_owned(),
+                ));
+            }
+            std::slice::from_raw_parts(data.cast::<u8>(), usize::try_from(size).unwrap_or(0))
+        };
+        self.escaped(bytes);
         Ok(())
     }
 
@@ -173,12 +335,11 @@ impl Encoder<'_> {
         const HEX: &[u8; 16] = b"0123456789abcdef";
         self.out.reserve(bytes.len() + 2);
         self.out.push(b'"');
-        let mut start = 0;
-        for (i, &b) in bytes.iter().enumerate() {
-            if !needs_escape(b) {
-                continue;
-            }
-            self.out.extend_from_slice(&bytes[start..i]);
+        let mut rest = bytes;
+        loop {
+            let run = first_escape(rest);
+            self.out.extend_from_slice(&rest[..run]);
+            let Some(&b) = rest.get(run) else { break };
             match b {
                 b'"' => self.out.extend_from_slice(b"\\\""),
                 b'\\' => self.out.extend_from_slice(b"\\\\"),
@@ -196,87 +357,83 @@ impl Encoder<'_> {
                     HEX[usize::from(b & 0xf)],
                 ]),
             }
-            start = i + 1;
+            rest = &rest[run + 1..];
         }
-        self.out.extend_from_slice(&bytes[start..]);
         self.out.push(b'"');
     }
 
-    fn int(&mut self, obj: &Bound<'_, PyAny>) -> PyResult<()> {
-        if let Ok(v) = obj.extract::<i64>() {
+    /// # Safety
+    /// `obj` must be a live `int` (or subclass).
+    unsafe fn int(&mut self, obj: *mut ffi::PyObject) -> PyResult<()> {
+        let mut overflow: std::ffi::c_int = 0;
+        let small = unsafe { ffi::PyLong_AsLongLongAndOverflow(obj, &raw mut overflow) };
+        if overflow == 0 {
+            if small == -1 && unsafe { !ffi::PyErr_Occurred().is_null() } {
+                return Err(PyErr::fetch(self.py));
+            }
             self.out
-                .extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
-        } else if let Ok(v) = obj.extract::<u64>() {
-            self.out
-                .extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
-        } else {
-            // Beyond 64 bits: Python's own decimal form (bounded by its digit limit).
-            let text = obj
-                .call_method0("__index__")?
-                .str()
-                .map_err(|e| encode_error(obj.py(), e.to_string()))?;
-            self.out.extend_from_slice(text.to_str()?.as_bytes());
+                .extend_from_slice(itoa::Buffer::new().format(small).as_bytes());
+            return Ok(());
         }
+        if overflow > 0 {
+            let large = unsafe { ffi::PyLong_AsUnsignedLongLong(obj) };
+            if large != u64::MAX || unsafe { ffi::PyErr_Occurred().is_null() } {
+                self.out
+                    .extend_from_slice(itoa::Buffer::new().format(large).as_bytes());
+                return Ok(());
+            }
+            drop(PyErr::take(self.py));
+        }
+        // Beyond 64 bits: Python's own decimal form (bounded by its digit limit).
+        let owned = unsafe { Bound::from_borrowed_ptr(self.py, obj) };
+        let text = owned
+            .call_method0("__index__")?
+            .str()
+            .map_err(|e| encode_error(self.py, e.to_string()))?;
+        self.out.extend_from_slice(text.to_str()?.as_bytes());
         Ok(())
     }
 
-    fn float(&mut self, obj: &Bound<'_, PyAny>) -> PyResult<()> {
-        let v: f64 = obj.extract()?;
+    fn float(&mut self, v: f64) {
         if v.is_finite() {
-            let mut buffer = ryu::Buffer::new();
-            let text = buffer.format_finite(v).as_bytes();
-            // Shortest round-trip digits as ryu gives them; orjson writes a positive exponent
-            // with its sign (`1e+16`), and so do we.
-            match text.iter().position(|&b| b == b'e') {
-                Some(e) if text.get(e + 1) != Some(&b'-') => {
-                    self.out.extend_from_slice(&text[..=e]);
-                    self.out.push(b'+');
-                    self.out.extend_from_slice(&text[e + 1..]);
-                }
-                _ => self.out.extend_from_slice(text),
-            }
+            // zmij writes the shortest round-trip form in orjson's spelling (`1e+16`, `0.1`).
+            self.out
+                .extend_from_slice(zmij::Buffer::new().format_finite(v).as_bytes());
         } else {
             // JSON has no NaN or infinity; orjson writes null, and so do we.
             self.out.extend_from_slice(b"null");
         }
-        Ok(())
     }
 
-    fn list<'py>(
-        &mut self,
-        py: Python<'py>,
-        items: impl Iterator<Item = Bound<'py, PyAny>>,
-        depth: usize,
-    ) -> PyResult<()> {
-        Self::enter(py, depth)?;
-        self.out.push(b'[');
-        let mut first = true;
-        for item in items {
-            if !first {
-                self.out.push(b',');
-            }
-            first = false;
-            self.value(&item, depth + 1)?;
-        }
-        self.out.push(b']');
-        Ok(())
-    }
-
-    fn dict(&mut self, d: &Bound<'_, PyDict>, depth: usize) -> PyResult<()> {
-        Self::enter(d.py(), depth)?;
+    /// # Safety
+    /// `obj` must be a live `dict` (or subclass).
+    unsafe fn dict(&mut self, obj: *mut ffi::PyObject, depth: usize) -> PyResult<()> {
+        Self::enter(self.py, depth)?;
         self.out.push(b'{');
+        let mut position: ffi::Py_ssize_t = 0;
+        let mut key: *mut ffi::PyObject = std::ptr::null_mut();
+        let mut value: *mut ffi::PyObject = std::ptr::null_mut();
         let mut first = true;
-        for (key, value) in d.iter() {
+        // SAFETY: PyDict_Next hands out borrowed entries of a live dict and checks its bounds.
+        while unsafe { ffi::PyDict_Next(obj, &raw mut position, &raw mut key, &raw mut value) } != 0
+        {
             if !first {
                 self.out.push(b',');
             }
             first = false;
-            let key = key
-                .cast_into::<PyString>()
-                .map_err(|_| encode_error(d.py(), "Dict key must be str".to_owned()))?;
-            self.string(&key)?;
+            if unsafe { ffi::PyUnicode_Check(key) } == 0 {
+                return Err(encode_error(self.py, "Dict key must be str".to_owned()));
+            }
+            // Reading a str runs no Python code, so the key needs no reference of its own.
+            unsafe { self.string(key)? };
             self.out.push(b':');
-            self.value(&value, depth + 1)?;
+            if unsafe { is_leaf(value) } {
+                unsafe { self.value(value, depth + 1)? };
+            } else {
+                // Hold the value: encoding it may run Python code that drops it from the dict.
+                let held = unsafe { Bound::from_borrowed_ptr(self.py, value) };
+                unsafe { self.value(held.as_ptr(), depth + 1)? };
+            }
         }
         self.out.push(b'}');
         Ok(())

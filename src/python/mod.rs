@@ -8,6 +8,7 @@ use pyo3::types::PyType;
 
 mod decoder;
 mod json;
+pub(crate) mod terminal;
 
 static FRAME_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static DECODE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
@@ -35,6 +36,11 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<decoder::FrameDecoder>()?;
     m.add_function(wrap_pyfunction!(json::loads, m)?)?;
     m.add_function(wrap_pyfunction!(json::dumps, m)?)?;
+    m.add_class::<terminal::Terminal>()?;
+    m.add_function(wrap_pyfunction!(terminal::render_text, m)?)?;
+    m.add_function(wrap_pyfunction!(terminal::char_width, m)?)?;
+    m.add("Span", py.import("acpwire._span")?.getattr("Span")?)?;
+    m.add("TerminalDataError", terminal::terminal_data_error_type(py)?)?;
     m.add("FrameError", frame_error_type(py)?)?;
     m.add("DecodeError", decode_error_type(py)?)?;
     m.add("EncodeError", encode_error_type(py)?)?;

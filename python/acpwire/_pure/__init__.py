@@ -10,6 +10,7 @@ from __future__ import annotations
 from .._errors import DecodeError, EncodeError, FrameError, TerminalDataError
 from ._framing import DEFAULT_MAX_FRAME_BYTES, FrameDecoder
 from ._json import dumps, loads
+from .terminal import Span, Terminal, char_width, render_text
 
 __all__ = [
     "DEFAULT_MAX_FRAME_BYTES",
@@ -17,7 +18,11 @@ __all__ = [
     "EncodeError",
     "FrameDecoder",
     "FrameError",
+    "Span",
+    "Terminal",
     "TerminalDataError",
+    "char_width",
     "dumps",
     "loads",
+    "render_text",
 ]

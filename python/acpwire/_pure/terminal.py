@@ -1,0 +1,1261 @@
+"""Display-only terminal renderer, pure-Python twin of ``src/terminal`` (see its module docs).
+
+Bytes from an ACP ``terminal_output_chunk`` stream go through an incremental UTF-8 decoder and a
+DEC/ECMA-48 escape parser (Paul Williams' state machine, the one the ``vte`` crate implements)
+into a grid of cells with interned styles. Every rule here mirrors the Rust core rule for rule,
+so both backends give the same ``text``, ``lines()``, ``spans()``, ``screen()`` and ``cursor`` for
+any input and any chunking.
+
+Model (shared with Rust):
+
+* ``cols=None``: transcript mode. Lines have no practical width limit (a row soft-wraps only
+  past ``UNBOUNDED_COLS`` cells, and soft-wrapped rows are joined again in every view), LF also
+  returns to column 0 (output captured without a PTY has bare LFs), and cursor movement works
+  within a window of ``rows`` lines at the bottom; lines scrolled above it go to scrollback.
+* ``cols=N``: a real VT grid: LF moves down only, printing past the last column wraps.
+* The cursor column may equal the width: that is the "pending wrap" state after writing the
+  last column (as in xterm, vt100-rust and pyte); the next printable character wraps first.
+* Text is UTF-8. Invalid bytes become U+FFFD exactly as ``bytes.decode("utf-8", "replace")``
+  does, across chunk boundaries. Raw bytes 0x80-0x9F are never C1 controls (they are invalid
+  UTF-8); the decoded code points U+0080-U+009F are dropped (never printed, never executed).
+* Widths are ``unicode-width`` 0.2 (non-CJK); widths above 2 count as 2; zero-width characters
+  (combining marks, ZWJ, variation selectors) join the previous cell.
+* Erased cells are default blanks (no background-colour erase). Trailing spaces of a line are
+  trimmed in every view, whatever their style.
+* Bounds: OSC payloads over 64 KiB are discarded whole, DCS/SOS/PM/APC payloads are never
+  stored, CSI takes at most 32 parameters and sub-parameters (more: the sequence is ignored),
+  each saturating at 65535; scrollback is capped by ``scrollback`` lines and by ``max_bytes``
+  (one unit per stored cell plus one per line); at most 65,536 distinct styles, 4,096 distinct
+  OSC 8 links (URIs over 2083 bytes are ignored) and 65,536 distinct grapheme clusters of at
+  most 16 code points are kept (beyond: default style, no link, extra marks dropped).
+
+Not implemented (consumed and ignored): character sets (SCS, SO/SI, DEC line drawing), insert
+mode (IRM), origin mode (DECOM), settable tab stops (HTS/TBC; stops are every 8 columns),
+left/right margins, double-width lines, blink/conceal/underline colour, and every query.
+"""
+
+from __future__ import annotations
+
+import binascii
+import codecs
+import re
+from bisect import bisect_right
+from collections import deque
+
+from .._errors import TerminalDataError
+from .._span import Span
+
+__all__ = ["Span", "Terminal", "TerminalDataError", "char_width", "render_text"]
+
+UNBOUNDED_COLS = 8192
+"""Row width used for ``cols=None``: longer lines soft-wrap, and every view joins them again."""
+MAX_OSC_BYTES = 64 * 1024
+MAX_PARAMS = 32
+MAX_STYLES = 65536
+MAX_LINKS = 4096
+MAX_LINK_BYTES = 2083
+MAX_CLUSTERS = 65536
+MAX_CLUSTER_CHARS = 16
+
+# Code point ranges whose width is not 1, generated from the `unicode-width` crate (0.2) that the
+# Rust core uses, so both backends measure every character alike: "start[-end]" in hex, "!" marks
+# width 2 (no mark: width 0). Control characters never reach the width lookup.
+_WIDTH_TABLE = (
+    "ad,300-36f,483-489,591-5bd,5bf,5c1-5c2,5c4-5c5,5c7-5c9,605,610-61a,61c,64b-65f,670,6d6-6dc,"
+    "6df-6e4,6e7-6e8,6ea-6ed,70f,711,730-74a,7a6-7b0,7eb-7f3,7fd,816-819,81b-823,825-827,829-82d,"
+    "859-85b,890-891,897-89f,8ca-902,93a,93c,941-948,94d,951-957,962-963,981,9bc,9be,9c1-9c4,9cd,"
+    "9d7,9e2-9e3,9fe,a01-a02,a3c,a41-a42,a47-a48,a4b-a4d,a51,a70-a71,a75,a81-a82,abc,ac1-ac5,"
+    "ac7-ac8,acd,ae2-ae3,afa-aff,b01,b3c,b3e-b3f,b41-b44,b4d,b53-b57,b62-b63,b82,bbe,bc0,bcd,bd7,"
+    "c00,c04,c3c,c3e-c40,c46-c48,c4a-c4d,c55-c56,c62-c63,c81,cbc,cbf-cc0,cc2,cc6-cc8,cca-ccd,"
+    "cd5-cd6,ce2-ce3,d00-d01,d3b-d3c,d3e,d41-d44,d4d-d4e,d57,d62-d63,d81,dca,dcf,dd2-dd4,dd6,ddf,"
+    "e31,e34-e3a,e47-e4e,eb1,eb4-ebc,ec8-ece,f18-f19,f35,f37,f39,f71-f7e,f80-f84,f86-f87,f8d-f97,"
+    "f99-fbc,fc6,102d-1030,1032-1037,1039-103a,103d-103e,1058-1059,105e-1060,1071-1074,1082,"
+    "1085-1086,108d,109d,1100-115f!,1160-11ff,135d-135f,1712-1715,1732-1734,1752-1753,1772-1773,"
+    "17a4!,17b4-17b5,17b7-17bd,17c6,17c9-17d3,17d8!,17dd,180b-180f,1885-1886,18a9,1920-1922,"
+    "1927-1928,1932,1939-193b,1a17-1a18,1a1b,1a56,1a58-1a5e,1a60,1a62,1a65-1a6c,1a73-1a7c,1a7f,"
+    "1ab0-1af0,1b00-1b03,1b34-1b3d,1b42-1b44,1b6b-1b73,1b80-1b81,1ba2-1ba5,1ba8-1bad,1be6,"
+    "1be8-1be9,1bed,1bef-1bf3,1c2c-1c33,1c36-1c37,1cd0-1cd2,1cd4-1ce0,1ce2-1ce8,1ced,1cf4,"
+    "1cf8-1cf9,1dc0-1dff,200b-200f,202a-202e,2060-206f,20d0-20f0,231a-231b!,2329-232a!,"
+    "23e9-23ec!,23f0!,23f3!,25fd-25fe!,2614-2615!,2630-2637!,2648-2653!,267f!,268a-268f!,2693!,"
+    "26a1!,26aa-26ab!,26bd-26be!,26c4-26c5!,26ce!,26d4!,26ea!,26f2-26f3!,26f5!,26fa!,26fd!,2705!,"
+    "270a-270b!,2728!,274c!,274e!,2753-2755!,2757!,2795-2797!,27b0!,27bf!,2b1b-2b1c!,2b50!,2b55!,"
+    "2cef-2cf1,2de0-2dff,2e80-2e99!,2e9b-2ef3!,2f00-2fd5!,2ff0-3029!,302a-302f,3030-303e!,"
+    "3041-3096!,3099-309a,309b-30ff!,3105-312f!,3131-3163!,3164,3165-318e!,3190-31e5!,31ef-321e!,"
+    "3220-3247!,3250-a48c!,a490-a4c6!,a66f-a672,a674-a67d,a69e-a69f,a6f0-a6f1,a802,a806,a80b,"
+    "a825-a826,a82c,a8c4-a8c5,a8e0-a8f1,a8fa,a8ff,a926-a92d,a947-a951,a953,a960-a97c!,a980-a982,"
+    "a9b3,a9b6-a9b9,a9bc-a9bd,a9c0,a9e5,aa29-aa2e,aa31-aa32,aa35-aa36,aa43,aa4c,aa7c,aab0,"
+    "aab2-aab4,aab7-aab8,aabe-aabf,aac1,aaec-aaed,aaf6,abe5,abe8,abed,ac00-d7a3!,d7b0-d7c6,"
+    "d7cb-d7fb,f900-faff!,fb1e,fe00-fe0f,fe10-fe19!,fe20-fe2f,fe30-fe52!,fe54-fe66!,fe68-fe6b!,"
+    "feff,ff01-ff60!,ffa0,ffe0-ffe6!,fff0-fff8,101fd,102e0,10376-1037a,10a01-10a03,10a05-10a06,"
+    "10a0c-10a0f,10a38-10a3a,10a3f,10ae5-10ae6,10d24-10d27,10d69-10d6d,10eab-10eac,10ecb-10ecf,"
+    "10ef0-10eff,10f46-10f50,10f82-10f85,11001,11038-11046,11070,11073-11074,1107f-11081,"
+    "110b3-110b6,110b9-110ba,110c2,11100-11102,11127-1112b,1112d-11134,11173,11180-11181,"
+    "111b6-111be,111c0,111c2-111c3,111c9-111cc,111cf,1122f-11231,11234-11237,1123e,11241,112df,"
+    "112e3-112ea,11300-11301,1133b-1133c,1133e,11340,1134d,11357,11366-1136c,11370-11374,113b8,"
+    "113bb-113c0,113c2,113c5,113c7-113c9,113ce-113d2,113e1-113e2,11438-1143f,11442-11444,11446,"
+    "1145e,114b0,114b3-114b8,114ba,114bd,114bf-114c0,114c2-114c3,115af,115b2-115b5,115bc-115bd,"
+    "115bf-115c0,115dc-115dd,11633-1163a,1163d,1163f-11640,116ab,116ad,116b0-116b7,1171d,1171f,"
+    "11722-11725,11727-1172b,1182f-11837,11839-1183a,11930,1193b-1193f,11941,11943,119d4-119d7,"
+    "119da-119db,119e0,11a01-11a0a,11a33-11a38,11a3b-11a3e,11a47,11a51-11a56,11a59-11a5b,"
+    "11a84-11a96,11a98-11a99,11b60,11b62-11b64,11b66,11c30-11c36,11c38-11c3d,11c3f,11c92-11ca7,"
+    "11caa-11cb0,11cb2-11cb3,11cb5-11cb6,11d31-11d36,11d3a,11d3c-11d3d,11d3f-11d47,11d90-11d91,"
+    "11d95,11d97,11df0,11ef3-11ef4,11f00-11f02,11f36-11f3a,11f40-11f42,11f5a,13440,13447-13455,"
+    "1611e-16129,1612d-1612f,16af0-16af4,16b30-16b36,16f4f,16f8f-16f92,16fe0-16fe3!,16fe4,"
+    "16ff0-16ff1,16ff2-16ff6!,17000-18cda!,18cff-18d20!,18d80-18df2!,18e00-19191!,191a0-191d2!,"
+    "1aff0-1aff3!,1aff5-1affb!,1affd-1affe!,1b000-1b128!,1b132!,1b150-1b152!,1b155!,1b164-1b168!,"
+    "1b170-1b2fb!,1bc9d-1bc9e,1bca0-1bca3,1cf00-1cf2d,1cf30-1cf46,1d127-1d128,1d165-1d169,"
+    "1d16d-1d182,1d185-1d18b,1d1aa-1d1ad,1d242-1d244,1d250-1d252,1d25b-1d25c,1d25f,1d280-1d281,"
+    "1d300-1d356!,1d360-1d376!,1da00-1da36,1da3b-1da6c,1da75,1da84,1da9b-1da9f,1daa1-1daaf,"
+    "1e000-1e006,1e008-1e018,1e01b-1e021,1e023-1e024,1e026-1e02a,1e08f,1e130-1e136,1e2ae,"
+    "1e2ec-1e2ef,1e4ec-1e4ef,1e5ee-1e5ef,1e6e3,1e6e6,1e6ee-1e6ef,1e6f5,1e8d0-1e8d6,1e944-1e94a,"
+    "1f004!,1f0cf!,1f18e!,1f191-1f19a!,1f1ae!,1f200-1f202!,1f210-1f23b!,1f240-1f248!,"
+    "1f250-1f251!,1f260-1f265!,1f300-1f320!,1f32d-1f335!,1f337-1f37c!,1f37e-1f393!,1f3a0-1f3ca!,"
+    "1f3cf-1f3d3!,1f3e0-1f3f0!,1f3f4!,1f3f8-1f43e!,1f440!,1f442-1f4fc!,1f4ff-1f53d!,1f54b-1f54e!,"
+    "1f550-1f567!,1f57a!,1f595-1f596!,1f5a4!,1f5fb-1f64f!,1f680-1f6c5!,1f6cc!,1f6d0-1f6d2!,"
+    "1f6d5-1f6d9!,1f6dc-1f6df!,1f6eb-1f6ec!,1f6f4-1f6fc!,1f7da!,1f7e0-1f7eb!,1f7f0!,1f90c-1f93a!,"
+    "1f93c-1f945!,1f947-1f9ff!,1fa70-1fa7c!,1fa80-1fac6!,1fac8!,1facc-1fadd!,1fadf-1faeb!,"
+    "1faef-1fafa!,20000-2fffd!,30000-3fffd!,e0000-e0fff,"
+)
+
+
+def _build_width_table() -> tuple[list[int], list[int], list[int]]:
+    starts: list[int] = []
+    ends: list[int] = []
+    widths: list[int] = []
+    for item in _WIDTH_TABLE.split(","):
+        if not item:
+            continue
+        width = 2 if item.endswith("!") else 0
+        first, _, last = item.rstrip("!").partition("-")
+        starts.append(int(first, 16))
+        ends.append(int(last or first, 16))
+        widths.append(width)
+    return starts, ends, widths
+
+
+_W_STARTS, _W_ENDS, _W_WIDTHS = _build_width_table()
+
+
+def char_width(cp: int) -> int:
+    """Cells taken by the printable code point ``cp``: 0 (joins the previous cell), 1 or 2."""
+    if cp < 0xAD:
+        return 1
+    i = bisect_right(_W_STARTS, cp) - 1
+    if i >= 0 and cp <= _W_ENDS[i]:
+        return _W_WIDTHS[i]
+    return 1
+
+
+# Style flags and colour encoding (as in Rust): 0 = default, 1..=256 = palette index + 1,
+# RGB_BIT | 0xRRGGBB = true colour.
+BOLD, DIM, ITALIC, UNDERLINE, INVERSE, STRIKE = 1, 2, 4, 8, 16, 32
+RGB_BIT = 1 << 24
+
+
+def _color_out(c: int) -> int | str | None:
+    if c == 0:
+        return None
+    if c & RGB_BIT:
+        return f"#{c & 0xFFFFFF:06x}"
+    return c - 1
+
+
+class _Line:
+    """One row: parallel lists of cell text and style ids, plus the soft-wrap flag.
+
+    Cell text is one character, a grapheme cluster, ``""`` for the right half of a wide
+    character, or ``" "`` for a blank. Cells past the end of the lists are default blanks.
+    """
+
+    __slots__ = ("chars", "styles", "wrapped")
+
+    def __init__(self) -> None:
+        self.chars: list[str] = []
+        self.styles: list[int] = []
+        self.wrapped = False
+
+
+# Parser states (Paul Williams' DEC parser, as in vte).
+(
+    GROUND,
+    ESCAPE,
+    ESC_INTER,
+    CSI_ENTRY,
+    CSI_PARAM,
+    CSI_INTER,
+    CSI_IGNORE,
+    DCS_ENTRY,
+    DCS_PARAM,
+    DCS_INTER,
+    DCS_IGNORE,
+    DCS_PASS,
+    OSC_STRING,
+    SOS_STRING,
+) = range(14)
+
+_CTRL = re.compile(rb"[\x00-\x1f\x7f]")
+_OSC_END = re.compile(rb"[\x07\x18\x1a\x1b]")
+_STRING_END = re.compile(rb"[\x18\x1a\x1b]")
+# C0 bytes that an OSC string ignores (BEL, CAN, SUB and ESC end it).
+_OSC_DROP = bytes(b for b in range(0x20) if b not in (0x07, 0x18, 0x1A, 0x1B))
+_B64_BAD = re.compile(rb"[^A-Za-z0-9+/=]")
+_B64_VALUES = {
+    c: i for i, c in enumerate(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+}
+
+
+def _decode_base64(data: str | bytes | bytearray | memoryview) -> bytes:
+    """Strict RFC 4648 base64 (standard alphabet, padding required, canonical final bits)."""
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
+    bad = _B64_BAD.search(raw)
+    if bad is not None:
+        i = bad.start()
+        raise TerminalDataError(
+            f"invalid base64: byte 0x{raw[i]:02x} at offset {i} is not in the RFC 4648 alphabet"
+        )
+    n = len(raw)
+    if n % 4:
+        raise TerminalDataError(f"invalid base64: length {n} is not a multiple of 4")
+    pad_at = raw.find(b"=")
+    if pad_at != -1:
+        if pad_at < n - 2 or raw.count(b"=", pad_at) != n - pad_at:
+            raise TerminalDataError(f"invalid base64: misplaced padding at offset {pad_at}")
+        last = pad_at - 1
+        # The final quantum's last data character must not carry bits past the data.
+        mask = 0x3 if n - pad_at == 1 else 0xF
+        if _B64_VALUES[raw[last]] & mask:
+            raise TerminalDataError(f"invalid base64: non-zero padding bits at offset {last}")
+    return binascii.a2b_base64(raw)
+
+
+def _uint(s: str) -> int | None:
+    """An ASCII decimal, saturating at 65535; None if empty or not all digits."""
+    if not s or not (s.isascii() and s.isdigit()):
+        return None
+    s = s.lstrip("0")
+    if len(s) > 5:
+        return 65535
+    return min(int(s or "0"), 65535)
+
+
+class Terminal:
+    """A display-only terminal fed with raw PTY bytes (see the module docs for the model).
+
+    Args:
+        cols: grid width, or None for a transcript whose lines do not wrap.
+        rows: screen height (the window cursor movement works in).
+        scrollback: most lines kept above the screen.
+        max_bytes: most cells (plus one per line) kept in scrollback.
+    """
+
+    def __init__(
+        self,
+        cols: int | None = None,
+        rows: int = 24,
+        scrollback: int = 10_000,
+        max_bytes: int = 16 * 1024 * 1024,
+    ) -> None:
+        if cols is not None and cols < 1:
+            raise ValueError("cols must be at least 1 (or None)")
+        if rows < 1:
+            raise ValueError("rows must be at least 1")
+        if scrollback < 0 or max_bytes < 0:
+            raise ValueError("scrollback and max_bytes must not be negative")
+        self._cols = cols
+        self._w = UNBOUNDED_COLS if cols is None else cols
+        self._rows = rows
+        self._sb_max = scrollback
+        self._max_bytes = max_bytes
+        self._clear_all()
+
+    # ----------------------------------------------------------------- state
+    def _clear_all(self) -> None:
+        self._dec = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._state = GROUND
+        self._reset_params()
+        self._osc = bytearray()
+        self._osc_overflow = False
+        self._sb: deque[_Line] = deque()
+        self._sb_cost = 0
+        self._truncated = False
+        self._bytes_fed = 0
+        self._bell = 0
+        self._title = ""
+        self._progress: tuple[int, int | None] | None = None
+        self._styles: list[tuple[int, int, int, int]] = [(0, 0, 0, 0)]
+        self._style_ids: dict[tuple[int, int, int, int], int] = {(0, 0, 0, 0): 0}
+        self._links: list[str] = [""]
+        self._link_ids: dict[str, int] = {}
+        self._clusters: set[str] = set()
+        self._soft_reset()
+
+    def _soft_reset(self) -> None:
+        """RIS: a fresh screen, cursor, pen and modes; scrollback and metadata stay."""
+        self._prim = [_Line() for _ in range(self._rows)]
+        self._alt: list[_Line] | None = None
+        self._grid = self._prim
+        self.row = 0
+        self.col = 0
+        self._fg = 0
+        self._bg = 0
+        self._flags = 0
+        self._link = 0
+        self._pen_id = 0
+        self._top = 0
+        self._bot = self._rows - 1
+        self._autowrap = True
+        self._saved: list[tuple[int, ...] | None] = [None, None]
+        self._last = ""
+
+    def _reset_params(self) -> None:
+        self._inter = ""
+        self._ignoring = False
+        self._param = 0
+        self._groups: list[list[int]] = []
+        self._cur: list[int] = []
+        self._count = 0
+
+    # ------------------------------------------------------------ public API
+    def feed(self, data: bytes | bytearray | memoryview) -> None:
+        """Apply raw terminal bytes (any chunking gives the same result)."""
+        data = bytes(data)
+        self._bytes_fed += len(data)
+        self._advance(data)
+
+    def feed_base64(self, data: str | bytes) -> None:
+        """Decode one strict RFC 4648 base64 chunk and feed it.
+
+        Raises TerminalDataError (nothing applied) when the chunk is not valid base64.
+        """
+        self.feed(_decode_base64(data))
+
+    def reset(self, snapshot: bytes | bytearray | memoryview = b"") -> None:
+        """Drop all state and start from ``snapshot`` (the ``terminal_update.output`` rule)."""
+        snapshot = bytes(snapshot)
+        self._clear_all()
+        self.feed(snapshot)
+
+    def reset_base64(self, data: str | bytes) -> None:
+        """``reset`` from a base64 snapshot; invalid base64 raises and changes nothing."""
+        self.reset(_decode_base64(data))
+
+    @property
+    def text(self) -> str:
+        """Scrollback plus primary screen as plain text (trailing blanks trimmed)."""
+        return "\n".join(self.lines())
+
+    def lines(self) -> list[str]:
+        """The logical lines of ``text`` (soft-wrapped rows joined)."""
+        return [line for line, _ in self._logical(False)]
+
+    def spans(self) -> list[list[Span]]:
+        """Each logical line as runs of one style (adjacent equal styles merged)."""
+        out = []
+        for _, runs in self._logical(True):
+            spans = []
+            for text, sid in runs:
+                fg, bg, flags, link = self._styles[sid]
+                spans.append(
+                    Span(
+                        text,
+                        _color_out(fg),
+                        _color_out(bg),
+                        bool(flags & BOLD),
+                        bool(flags & DIM),
+                        bool(flags & ITALIC),
+                        bool(flags & UNDERLINE),
+                        bool(flags & INVERSE),
+                        bool(flags & STRIKE),
+                        self._links[link] if link else None,
+                    )
+                )
+            out.append(spans)
+        return out
+
+    def screen(self) -> list[str] | None:
+        """The visible rows of the active screen (None when ``cols`` is None)."""
+        if self._cols is None:
+            return None
+        return ["".join(line.chars).rstrip(" ") for line in self._grid]
+
+    @property
+    def cursor(self) -> tuple[int, int] | None:
+        """(row, col) on the active screen; col == cols means a wrap is pending."""
+        if self._cols is None:
+            return None
+        return (self.row, self.col)
+
+    @property
+    def title(self) -> str:
+        """The window title last set with OSC 0 or OSC 2 ("" if never)."""
+        return self._title
+
+    @property
+    def progress(self) -> tuple[int, int | None] | None:
+        """OSC 9;4 progress as (state, percent): state 1 normal, 2 error, 3 indeterminate
+        (percent None), 4 paused; percent 0-100 or None when not given. None when cleared."""
+        return self._progress
+
+    @property
+    def bell_count(self) -> int:
+        """BEL characters executed (not counting those that end an OSC)."""
+        return self._bell
+
+    @property
+    def bytes_fed(self) -> int:
+        """Bytes applied since construction or the last reset."""
+        return self._bytes_fed
+
+    @property
+    def truncated(self) -> bool:
+        """True once scrollback lines were dropped to respect ``scrollback``/``max_bytes``."""
+        return self._truncated
+
+    @property
+    def cols(self) -> int | None:
+        return self._cols
+
+    @property
+    def rows(self) -> int:
+        return self._rows
+
+    def __repr__(self) -> str:
+        return f"Terminal(cols={self._cols!r}, rows={self._rows!r}, bytes_fed={self._bytes_fed})"
+
+    # ---------------------------------------------------------------- views
+    def _logical(self, styled: bool) -> list[tuple[str, list[tuple[str, int]]]]:
+        out: list[tuple[str, list[tuple[str, int]]]] = []
+        w = self._w
+        parts: list[str] = []
+        runs: list[list] = []
+        for line in (*self._sb, *self._prim):
+            chars = line.chars
+            if styled:
+                styles = line.styles
+                n = len(styles)
+                i = 0
+                while i < n:
+                    sid = styles[i]
+                    j = i + 1
+                    while j < n and styles[j] == sid:
+                        j += 1
+                    text = "".join(chars[i:j])
+                    if text:
+                        if runs and runs[-1][1] == sid:
+                            runs[-1][0] += text
+                        else:
+                            runs.append([text, sid])
+                    i = j
+            parts.append("".join(chars))
+            if line.wrapped:
+                pad = w - len(chars)
+                if pad > 0:
+                    parts.append(" " * pad)
+                    if styled:
+                        if runs and runs[-1][1] == 0:
+                            runs[-1][0] += " " * pad
+                        else:
+                            runs.append([" " * pad, 0])
+                continue
+            text = "".join(parts).rstrip(" ")
+            parts = []
+            if styled:
+                while runs and not runs[-1][0].rstrip(" "):
+                    runs.pop()
+                if runs:
+                    runs[-1][0] = runs[-1][0].rstrip(" ")
+            out.append((text, [(t, s) for t, s in runs]))
+            runs = []
+        if parts:
+            text = "".join(parts).rstrip(" ")
+            if styled:
+                while runs and not runs[-1][0].rstrip(" "):
+                    runs.pop()
+                if runs:
+                    runs[-1][0] = runs[-1][0].rstrip(" ")
+            out.append((text, [(t, s) for t, s in runs]))
+        while out and not out[-1][0]:
+            out.pop()
+        return out
+
+    # --------------------------------------------------------------- parser
+    def _advance(self, data: bytes) -> None:
+        i = 0
+        n = len(data)
+        dec = self._dec
+        while i < n:
+            state = self._state
+            if state == GROUND:
+                m = _CTRL.search(data, i)
+                j = m.start() if m is not None else n
+                if j > i:
+                    s = dec.decode(data[i:j])
+                    if s:
+                        self._print(s)
+                if j == n:
+                    return
+                if dec.buffer:
+                    # A control byte ends an incomplete UTF-8 sequence: one U+FFFD, as CPython.
+                    self._print(dec.decode(b"", True))
+                b = data[j]
+                i = j + 1
+                if b == 0x1B:
+                    self._reset_params()
+                    self._state = ESCAPE
+                else:
+                    self._execute(b)
+            elif state == OSC_STRING:
+                m = _OSC_END.search(data, i)
+                j = m.start() if m is not None else n
+                if j > i and not self._osc_overflow:
+                    chunk = data[i:j].translate(None, _OSC_DROP)
+                    if len(self._osc) + len(chunk) > MAX_OSC_BYTES:
+                        self._osc_overflow = True
+                        self._osc = bytearray()
+                    else:
+                        self._osc += chunk
+                if j == n:
+                    return
+                b = data[j]
+                i = j + 1
+                self._osc_end()
+                if b == 0x1B:
+                    self._reset_params()
+                    self._state = ESCAPE
+                else:
+                    self._state = GROUND
+            elif state in (DCS_PASS, DCS_IGNORE, SOS_STRING):
+                # Payloads of these strings are consumed and never stored.
+                m = _STRING_END.search(data, i)
+                if m is None:
+                    return
+                j = m.start()
+                i = j + 1
+                if data[j] == 0x1B:
+                    self._reset_params()
+                    self._state = ESCAPE
+                else:
+                    self._state = GROUND
+            else:
+                self._step(data[i])
+                i += 1
+
+    def _anywhere(self, b: int) -> None:
+        if b == 0x1B:
+            self._reset_params()
+            self._state = ESCAPE
+        elif b == 0x18 or b == 0x1A:
+            self._state = GROUND
+
+    def _collect(self, b: int) -> None:
+        if len(self._inter) == 2:
+            self._ignoring = True
+        else:
+            self._inter += chr(b)
+
+    def _param_digit(self, b: int) -> None:
+        if self._count == MAX_PARAMS:
+            self._ignoring = True
+        else:
+            self._param = min(self._param * 10 + (b - 0x30), 65535)
+
+    def _param_next(self) -> None:
+        if self._count == MAX_PARAMS:
+            self._ignoring = True
+        else:
+            self._cur.append(self._param)
+            self._groups.append(self._cur)
+            self._cur = []
+            self._count += 1
+            self._param = 0
+
+    def _param_sub(self) -> None:
+        if self._count == MAX_PARAMS:
+            self._ignoring = True
+        else:
+            self._cur.append(self._param)
+            self._count += 1
+            self._param = 0
+
+    def _step(self, b: int) -> None:
+        state = self._state
+        if b < 0x20:
+            if b == 0x18 or b == 0x1A or b == 0x1B:
+                self._anywhere(b)
+            elif state <= CSI_IGNORE:
+                # ESC and CSI states execute C0 controls in passing; DCS entry states ignore them.
+                self._execute(b)
+            return
+        if b >= 0x7F:
+            return
+        if state == ESCAPE:
+            if b < 0x30:
+                self._collect(b)
+                self._state = ESC_INTER
+            elif b == 0x5B:
+                self._state = CSI_ENTRY
+            elif b == 0x5D:
+                self._osc = bytearray()
+                self._osc_overflow = False
+                self._state = OSC_STRING
+            elif b == 0x50:
+                self._state = DCS_ENTRY
+            elif b == 0x58 or b == 0x5E or b == 0x5F:
+                self._state = SOS_STRING
+            else:
+                self._state = GROUND
+                self._esc_dispatch(b)
+        elif state == ESC_INTER:
+            if b < 0x30:
+                self._collect(b)
+            else:
+                self._state = GROUND
+                self._esc_dispatch(b)
+        elif state in (CSI_ENTRY, CSI_PARAM):
+            if b < 0x30:
+                self._collect(b)
+                self._state = CSI_INTER
+            elif b < 0x3A:
+                self._param_digit(b)
+                self._state = CSI_PARAM
+            elif b == 0x3A:
+                self._param_sub()
+                self._state = CSI_PARAM
+            elif b == 0x3B:
+                self._param_next()
+                self._state = CSI_PARAM
+            elif b < 0x40:
+                if state == CSI_ENTRY:
+                    self._collect(b)
+                    self._state = CSI_PARAM
+                else:
+                    self._state = CSI_IGNORE
+            else:
+                self._csi_end(b)
+        elif state == CSI_INTER:
+            if b < 0x30:
+                self._collect(b)
+            elif b < 0x40:
+                self._state = CSI_IGNORE
+            else:
+                self._csi_end(b)
+        elif state == CSI_IGNORE:
+            if b >= 0x40:
+                self._state = GROUND
+        elif state in (DCS_ENTRY, DCS_PARAM):
+            if b < 0x30:
+                self._state = DCS_INTER
+            elif b < 0x3C:
+                self._state = DCS_PARAM
+            elif b < 0x40:
+                self._state = DCS_PARAM if state == DCS_ENTRY else DCS_IGNORE
+            else:
+                self._state = DCS_PASS
+        elif state == DCS_INTER:
+            if b < 0x30:
+                pass
+            elif b < 0x40:
+                self._state = DCS_IGNORE
+            else:
+                self._state = DCS_PASS
+
+    def _csi_end(self, final: int) -> None:
+        self._state = GROUND
+        if self._count == MAX_PARAMS:
+            self._ignoring = True
+        else:
+            self._cur.append(self._param)
+            self._groups.append(self._cur)
+            self._cur = []
+            self._count += 1
+        if not self._ignoring:
+            self._csi(chr(final))
+
+    def _osc_end(self) -> None:
+        if not self._osc_overflow:
+            self._osc_dispatch(bytes(self._osc).decode("utf-8", "replace"))
+        self._osc = bytearray()
+        self._osc_overflow = False
+
+    # -------------------------------------------------------------- actions
+    def _execute(self, b: int) -> None:
+        if b == 0x0A or b == 0x0B or b == 0x0C:
+            self._index()
+            if self._cols is None:
+                self.col = 0
+        elif b == 0x0D:
+            self.col = 0
+        elif b == 0x08:
+            if self.col > 0:
+                self.col -= 1
+        elif b == 0x09:
+            w = self._w
+            self.col = min((min(self.col, w - 1) // 8 + 1) * 8, w - 1)
+        elif b == 0x07:
+            self._bell += 1
+
+    def _esc_dispatch(self, final: int) -> None:
+        if self._ignoring:
+            return
+        inter = self._inter
+        if inter == "":
+            if final == 0x37:  # DECSC
+                self._save_cursor()
+            elif final == 0x38:  # DECRC
+                self._restore_cursor()
+            elif final == 0x44:  # IND
+                self._index()
+            elif final == 0x45:  # NEL
+                self.col = 0
+                self._index()
+            elif final == 0x4D:  # RI
+                self._reverse_index()
+            elif final == 0x63:  # RIS
+                self._soft_reset()
+        elif inter == "#" and final == 0x38:  # DECALN
+            w = self._w
+            for r in range(self._rows):
+                line = _Line()
+                line.chars = ["E"] * w
+                line.styles = [0] * w
+                self._grid[r] = line
+            self._top = 0
+            self._bot = self._rows - 1
+            self.row = 0
+            self.col = 0
+
+    def _osc_dispatch(self, text: str) -> None:
+        num, sep, rest = text.partition(";")
+        if not sep:
+            return
+        if num == "0" or num == "2":
+            self._title = rest
+        elif num == "8":
+            _params, sep, uri = rest.partition(";")
+            if not sep:
+                return
+            link = 0
+            if uri and len(uri.encode("utf-8", "surrogatepass")) <= MAX_LINK_BYTES:
+                link = self._link_ids.get(uri, 0)
+                if not link and len(self._links) <= MAX_LINKS:
+                    link = len(self._links)
+                    self._links.append(uri)
+                    self._link_ids[uri] = link
+            if link != self._link:
+                self._link = link
+                self._pen_id = -1
+        elif num == "9":
+            fields = rest.split(";")
+            if fields[0] != "4":
+                return
+            state = _uint(fields[1]) if len(fields) > 1 else 0
+            if state == 0:
+                self._progress = None
+            elif state == 3:
+                self._progress = (3, None)
+            elif state in (1, 2, 4):
+                pct = _uint(fields[2]) if len(fields) > 2 else None
+                self._progress = (state, None if pct is None else min(pct, 100))
+
+    def _style(self) -> int:
+        sid = self._pen_id
+        if sid < 0:
+            key = (self._fg, self._bg, self._flags, self._link)
+            sid = self._style_ids.get(key, -1)
+            if sid < 0:
+                if len(self._styles) >= MAX_STYLES:
+                    sid = 0
+                else:
+                    sid = len(self._styles)
+                    self._styles.append(key)
+                    self._style_ids[key] = sid
+            self._pen_id = sid
+        return sid
+
+    def _save_cursor(self) -> None:
+        slot = 0 if self._alt is None else 1
+        self._saved[slot] = (self.row, self.col, self._fg, self._bg, self._flags, self._link)
+
+    def _restore_cursor(self) -> None:
+        saved = self._saved[0 if self._alt is None else 1]
+        if saved is None:
+            saved = (0, 0, 0, 0, 0, 0)
+        self.row, self.col, self._fg, self._bg, self._flags, self._link = saved
+        self._pen_id = -1
+
+    # ---------------------------------------------------------------- print
+    def _print(self, s: str) -> None:
+        if s.isascii():
+            self._last = s[-1]
+            self._put_narrow(s)
+            return
+        buf: list[str] = []
+        for ch in s:
+            o = ord(ch)
+            if o < 0xAD:
+                if 0x80 <= o < 0xA0:
+                    continue  # C1 code points are never printed
+                buf.append(ch)
+                continue
+            w = char_width(o)
+            if w == 1:
+                buf.append(ch)
+                continue
+            if buf:
+                self._last = buf[-1]
+                self._put_narrow("".join(buf))
+                buf = []
+            if w == 2:
+                self._last = ch
+                self._put_wide(ch)
+            else:
+                self._combine(ch)
+        if buf:
+            self._last = buf[-1]
+            self._put_narrow("".join(buf))
+
+    def _wrap(self) -> None:
+        self._grid[self.row].wrapped = True
+        self._index()
+        self.col = 0
+
+    def _put_narrow(self, s: str) -> None:
+        w = self._w
+        n = len(s)
+        pos = 0
+        while pos < n:
+            col = self.col
+            if col >= w:
+                if self._autowrap:
+                    self._wrap()
+                    col = 0
+                else:
+                    col = w - 1
+            room = w - col
+            k = n - pos
+            if k > room:
+                if not self._autowrap:
+                    # Without autowrap the rest overwrites the last column: the final one stays.
+                    self._write(col, s[pos : pos + room - 1] + s[n - 1])
+                    self.col = w - 1
+                    return
+                k = room
+            self._write(col, s[pos : pos + k])
+            pos += k
+            col += k
+            self.col = col if col < w or self._autowrap else w - 1
+
+    @staticmethod
+    def _split(chars: list[str], styles: list[int], x: int) -> None:
+        # Cutting between the halves of a wide character blanks both halves.
+        if 0 < x < len(chars) and chars[x] == "":
+            chars[x - 1] = " "
+            chars[x] = " "
+            styles[x - 1] = 0
+            styles[x] = 0
+
+    def _write(self, col: int, text: str) -> None:
+        line = self._grid[self.row]
+        chars = line.chars
+        styles = line.styles
+        sid = self._style()
+        end = col + len(text)
+        have = len(chars)
+        if col > have:
+            chars.extend(" " * (col - have))
+            styles.extend([0] * (col - have))
+        else:
+            self._split(chars, styles, col)
+        self._split(chars, styles, end)
+        chars[col:end] = text
+        styles[col:end] = [sid] * len(text)
+
+    def _put_wide(self, ch: str) -> None:
+        w = self._w
+        if w < 2:
+            return
+        col = self.col
+        if col >= w:
+            if self._autowrap:
+                self._wrap()
+                col = 0
+            else:
+                col = w - 1
+        if col == w - 1:
+            if self._autowrap:
+                # It does not fit: the last column is left as it is and the character wraps.
+                self._wrap()
+                col = 0
+            else:
+                col = w - 2
+        line = self._grid[self.row]
+        chars = line.chars
+        styles = line.styles
+        sid = self._style()
+        have = len(chars)
+        if col > have:
+            chars.extend(" " * (col - have))
+            styles.extend([0] * (col - have))
+        else:
+            self._split(chars, styles, col)
+        self._split(chars, styles, col + 2)
+        chars[col : col + 2] = (ch, "")
+        styles[col : col + 2] = (sid, sid)
+        col += 2
+        self.col = col if col < w or self._autowrap else w - 1
+
+    def _combine(self, ch: str) -> None:
+        x = self.col - 1
+        if x < 0:
+            return  # nothing to join at the start of a row
+        line = self._grid[self.row]
+        chars = line.chars
+        have = len(chars)
+        if x < have and chars[x] == "" and x > 0:
+            x -= 1
+        if x >= have:
+            chars.extend(" " * (x + 1 - have))
+            line.styles.extend([0] * (x + 1 - have))
+        old = chars[x]
+        if len(old) >= MAX_CLUSTER_CHARS:
+            return
+        new = old + ch
+        if new not in self._clusters:
+            if len(self._clusters) >= MAX_CLUSTERS:
+                return
+            self._clusters.add(new)
+        chars[x] = new
+
+    # ------------------------------------------------------------ scrolling
+    def _index(self) -> None:
+        if self.row == self._bot:
+            self._scroll_up(1)
+        elif self.row < self._rows - 1:
+            self.row += 1
+
+    def _reverse_index(self) -> None:
+        if self.row == self._top:
+            self._scroll_down(1)
+        elif self.row > 0:
+            self.row -= 1
+
+    def _scroll_up(self, n: int) -> None:
+        top, bot = self._top, self._bot
+        n = min(n, bot - top + 1)
+        g = self._grid
+        removed = g[top : top + n]
+        del g[top : top + n]
+        g[bot - n + 1 : bot - n + 1] = [_Line() for _ in range(n)]
+        if top == 0 and self._alt is None:
+            self._push_scrollback(removed)
+
+    def _scroll_down(self, n: int) -> None:
+        top, bot = self._top, self._bot
+        n = min(n, bot - top + 1)
+        g = self._grid
+        del g[bot - n + 1 : bot + 1]
+        g[top:top] = [_Line() for _ in range(n)]
+
+    def _push_scrollback(self, lines: list[_Line]) -> None:
+        sb = self._sb
+        for line in lines:
+            sb.append(line)
+            self._sb_cost += len(line.chars) + 1
+        while sb and (len(sb) > self._sb_max or self._sb_cost > self._max_bytes):
+            old = sb.popleft()
+            self._sb_cost -= len(old.chars) + 1
+            self._truncated = True
+
+    # ------------------------------------------------------------------ CSI
+    def _arg(self, i: int, default: int) -> int:
+        groups = self._groups
+        v = groups[i][0] if i < len(groups) else 0
+        return v if v else default
+
+    def _csi(self, f: str) -> None:
+        inter = self._inter
+        if inter == "?":
+            if f == "h" or f == "l":
+                self._private_modes(f == "h")
+            elif f == "J":
+                self._erase_display(self._arg(0, 0))
+            elif f == "K":
+                self._erase_line(self._arg(0, 0))
+            return
+        if inter:
+            return
+        w = self._w
+        rows = self._rows
+        if f == "m":
+            self._sgr()
+        elif f == "K":
+            self._erase_line(self._arg(0, 0))
+        elif f == "J":
+            self._erase_display(self._arg(0, 0))
+        elif f == "A" or f == "F":
+            n = self._arg(0, 1)
+            floor = self._top if self.row >= self._top else 0
+            self.row = max(self.row - n, floor)
+            if f == "F":
+                self.col = 0
+        elif f == "B" or f == "e" or f == "E":
+            n = self._arg(0, 1)
+            ceil = self._bot if self.row <= self._bot else rows - 1
+            self.row = min(self.row + n, ceil)
+            if f == "E":
+                self.col = 0
+        elif f == "C" or f == "a":
+            self.col = min(self.col + self._arg(0, 1), w - 1)
+        elif f == "D":
+            self.col = max(self.col - self._arg(0, 1), 0)
+        elif f == "G" or f == "`":
+            self.col = min(self._arg(0, 1) - 1, w - 1)
+        elif f == "H" or f == "f":
+            self.row = min(self._arg(0, 1) - 1, rows - 1)
+            self.col = min(self._arg(1, 1) - 1, w - 1)
+        elif f == "d":
+            self.row = min(self._arg(0, 1) - 1, rows - 1)
+        elif f == "I":
+            self.col = min((min(self.col, w - 1) // 8 + self._arg(0, 1)) * 8, w - 1)
+        elif f == "Z":
+            if self.col > 0:
+                self.col = max(((self.col - 1) // 8 - (self._arg(0, 1) - 1)) * 8, 0)
+        elif f == "@":
+            self._insert_chars(self._arg(0, 1))
+        elif f == "P":
+            self._delete_chars(self._arg(0, 1))
+        elif f == "X":
+            self._erase_chars(self._arg(0, 1))
+        elif f == "L" or f == "M":
+            top, bot = self._top, self._bot
+            if top <= self.row <= bot:
+                n = min(self._arg(0, 1), bot - self.row + 1)
+                g = self._grid
+                if f == "L":
+                    del g[bot - n + 1 : bot + 1]
+                    g[self.row : self.row] = [_Line() for _ in range(n)]
+                else:
+                    del g[self.row : self.row + n]
+                    g[bot - n + 1 : bot - n + 1] = [_Line() for _ in range(n)]
+                self.col = 0
+        elif f == "S":
+            self._scroll_up(self._arg(0, 1))
+        elif f == "T":
+            if len(self._groups) <= 1:
+                self._scroll_down(self._arg(0, 1))
+        elif f == "b":
+            if self._last:
+                self._print(self._last * self._arg(0, 1))
+        elif f == "r":
+            top = self._arg(0, 1)
+            bot = min(self._arg(1, rows), rows)
+            if top < bot:
+                self._top = top - 1
+                self._bot = bot - 1
+                self.row = 0
+                self.col = 0
+        elif (f == "s" or f == "u") and self._groups == [[0]]:
+            if f == "s":
+                self._save_cursor()
+            else:
+                self._restore_cursor()
+
+    def _private_modes(self, on: bool) -> None:
+        for group in self._groups:
+            mode = group[0]
+            if mode == 7:
+                self._autowrap = on
+            elif mode == 1048:
+                if on:
+                    self._save_cursor()
+                else:
+                    self._restore_cursor()
+            elif mode == 47 or mode == 1047 or mode == 1049:
+                if on:
+                    if mode == 1049:
+                        self._save_cursor()
+                    if self._alt is None:
+                        self._alt = [_Line() for _ in range(self._rows)]
+                        self._grid = self._alt
+                elif self._alt is not None:
+                    self._alt = None
+                    self._grid = self._prim
+                    if mode == 1049:
+                        self._restore_cursor()
+
+    def _edit_col(self) -> int:
+        return min(self.col, self._w - 1)
+
+    def _erase_line(self, mode: int) -> None:
+        line = self._grid[self.row]
+        chars = line.chars
+        styles = line.styles
+        x = self._edit_col()
+        if mode == 0:
+            self._split(chars, styles, x)
+            del chars[x:]
+            del styles[x:]
+            line.wrapped = False
+        elif mode == 1:
+            self._split(chars, styles, x + 1)
+            end = min(x + 1, len(chars))
+            chars[:end] = " " * end
+            styles[:end] = [0] * end
+        elif mode == 2:
+            self._grid[self.row] = _Line()
+
+    def _erase_display(self, mode: int) -> None:
+        g = self._grid
+        if mode == 0:
+            self._erase_line(0)
+            for r in range(self.row + 1, self._rows):
+                g[r] = _Line()
+        elif mode == 1:
+            for r in range(self.row):
+                g[r] = _Line()
+            self._erase_line(1)
+        elif mode == 2:
+            for r in range(self._rows):
+                g[r] = _Line()
+        elif mode == 3:
+            self._sb.clear()
+            self._sb_cost = 0
+
+    def _insert_chars(self, n: int) -> None:
+        line = self._grid[self.row]
+        chars = line.chars
+        styles = line.styles
+        w = self._w
+        x = self._edit_col()
+        n = min(n, w - x)
+        if x >= len(chars):
+            return
+        self._split(chars, styles, x)
+        self._split(chars, styles, w - n)
+        chars[x:x] = " " * n
+        styles[x:x] = [0] * n
+        del chars[w:]
+        del styles[w:]
+
+    def _delete_chars(self, n: int) -> None:
+        line = self._grid[self.row]
+        chars = line.chars
+        styles = line.styles
+        x = self._edit_col()
+        n = min(n, self._w - x)
+        if x >= len(chars):
+            return
+        self._split(chars, styles, x)
+        self._split(chars, styles, x + n)
+        del chars[x : x + n]
+        del styles[x : x + n]
+
+    def _erase_chars(self, n: int) -> None:
+        line = self._grid[self.row]
+        chars = line.chars
+        styles = line.styles
+        x = self._edit_col()
+        end = min(x + n, self._w)
+        if x >= len(chars):
+            return
+        self._split(chars, styles, x)
+        self._split(chars, styles, end)
+        end = min(end, len(chars))
+        chars[x:end] = " " * (end - x)
+        styles[x:end] = [0] * (end - x)
+
+    def _sgr(self) -> None:
+        groups = self._groups
+        n = len(groups)
+        fg, bg, flags = self._fg, self._bg, self._flags
+        i = 0
+        while i < n:
+            g = groups[i]
+            v = g[0]
+            i += 1
+            if v == 0:
+                fg = bg = flags = 0
+            elif v == 1:
+                flags |= BOLD
+            elif v == 2:
+                flags |= DIM
+            elif v == 3:
+                flags |= ITALIC
+            elif v == 4:
+                if len(g) > 1 and g[1] == 0:
+                    flags &= ~UNDERLINE
+                else:
+                    flags |= UNDERLINE
+            elif v == 7:
+                flags |= INVERSE
+            elif v == 9:
+                flags |= STRIKE
+            elif v == 21:
+                flags |= UNDERLINE
+            elif v == 22:
+                flags &= ~(BOLD | DIM)
+            elif v == 23:
+                flags &= ~ITALIC
+            elif v == 24:
+                flags &= ~UNDERLINE
+            elif v == 27:
+                flags &= ~INVERSE
+            elif v == 29:
+                flags &= ~STRIKE
+            elif 30 <= v <= 37:
+                fg = v - 30 + 1
+            elif v == 39:
+                fg = 0
+            elif 40 <= v <= 47:
+                bg = v - 40 + 1
+            elif v == 49:
+                bg = 0
+            elif 90 <= v <= 97:
+                fg = v - 90 + 9
+            elif 100 <= v <= 107:
+                bg = v - 100 + 9
+            elif v == 38 or v == 48 or v == 58:
+                color = -1
+                if len(g) > 1:
+                    # Colon form: 38:5:n, 38:2:r:g:b or 38:2:colourspace:r:g:b.
+                    if g[1] == 5 and len(g) >= 3 and g[2] <= 255:
+                        color = g[2] + 1
+                    elif g[1] == 2 and len(g) >= 5:
+                        r, gg, b = g[2:5] if len(g) == 5 else g[3:6]
+                        if r <= 255 and gg <= 255 and b <= 255:
+                            color = RGB_BIT | r << 16 | gg << 8 | b
+                elif i < n:
+                    mode = groups[i][0]
+                    if mode == 5:
+                        if i + 1 < n:
+                            idx = groups[i + 1][0]
+                            if idx <= 255:
+                                color = idx + 1
+                            i += 2
+                        else:
+                            i = n
+                    elif mode == 2:
+                        if i + 3 < n:
+                            r, gg, b = groups[i + 1][0], groups[i + 2][0], groups[i + 3][0]
+                            if r <= 255 and gg <= 255 and b <= 255:
+                                color = RGB_BIT | r << 16 | gg << 8 | b
+                            i += 4
+                        else:
+                            i = n
+                    else:
+                        i += 1
+                if color >= 0:
+                    if v == 38:
+                        fg = color
+                    elif v == 48:
+                        bg = color
+        if (fg, bg, flags) != (self._fg, self._bg, self._flags):
+            self._fg, self._bg, self._flags = fg, bg, flags
+            self._pen_id = -1
+
+
+def render_text(data: bytes | bytearray | memoryview) -> str:
+    """The ``text`` view of a whole buffer fed to a fresh ``Terminal()``."""
+    term = Terminal()
+    term.feed(data)
+    return term.text

@@ -1,0 +1,250 @@
+//! `Terminal`, `render_text` and `char_width`: the terminal core behind a Python face.
+//!
+//! The core terminal sits behind `Arc<Mutex<…>>` so that a session store can hand Python a
+//! live handle to a terminal it keeps feeding. Feeding runs without the GIL.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBytes, PyList, PyString, PyTuple, PyType};
+
+use crate::terminal::{self, Color, TerminalConfig, TerminalDataError};
+
+use super::decoder::with_bytes;
+
+static SPAN: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static TERMINAL_DATA_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+
+pub(crate) fn terminal_data_error_type(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
+    TERMINAL_DATA_ERROR.import(py, "acpwire._errors", "TerminalDataError")
+}
+
+fn span_type(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
+    SPAN.import(py, "acpwire._span", "Span")
+}
+
+fn data_error(py: Python<'_>, e: &TerminalDataError) -> PyErr {
+    match terminal_data_error_type(py).and_then(|t| t.call1((e.to_string(),))) {
+        Ok(instance) => PyErr::from_value(instance),
+        Err(err) => err,
+    }
+}
+
+/// The bytes of base64 text given as `str` or a bytes-like object. A `str` that is not valid
+/// UTF-8 (lone surrogates) is encoded with `surrogatepass`, as the pure backend does, so both
+/// report the same offending byte.
+fn base64_input(data: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
+    if let Ok(text) = data.cast::<PyString>() {
+        if let Ok(s) = text.to_str() {
+            return Ok(s.as_bytes().to_vec());
+        }
+        let encoded = text.call_method1("encode", ("utf-8", "surrogatepass"))?;
+        return Ok(encoded.cast::<PyBytes>()?.as_bytes().to_vec());
+    }
+    with_bytes(data, <[u8]>::to_vec)
+}
+
+fn color_to_py(py: Python<'_>, color: Option<Color>) -> PyResult<Py<PyAny>> {
+    Ok(match color {
+        None => py.None(),
+        Some(Color::Indexed(i)) => i.into_pyobject(py)?.into_any().unbind(),
+        Some(Color::Rgb(r, g, b)) => {
+            PyString::new(py, &format!("#{r:02x}{g:02x}{b:02x}")).into_any().unbind()
+        }
+    })
+}
+
+/// A display-only terminal: PTY bytes in, what a terminal shows out.
+#[pyclass(module = "acpwire._native")]
+pub struct Terminal {
+    inner: Arc<Mutex<terminal::Terminal>>,
+}
+
+impl Terminal {
+    /// A Python handle on a terminal shared with its owner (e.g. a session store).
+    pub fn from_shared(inner: Arc<Mutex<terminal::Terminal>>) -> Self {
+        Self { inner }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, terminal::Terminal> {
+        // A panic while the lock was held cannot leave the terminal half-updated in a way
+        // that matters for display; keep serving it.
+        self.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Run `f` on the terminal without holding the GIL.
+    fn with_terminal<R: Send>(&self, py: Python<'_>, f: impl FnOnce(&mut terminal::Terminal) -> R + Send) -> R {
+        py.detach(|| f(&mut self.lock()))
+    }
+}
+
+#[pymethods]
+impl Terminal {
+    #[new]
+    #[pyo3(signature = (cols = None, rows = 24, scrollback = 10_000, max_bytes = 16_777_216))]
+    fn new(cols: Option<i64>, rows: i64, scrollback: i64, max_bytes: i64) -> PyResult<Self> {
+        if cols.is_some_and(|c| c < 1) {
+            return Err(PyValueError::new_err("cols must be at least 1 (or None)"));
+        }
+        if rows < 1 {
+            return Err(PyValueError::new_err("rows must be at least 1"));
+        }
+        if scrollback < 0 || max_bytes < 0 {
+            return Err(PyValueError::new_err("scrollback and max_bytes must not be negative"));
+        }
+        let size = |v: i64| usize::try_from(v).unwrap_or(usize::MAX);
+        let config = TerminalConfig {
+            cols: cols.map(size),
+            rows: size(rows),
+            scrollback: size(scrollback),
+            max_bytes: size(max_bytes),
+        };
+        Ok(Self::from_shared(Arc::new(Mutex::new(terminal::Terminal::new(config)))))
+    }
+
+    /// Feed raw PTY bytes.
+    fn feed(&self, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<()> {
+        with_bytes(data, |bytes| self.with_terminal(py, |t| t.feed(bytes)))
+    }
+
+    /// Decode one strict RFC 4648 base64 chunk and feed it; on invalid base64 raise
+    /// TerminalDataError and apply nothing.
+    fn feed_base64(&self, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<()> {
+        let encoded = base64_input(data)?;
+        self.with_terminal(py, |t| t.feed_base64(&encoded)).map_err(|e| data_error(py, &e))
+    }
+
+    /// Drop all state and start from `snapshot` (the `terminal_update.output` rule).
+    #[pyo3(signature = (snapshot = None), text_signature = "(self, snapshot=b'')")]
+    fn reset(&self, py: Python<'_>, snapshot: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        match snapshot {
+            Some(data) => with_bytes(data, |bytes| self.with_terminal(py, |t| t.reset(bytes))),
+            None => {
+                self.with_terminal(py, |t| t.reset(b""));
+                Ok(())
+            }
+        }
+    }
+
+    /// Like `reset`, from a base64 snapshot; invalid base64 changes nothing.
+    fn reset_base64(&self, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<()> {
+        let encoded = base64_input(data)?;
+        self.with_terminal(py, |t| t.reset_base64(&encoded)).map_err(|e| data_error(py, &e))
+    }
+
+    /// What the terminal shows, as plain text: retained scrollback plus the screen.
+    #[getter]
+    fn text(&self, py: Python<'_>) -> String {
+        self.with_terminal(py, |t| t.text())
+    }
+
+    /// The `text` view as a list of lines.
+    fn lines(&self, py: Python<'_>) -> Vec<String> {
+        self.with_terminal(py, |t| t.lines())
+    }
+
+    /// Styled runs per line (adjacent runs of one style merged).
+    fn spans<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let lines = self.with_terminal(py, |t| t.spans());
+        let span = span_type(py)?;
+        let out = PyList::empty(py);
+        for line in lines {
+            let row = PyList::empty(py);
+            for s in line {
+                let st = &s.style;
+                let args = PyTuple::new(
+                    py,
+                    [
+                        PyString::new(py, &s.text).into_any().unbind(),
+                        color_to_py(py, st.fg)?,
+                        color_to_py(py, st.bg)?,
+                        st.bold.into_pyobject(py)?.to_owned().into_any().unbind(),
+                        st.dim.into_pyobject(py)?.to_owned().into_any().unbind(),
+                        st.italic.into_pyobject(py)?.to_owned().into_any().unbind(),
+                        st.underline.into_pyobject(py)?.to_owned().into_any().unbind(),
+                        st.inverse.into_pyobject(py)?.to_owned().into_any().unbind(),
+                        st.strike.into_pyobject(py)?.to_owned().into_any().unbind(),
+                        match &st.link {
+                            Some(uri) => PyString::new(py, uri).into_any().unbind(),
+                            None => py.None(),
+                        },
+                    ],
+                )?;
+                row.append(span.call1(args)?)?;
+            }
+            out.append(row)?;
+        }
+        Ok(out)
+    }
+
+    /// The visible rows (None when `cols` is None).
+    fn screen(&self, py: Python<'_>) -> Option<Vec<String>> {
+        self.with_terminal(py, |t| t.screen())
+    }
+
+    /// (row, col) on the active screen, None when `cols` is None; col == cols means a wrap
+    /// is pending.
+    #[getter]
+    fn cursor(&self) -> Option<(usize, usize)> {
+        self.lock().cursor()
+    }
+
+    /// The window title last set with OSC 0 or OSC 2 ("" if never).
+    #[getter]
+    fn title(&self) -> String {
+        self.lock().title().to_owned()
+    }
+
+    /// OSC 9;4 progress as (state, percent), or None.
+    #[getter]
+    fn progress(&self) -> Option<(u8, Option<u8>)> {
+        self.lock().progress().map(|p| (p.state, p.percent))
+    }
+
+    #[getter]
+    fn bell_count(&self) -> u64 {
+        self.lock().bell_count()
+    }
+
+    #[getter]
+    fn bytes_fed(&self) -> u64 {
+        self.lock().bytes_fed()
+    }
+
+    #[getter]
+    fn truncated(&self) -> bool {
+        self.lock().truncated()
+    }
+
+    #[getter]
+    fn cols(&self) -> Option<usize> {
+        self.lock().cols()
+    }
+
+    #[getter]
+    fn rows(&self) -> usize {
+        self.lock().rows()
+    }
+
+    fn __repr__(&self) -> String {
+        let t = self.lock();
+        let cols = t.cols().map_or_else(|| "None".to_owned(), |c| c.to_string());
+        format!("Terminal(cols={cols}, rows={}, bytes_fed={})", t.rows(), t.bytes_fed())
+    }
+}
+
+/// The `text` view of a whole buffer fed to a fresh `Terminal()`.
+#[pyfunction]
+pub fn render_text(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<String> {
+    with_bytes(data, |bytes| py.detach(|| terminal::render_text(bytes)))
+}
+
+/// Cells taken by the printable code point `cp`: 0 (joins the previous cell), 1 or 2.
+#[pyfunction]
+pub fn char_width(cp: u32) -> PyResult<usize> {
+    char::from_u32(cp)
+        .map(terminal::width)
+        .ok_or_else(|| PyValueError::new_err(format!("{cp:#x} is not a Unicode scalar value")))
+}

@@ -1,0 +1,215 @@
+//! A small owned JSON value for reducer state and snapshots.
+//!
+//! Objects are vectors of pairs so they keep insertion order (the order a Python dict would
+//! have); keys are unique, with a replaced key keeping its first position, as in a dict.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use jiter::JsonValue;
+
+/// An owned JSON value. Objects keep insertion order and unique keys.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Json {
+    Null,
+    Bool(bool),
+    Int(i64),
+    /// An integer outside `i64`, as decimal digits (with a leading `-` when negative).
+    BigInt(String),
+    Float(f64),
+    Str(String),
+    Array(Vec<Json>),
+    Object(Vec<(String, Json)>),
+}
+
+/// An ordered JSON object: unique keys in insertion order.
+pub type Obj = Vec<(String, Json)>;
+
+/// Replace the value of `key` in place, or append it.
+pub fn obj_set(obj: &mut Obj, key: &str, value: Json) {
+    if let Some(slot) = obj.iter_mut().find(|(k, _)| k == key) {
+        slot.1 = value;
+    } else {
+        obj.push((key.to_owned(), value));
+    }
+}
+
+/// Remove `key` (keeping the order of the rest).
+pub fn obj_remove(obj: &mut Obj, key: &str) {
+    if let Some(i) = obj.iter().position(|(k, _)| k == key) {
+        obj.remove(i);
+    }
+}
+
+pub fn obj_get<'a>(obj: &'a Obj, key: &str) -> Option<&'a Json> {
+    obj.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+}
+
+pub fn obj_get_mut<'a>(obj: &'a mut Obj, key: &str) -> Option<&'a mut Json> {
+    obj.iter_mut().find(|(k, _)| k == key).map(|(_, v)| v)
+}
+
+/// Parsed object members as jiter hands them out (keys may repeat).
+pub type Members<'s> = [(Cow<'s, str>, JsonValue<'s>)];
+
+/// The value of `key`; with repeated keys the last one wins, as in a Python dict.
+pub fn member<'a, 's>(obj: &'a Members<'s>, key: &str) -> Option<&'a JsonValue<'s>> {
+    obj.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v)
+}
+
+/// The members of a parsed object as a Python dict would hold them: each key once, at its
+/// first position, with its last value.
+pub fn dedup<'a, 's>(obj: &'a Members<'s>) -> Vec<(&'a str, &'a JsonValue<'s>)> {
+    let mut out: Vec<(&'a str, &'a JsonValue<'s>)> = Vec::with_capacity(obj.len());
+    if obj.len() <= 16 {
+        for (k, v) in obj {
+            if let Some(slot) = out.iter_mut().find(|(kk, _)| *kk == k.as_ref()) {
+                slot.1 = v;
+            } else {
+                out.push((k.as_ref(), v));
+            }
+        }
+    } else {
+        let mut index: HashMap<&'a str, usize> = HashMap::with_capacity(obj.len());
+        for (k, v) in obj {
+            if let Some(&i) = index.get(k.as_ref()) {
+                out[i].1 = v;
+            } else {
+                index.insert(k.as_ref(), out.len());
+                out.push((k.as_ref(), v));
+            }
+        }
+    }
+    out
+}
+
+impl Json {
+    /// Convert a parsed value (repeated keys collapse as in a Python dict).
+    pub fn from_value(value: &JsonValue<'_>) -> Json {
+        match value {
+            JsonValue::Null => Json::Null,
+            JsonValue::Bool(b) => Json::Bool(*b),
+            JsonValue::Int(i) => Json::Int(*i),
+            JsonValue::BigInt(b) => Json::BigInt(b.to_string()),
+            JsonValue::Float(f) => Json::Float(*f),
+            JsonValue::Str(s) => Json::Str(s.as_ref().to_owned()),
+            JsonValue::Array(items) => Json::Array(items.iter().map(Json::from_value).collect()),
+            JsonValue::Object(members) => Json::Object(
+                dedup(members)
+                    .into_iter()
+                    .map(|(k, v)| (k.to_owned(), Json::from_value(v)))
+                    .collect(),
+            ),
+        }
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Json::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// Compact JSON text (non-finite floats, which JSON cannot express, are written as null).
+    pub fn to_json_string(&self) -> String {
+        let mut out = String::new();
+        self.write(&mut out);
+        out
+    }
+
+    /// Append compact JSON text to `out`.
+    pub fn write(&self, out: &mut String) {
+        match self {
+            Json::Null => out.push_str("null"),
+            Json::Bool(true) => out.push_str("true"),
+            Json::Bool(false) => out.push_str("false"),
+            Json::Int(i) => out.push_str(itoa::Buffer::new().format(*i)),
+            Json::BigInt(s) => out.push_str(s),
+            Json::Float(f) => {
+                if f.is_finite() {
+                    out.push_str(ryu::Buffer::new().format_finite(*f));
+                } else {
+                    out.push_str("null");
+                }
+            }
+            Json::Str(s) => write_str(s, out),
+            Json::Array(items) => {
+                out.push('[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    item.write(out);
+                }
+                out.push(']');
+            }
+            Json::Object(members) => {
+                out.push('{');
+                for (i, (k, v)) in members.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    write_str(k, out);
+                    out.push(':');
+                    v.write(out);
+                }
+                out.push('}');
+            }
+        }
+    }
+}
+
+fn write_str(s: &str, out: &mut String) {
+    out.push('"');
+    let mut start = 0;
+    for (i, b) in s.bytes().enumerate() {
+        let escape = match b {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0..=0x1f => "",
+            _ => continue,
+        };
+        out.push_str(&s[start..i]);
+        if escape.is_empty() {
+            out.push_str(&format!("\\u{b:04x}"));
+        } else {
+            out.push_str(escape);
+        }
+        start = i + 1;
+    }
+    out.push_str(&s[start..]);
+    out.push('"');
+}
+
+impl From<&str> for Json {
+    fn from(s: &str) -> Json {
+        Json::Str(s.to_owned())
+    }
+}
+
+impl From<String> for Json {
+    fn from(s: String) -> Json {
+        Json::Str(s)
+    }
+}
+
+impl From<bool> for Json {
+    fn from(b: bool) -> Json {
+        Json::Bool(b)
+    }
+}
+
+impl From<u64> for Json {
+    fn from(n: u64) -> Json {
+        i64::try_from(n).map_or_else(|_| Json::BigInt(n.to_string()), Json::Int)
+    }
+}
+
+impl<T: Into<Json>> From<Option<T>> for Json {
+    fn from(v: Option<T>) -> Json {
+        v.map_or(Json::Null, Into::into)
+    }
+}

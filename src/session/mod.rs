@@ -1,0 +1,1649 @@
+//! Session reduction: a stream of ACP JSON-RPC messages in, per-session UI state out.
+//!
+//! [`Sessions`] takes NDJSON bytes ([`Sessions::feed`]) or decoded messages
+//! ([`Sessions::apply`]) of both directions and keeps, per `params.sessionId`, what a client
+//! renders: messages, tool calls, terminals (live [`Terminal`]s), plans, compactions, usage,
+//! session info, commands, config, permissions, prompts, notices and unknown updates. Each
+//! frame is parsed once and reduced straight from the parse tree; streamed chunks are appended
+//! in place, so a message built from a million chunks costs time linear in its bytes.
+//!
+//! The pure-Python twin (`python/acpwire/_pure/session.py`) follows these rules one for one;
+//! both give identical snapshots, errors and changes.
+//!
+//! # Rules
+//! - Protocol version: `initialize` (request, then the response's negotiated value) picks v1
+//!   (`protocolVersion` < 2) or v2 rules for the connection. Before any `initialize` the
+//!   reducer accepts the variants of both versions, v2 patch rules, optional `messageId`.
+//! - Patch fields: omitted = unchanged, `null` = clear, a value replaces; arrays replace whole
+//!   and `[]` clears. v1 `tool_call_update` and `subagent_update` treat `null` as omitted.
+//!   Array-typed fields that arrive with another type are ignored (the schema's
+//!   default-on-error); other fields are stored as sent.
+//! - A known variant whose required fields are missing or of the wrong type is an error
+//!   record and changes nothing. A variant unknown to the active version goes to `other`.
+//! - Messages are keyed by (role, messageId); v1 chunks without a `messageId` join the current
+//!   message when it has the same role, else start an anonymous message `~1`, `~2`, ...
+//! - Responses are matched to the pending request with the same id sent by the other side
+//!   (`meta.json` tells which side handles each method). If both sides have one pending, a
+//!   result with `outcome` answers the agent's request, anything else the client's.
+//!
+//! # Snapshot
+//! See [`Session::snapshot`] for the shape (also `notes/snapshot-shape.md`).
+
+mod json;
+#[cfg(test)]
+mod tests;
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::{Arc, Mutex};
+
+use jiter::JsonValue;
+
+pub use json::{Json, Obj, dedup, member, obj_get, obj_get_mut, obj_remove, obj_set};
+use json::Members;
+
+use crate::framing::{self, Event, Framer};
+use crate::terminal::{Terminal, TerminalConfig, decode_base64};
+
+/// Errors kept by [`Sessions::errors`]; older ones are dropped (and counted).
+pub const MAX_ERRORS: usize = 10_000;
+/// Errors kept per session for its snapshot.
+pub const MAX_SESSION_ERRORS: usize = 1_000;
+/// Notices kept per session: a live ring, not history.
+pub const MAX_NOTICES: usize = 100;
+/// Requests awaiting a response; beyond this the oldest is forgotten.
+pub const MAX_PENDING: usize = 10_000;
+
+/// Configuration of a [`Sessions`] store.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SessionsConfig {
+    /// Longest accepted NDJSON frame.
+    pub max_frame_bytes: usize,
+    /// Width of terminal grids, `None` for unwrapped transcripts.
+    pub terminal_cols: Option<usize>,
+    /// Lines of scrollback kept per terminal.
+    pub scrollback: usize,
+}
+
+impl Default for SessionsConfig {
+    fn default() -> Self {
+        SessionsConfig {
+            max_frame_bytes: framing::DEFAULT_MAX_FRAME_BYTES,
+            terminal_cols: None,
+            scrollback: 10_000,
+        }
+    }
+}
+
+/// One rejected frame or malformed message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ErrorRecord {
+    /// 1-based line of the frame (`None` for [`Sessions::apply`]).
+    pub line: Option<u64>,
+    /// Byte offset of the frame (`None` for [`Sessions::apply`]).
+    pub offset: Option<u64>,
+    /// The session concerned, when known.
+    pub session_id: Option<String>,
+    /// A fixed phrase, identical on both backends.
+    pub reason: String,
+}
+
+impl ErrorRecord {
+    /// `{line, offset, sessionId, reason}`.
+    pub fn to_json(&self) -> Json {
+        Json::Object(vec![
+            ("line".into(), self.line.into()),
+            ("offset".into(), self.offset.into()),
+            ("sessionId".into(), self.session_id.clone().into()),
+            ("reason".into(), self.reason.clone().into()),
+        ])
+    }
+}
+
+/// Something that changed: (sessionId, entity type, id).
+///
+/// Entity types: `message`, `toolCall`, `terminal`, `plan`, `compaction`, `other` (id: its
+/// index in `other`), `subagent`, and `session` whose id names the snapshot key that moved
+/// (`state`, `usage`, `info`, `prompts`, `errors`, ...).
+pub type Change = (String, &'static str, String);
+
+/// The role of a message; the snapshot writes it as `"user"`, `"agent"`, `"thought"` or
+/// `"session"` (inter-session messages).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Role {
+    User,
+    Agent,
+    Thought,
+    Session,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::User => "user",
+            Role::Agent => "agent",
+            Role::Thought => "thought",
+            Role::Session => "session",
+        }
+    }
+
+    /// The role named by `name`, if any.
+    pub fn parse(name: &str) -> Option<Role> {
+        match name {
+            "user" => Some(Role::User),
+            "agent" => Some(Role::Agent),
+            "thought" => Some(Role::Thought),
+            "session" => Some(Role::Session),
+            _ => None,
+        }
+    }
+
+    fn slot(self) -> usize {
+        self as usize
+    }
+}
+
+/// One content block. A plain `{"type":"text","text":…}` block (the streaming hot path) is
+/// held as its text alone: one allocation instead of a tree.
+#[derive(Clone, Debug, PartialEq)]
+enum Block {
+    Text(String),
+    Raw(Json),
+}
+
+impl Block {
+    fn from_value(value: &JsonValue<'_>) -> Block {
+        if let JsonValue::Object(members) = value
+            && members.len() == 2
+        {
+            // Only in this key order: the snapshot writes `type` then `text`, and must keep the
+            // order the block arrived in.
+            let (t, x) = (&members[0], &members[1]);
+            if t.0 == "type"
+                && x.0 == "text"
+                && let (JsonValue::Str(kind), JsonValue::Str(text)) = (&t.1, &x.1)
+                && kind == "text"
+            {
+                return Block::Text(text.as_ref().to_owned());
+            }
+        }
+        Block::Raw(Json::from_value(value))
+    }
+
+    fn to_json(&self) -> Json {
+        match self {
+            Block::Text(text) => Json::Object(vec![
+                ("type".into(), "text".into()),
+                ("text".into(), text.as_str().into()),
+            ]),
+            Block::Raw(json) => json.clone(),
+        }
+    }
+
+    fn text(&self) -> Option<&str> {
+        match self {
+            Block::Text(text) => Some(text),
+            Block::Raw(Json::Object(members)) => match (obj_get(members, "type"), obj_get(members, "text")) {
+                (Some(Json::Str(kind)), Some(Json::Str(text))) if kind == "text" => Some(text),
+                _ => None,
+            },
+            Block::Raw(_) => None,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Message {
+    id: String,
+    role: Role,
+    content: Option<Vec<Block>>,
+    /// `_meta`, participants and unknown fields, in arrival order.
+    fields: Obj,
+}
+
+/// An ordered collection of entities keyed by id (first-seen order).
+#[derive(Clone, Debug)]
+struct Keyed<T> {
+    items: Vec<(String, T)>,
+    index: HashMap<String, usize>,
+}
+
+impl<T> Default for Keyed<T> {
+    fn default() -> Self {
+        Keyed {
+            items: Vec::new(),
+            index: HashMap::new(),
+        }
+    }
+}
+
+impl<T> Keyed<T> {
+    fn get_mut(&mut self, id: &str) -> Option<&mut T> {
+        let i = *self.index.get(id)?;
+        Some(&mut self.items[i].1)
+    }
+
+    fn get(&self, id: &str) -> Option<&T> {
+        self.index.get(id).map(|&i| &self.items[i].1)
+    }
+
+    /// The entity for `id`, created with `make` when new (second value: created).
+    fn entry(&mut self, id: &str, make: impl FnOnce() -> T) -> (&mut T, bool) {
+        if let Some(&i) = self.index.get(id) {
+            return (&mut self.items[i].1, false);
+        }
+        self.index.insert(id.to_owned(), self.items.len());
+        self.items.push((id.to_owned(), make()));
+        let last = self.items.len() - 1;
+        (&mut self.items[last].1, true)
+    }
+
+    fn remove(&mut self, id: &str) -> bool {
+        let Some(i) = self.index.remove(id) else {
+            return false;
+        };
+        self.items.remove(i);
+        for (_, slot) in self.index.iter_mut() {
+            if *slot > i {
+                *slot -= 1;
+            }
+        }
+        true
+    }
+}
+
+struct TerminalEntry {
+    fields: Obj,
+    term: Arc<Mutex<Terminal>>,
+}
+
+/// Which rules apply: before `initialize` (0), v1 (1) or v2 (2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    Unknown,
+    V1,
+    V2,
+}
+
+fn mode_of(version: Option<i64>) -> Mode {
+    match version {
+        None => Mode::Unknown,
+        Some(v) if v < 2 => Mode::V1,
+        Some(_) => Mode::V2,
+    }
+}
+
+/// The reduced state of one session.
+pub struct Session {
+    id: String,
+    protocol_version: Option<i64>,
+    state: Option<String>,
+    stop_reason: Option<String>,
+    messages: Vec<Message>,
+    /// messageId -> index in `messages`, per role.
+    message_index: HashMap<String, [Option<usize>; 4]>,
+    /// The message that v1 chunks without an id join.
+    current: Option<usize>,
+    anonymous: u64,
+    tool_calls: Keyed<Obj>,
+    terminals: Keyed<TerminalEntry>,
+    plans: Keyed<Obj>,
+    compactions: Keyed<Obj>,
+    subagents: Keyed<Obj>,
+    usage: Option<Obj>,
+    info: Obj,
+    available_commands: Option<Json>,
+    config_options: Option<Json>,
+    current_mode_id: Option<String>,
+    update_extras: Obj,
+    permissions: Vec<Obj>,
+    prompts: Vec<Obj>,
+    notices: VecDeque<Json>,
+    other: Vec<Json>,
+    /// (type, id, role) in first-seen order.
+    timeline: Vec<(&'static str, String, Option<Role>)>,
+    errors: VecDeque<ErrorRecord>,
+    terminal_config: TerminalConfig,
+}
+
+impl Session {
+    fn new(id: &str, protocol_version: Option<i64>, terminal_config: TerminalConfig) -> Session {
+        Session {
+            id: id.to_owned(),
+            protocol_version,
+            state: None,
+            stop_reason: None,
+            messages: Vec::new(),
+            message_index: HashMap::new(),
+            current: None,
+            anonymous: 0,
+            tool_calls: Keyed::default(),
+            terminals: Keyed::default(),
+            plans: Keyed::default(),
+            compactions: Keyed::default(),
+            subagents: Keyed::default(),
+            usage: None,
+            info: Vec::new(),
+            available_commands: None,
+            config_options: None,
+            current_mode_id: None,
+            update_extras: Vec::new(),
+            permissions: Vec::new(),
+            prompts: Vec::new(),
+            notices: VecDeque::new(),
+            other: Vec::new(),
+            timeline: Vec::new(),
+            errors: VecDeque::new(),
+            terminal_config,
+        }
+    }
+
+    /// The session id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The foreground state (`running`, `idle`, `requires_action` or any other string sent),
+    /// `None` before the first report. v1 has no state updates: a prompt request sets
+    /// `running` and its response `idle`.
+    pub fn state(&self) -> Option<&str> {
+        self.state.as_deref()
+    }
+
+    /// Why the last turn stopped (only while `idle`).
+    pub fn stop_reason(&self) -> Option<&str> {
+        self.stop_reason.as_deref()
+    }
+
+    /// The live terminal `terminal_id`, shared so callers can keep a handle.
+    pub fn terminal(&self, terminal_id: &str) -> Option<Arc<Mutex<Terminal>>> {
+        self.terminals.get(terminal_id).map(|t| Arc::clone(&t.term))
+    }
+
+    /// The concatenated text blocks of message (`role`, `message_id`), or `None` when there is
+    /// no such message. `role` is `"user"`, `"agent"`, `"thought"` or `"session"`.
+    pub fn message_text(&self, message_id: &str, role: &str) -> Option<String> {
+        let role = Role::parse(role)?;
+        let i = self.message_index.get(message_id)?[role.slot()]?;
+        let mut out = String::new();
+        for block in self.messages[i].content.iter().flatten() {
+            if let Some(text) = block.text() {
+                out.push_str(text);
+            }
+        }
+        Some(out)
+    }
+
+    /// Number of messages.
+    pub fn message_count(&self) -> usize {
+        self.messages.len()
+    }
+
+    /// The session as one JSON object. Top-level keys, always present:
+    ///
+    /// `sessionId`, `protocolVersion` (int or null), `state`, `stopReason`, `messages` (list
+    /// of `{id, role, content?, _meta?, …}` in timeline order), `toolCalls` (by id),
+    /// `terminals` (by id: `terminalId`, `command?`, `cwd?`, `exitStatus?`, `_meta?`, `text`,
+    /// `bytes`, `truncated`), `plans` (by planId), `compactions` (by id), `usage` (the last
+    /// `usage_update` or null), `info` (patched `session_info_update` fields),
+    /// `availableCommands`, `configOptions`, `currentModeId` (null until set), `permissions`
+    /// and `prompts` (lists in request order, with `response` or `error` once answered),
+    /// `notices` (the last 100), `other` (raw unknown updates), `timeline` (`{type, id}` plus
+    /// `role` for messages, first-seen order), `errors` (this session's, the last 1000),
+    /// `subagents` (by id) and `updateExtras` (`_meta` and unknown fields of the
+    /// session-level replace variants, by variant name).
+    ///
+    /// Inside entities, a field never set or cleared is absent.
+    pub fn snapshot(&self) -> Json {
+        let messages = self.messages.iter().map(message_json).collect();
+        let keyed = |k: &Keyed<Obj>| {
+            Json::Object(
+                k.items
+                    .iter()
+                    .map(|(id, o)| (id.clone(), Json::Object(o.clone())))
+                    .collect(),
+            )
+        };
+        let terminals = Json::Object(
+            self.terminals
+                .items
+                .iter()
+                .map(|(id, t)| {
+                    let mut o = t.fields.clone();
+                    let term = t.term.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                    obj_set(&mut o, "text", Json::Str(term.text()));
+                    obj_set(&mut o, "bytes", term.bytes_fed().into());
+                    obj_set(&mut o, "truncated", Json::Bool(term.truncated()));
+                    (id.clone(), Json::Object(o))
+                })
+                .collect(),
+        );
+        let timeline = self
+            .timeline
+            .iter()
+            .map(|(kind, id, role)| {
+                let mut o = vec![
+                    ("type".to_owned(), Json::from(*kind)),
+                    ("id".to_owned(), Json::from(id.as_str())),
+                ];
+                if let Some(role) = role {
+                    o.push(("role".to_owned(), role.as_str().into()));
+                }
+                Json::Object(o)
+            })
+            .collect();
+        let objs = |v: &[Obj]| Json::Array(v.iter().map(|o| Json::Object(o.clone())).collect());
+        Json::Object(vec![
+            ("sessionId".into(), self.id.as_str().into()),
+            (
+                "protocolVersion".into(),
+                self.protocol_version.map_or(Json::Null, Json::Int),
+            ),
+            ("state".into(), self.state.clone().into()),
+            ("stopReason".into(), self.stop_reason.clone().into()),
+            ("messages".into(), Json::Array(messages)),
+            ("toolCalls".into(), keyed(&self.tool_calls)),
+            ("terminals".into(), terminals),
+            ("plans".into(), keyed(&self.plans)),
+            ("compactions".into(), keyed(&self.compactions)),
+            (
+                "usage".into(),
+                self.usage.clone().map_or(Json::Null, Json::Object),
+            ),
+            ("info".into(), Json::Object(self.info.clone())),
+            (
+                "availableCommands".into(),
+                self.available_commands.clone().unwrap_or(Json::Null),
+            ),
+            (
+                "configOptions".into(),
+                self.config_options.clone().unwrap_or(Json::Null),
+            ),
+            ("currentModeId".into(), self.current_mode_id.clone().into()),
+            ("permissions".into(), objs(&self.permissions)),
+            ("prompts".into(), objs(&self.prompts)),
+            (
+                "notices".into(),
+                Json::Array(self.notices.iter().cloned().collect()),
+            ),
+            ("other".into(), Json::Array(self.other.clone())),
+            ("timeline".into(), Json::Array(timeline)),
+            (
+                "errors".into(),
+                Json::Array(self.errors.iter().map(ErrorRecord::to_json).collect()),
+            ),
+            ("subagents".into(), keyed(&self.subagents)),
+            ("updateExtras".into(), Json::Object(self.update_extras.clone())),
+        ])
+    }
+}
+
+fn message_json(m: &Message) -> Json {
+    let mut o: Obj = vec![
+        ("id".into(), m.id.as_str().into()),
+        ("role".into(), m.role.as_str().into()),
+    ];
+    if let Some(content) = &m.content {
+        o.push((
+            "content".into(),
+            Json::Array(content.iter().map(Block::to_json).collect()),
+        ));
+    }
+    for (k, v) in &m.fields {
+        obj_set(&mut o, k, v.clone());
+    }
+    Json::Object(o)
+}
+
+/// Which side sent a request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Side {
+    Client,
+    Agent,
+}
+
+#[derive(Clone, Debug)]
+enum Pending {
+    Initialize,
+    /// `session/new` and `session/fork`: the result names the session.
+    NewSession,
+    /// `session/load` and `session/resume` of a known session.
+    LoadSession(String),
+    Prompt(String, usize),
+    Permission(String, usize),
+    Other,
+}
+
+/// Methods handled by the agent (sent by the client), v1 and v2, stable and unstable.
+const AGENT_METHODS: &[&str] = &[
+    "initialize",
+    "authenticate",
+    "auth/login",
+    "auth/logout",
+    "logout",
+    "providers/list",
+    "providers/set",
+    "providers/disable",
+    "session/new",
+    "session/load",
+    "session/set_mode",
+    "session/set_config_option",
+    "session/prompt",
+    "session/cancel",
+    "session/list",
+    "session/delete",
+    "session/fork",
+    "session/resume",
+    "session/close",
+    "nes/start",
+    "nes/suggest",
+    "nes/accept",
+    "nes/reject",
+    "nes/close",
+    "document/didOpen",
+    "document/didChange",
+    "document/didClose",
+    "document/didSave",
+    "document/didFocus",
+];
+
+/// Methods handled by the client (sent by the agent).
+const CLIENT_METHODS: &[&str] = &[
+    "session/request_permission",
+    "session/update",
+    "fs/write_text_file",
+    "fs/read_text_file",
+    "terminal/create",
+    "terminal/output",
+    "terminal/release",
+    "terminal/wait_for_exit",
+    "terminal/kill",
+    "mcp/connect",
+    "mcp/disconnect",
+    "elicitation/create",
+    "elicitation/complete",
+];
+
+const V1_ONLY: &[&str] = &["tool_call", "plan", "current_mode_update"];
+const V2_ONLY: &[&str] = &[
+    "user_message",
+    "agent_message",
+    "agent_thought",
+    "state_update",
+    "tool_call_content_chunk",
+    "terminal_update",
+    "terminal_output_chunk",
+];
+
+/// The key of a trackable request id: strings and integers (other ids are not tracked).
+fn id_key(id: &JsonValue<'_>) -> Option<String> {
+    match id {
+        JsonValue::Str(s) => Some(format!("s{s}")),
+        JsonValue::Int(i) => Some(format!("i{i}")),
+        JsonValue::BigInt(b) => Some(format!("i{b}")),
+        _ => None,
+    }
+}
+
+fn is_object(v: Option<&JsonValue<'_>>) -> bool {
+    matches!(v, Some(JsonValue::Object(_)))
+}
+
+fn as_str<'a>(v: Option<&'a JsonValue<'_>>) -> Option<&'a str> {
+    match v {
+        Some(JsonValue::Str(s)) => Some(s.as_ref()),
+        _ => None,
+    }
+}
+
+fn is_non_negative_int(v: Option<&JsonValue<'_>>) -> bool {
+    match v {
+        Some(JsonValue::Int(i)) => *i >= 0,
+        Some(JsonValue::BigInt(b)) => !b.to_string().starts_with('-'),
+        _ => false,
+    }
+}
+
+/// Requests awaiting responses, oldest first, bounded by [`MAX_PENDING`].
+#[derive(Default)]
+struct PendingMap {
+    map: HashMap<(Side, String), (u64, Pending)>,
+    /// Insertion order; entries whose sequence number no longer matches are stale.
+    order: VecDeque<(Side, String, u64)>,
+    seq: u64,
+}
+
+impl PendingMap {
+    fn insert(&mut self, side: Side, key: String, what: Pending) {
+        self.seq += 1;
+        self.order.push_back((side, key.clone(), self.seq));
+        self.map.insert((side, key), (self.seq, what));
+        if self.map.len() > MAX_PENDING {
+            while let Some((s, k, q)) = self.order.pop_front() {
+                let live = self.map.get(&(s, k.clone())).is_some_and(|(seq, _)| *seq == q);
+                if live {
+                    self.map.remove(&(s, k));
+                    break;
+                }
+            }
+        }
+        // Drop stale order entries now and then so answered requests cost no memory.
+        if self.order.len() > 2 * self.map.len() + 64 {
+            let map = &self.map;
+            self.order
+                .retain(|(s, k, q)| map.get(&(*s, k.clone())).is_some_and(|(seq, _)| seq == q));
+        }
+    }
+
+    fn contains(&self, side: Side, key: &str) -> bool {
+        self.map.contains_key(&(side, key.to_owned()))
+    }
+
+    fn take(&mut self, side: Side, key: &str) -> Option<Pending> {
+        self.map.remove(&(side, key.to_owned())).map(|(_, p)| p)
+    }
+}
+
+/// Everything but the framer, so frames can be reduced while the framer is borrowed.
+struct Reducer {
+    terminal_config: TerminalConfig,
+    version: Option<i64>,
+    sessions: HashMap<String, Session>,
+    order: Vec<String>,
+    pending: PendingMap,
+    errors: VecDeque<ErrorRecord>,
+    errors_dropped: u64,
+    changes: Vec<Change>,
+    change_set: HashSet<Change>,
+    /// (line, offset) of the frame being reduced.
+    pos: Option<(u64, u64)>,
+}
+
+/// All sessions of one connection or trace, keyed by `params.sessionId`.
+pub struct Sessions {
+    framer: Framer,
+    r: Reducer,
+}
+
+impl Default for Sessions {
+    fn default() -> Self {
+        Sessions::new(SessionsConfig::default())
+    }
+}
+
+impl Sessions {
+    /// An empty store.
+    pub fn new(config: SessionsConfig) -> Sessions {
+        Sessions {
+            framer: Framer::new(config.max_frame_bytes),
+            r: Reducer {
+                terminal_config: TerminalConfig {
+                    cols: config.terminal_cols,
+                    scrollback: config.scrollback,
+                    ..TerminalConfig::default()
+                },
+                version: None,
+                sessions: HashMap::new(),
+                order: Vec::new(),
+                pending: PendingMap::default(),
+                errors: VecDeque::new(),
+                errors_dropped: 0,
+                changes: Vec::new(),
+                change_set: HashSet::new(),
+                pos: None,
+            },
+        }
+    }
+
+    /// Feed NDJSON bytes (any split); returns the frames completed, good or bad.
+    pub fn feed(&mut self, data: &[u8]) -> usize {
+        let before = self.framer.frames();
+        let r = &mut self.r;
+        self.framer.feed(data, |event| r.on_event(event));
+        usize::try_from(self.framer.frames() - before).unwrap_or(usize::MAX)
+    }
+
+    /// End of stream: reduce a last line that had no newline; returns frames completed.
+    pub fn finish(&mut self) -> usize {
+        let before = self.framer.frames();
+        let r = &mut self.r;
+        self.framer.finish(|event| r.on_event(event));
+        usize::try_from(self.framer.frames() - before).unwrap_or(usize::MAX)
+    }
+
+    /// Reduce one decoded JSON-RPC message of either direction (a batch array applies each
+    /// entry). Error records from it have no line or offset.
+    pub fn apply(&mut self, message: &JsonValue<'_>) {
+        self.r.pos = None;
+        self.r.apply_top(message, None);
+    }
+
+    /// Session ids in first-seen order.
+    pub fn ids(&self) -> Vec<String> {
+        self.r.order.clone()
+    }
+
+    pub fn len(&self) -> usize {
+        self.r.order.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.r.order.is_empty()
+    }
+
+    pub fn contains(&self, session_id: &str) -> bool {
+        self.r.sessions.contains_key(session_id)
+    }
+
+    pub fn get(&self, session_id: &str) -> Option<&Session> {
+        self.r.sessions.get(session_id)
+    }
+
+    /// The negotiated protocol version, if `initialize` was seen.
+    pub fn protocol_version(&self) -> Option<i64> {
+        self.r.version
+    }
+
+    /// Error records not yet taken, oldest first (the last [`MAX_ERRORS`]).
+    pub fn errors(&self) -> impl Iterator<Item = &ErrorRecord> {
+        self.r.errors.iter()
+    }
+
+    /// Return the error records and forget them.
+    pub fn take_errors(&mut self) -> Vec<ErrorRecord> {
+        self.r.errors.drain(..).collect()
+    }
+
+    /// Errors dropped because more than [`MAX_ERRORS`] were waiting.
+    pub fn errors_dropped(&self) -> u64 {
+        self.r.errors_dropped
+    }
+
+    /// Everything changed since the last call, deduplicated, in first-change order.
+    pub fn take_changes(&mut self) -> Vec<Change> {
+        self.r.change_set.clear();
+        std::mem::take(&mut self.r.changes)
+    }
+}
+
+impl Reducer {
+    fn on_event(&mut self, event: Event<'_>) {
+        match event {
+            Event::Frame(frame) => {
+                self.pos = Some((frame.line, frame.offset));
+                match JsonValue::parse(frame.bytes, false) {
+                    Ok(value) => self.apply_top(&value, Some(frame.bytes)),
+                    Err(_) => {
+                        let e = framing::diagnose(frame.bytes, frame.line, frame.offset);
+                        self.error(None, e.kind.reason().to_owned());
+                    }
+                }
+            }
+            Event::Error(e) => {
+                self.pos = Some((e.line, e.offset));
+                self.error(None, e.kind.reason().to_owned());
+            }
+        }
+    }
+
+    /// A frame's value: a batch applies each entry in order; `[]` is an error.
+    fn apply_top(&mut self, value: &JsonValue<'_>, frame: Option<&[u8]>) {
+        if let JsonValue::Array(items) = value {
+            if items.is_empty() {
+                if frame.is_some() {
+                    self.error(None, framing::FrameErrorKind::EmptyBatch.reason().to_owned());
+                }
+                return;
+            }
+            for item in items.iter() {
+                self.apply_message(item);
+            }
+        } else {
+            self.apply_message(value);
+        }
+    }
+
+    fn error(&mut self, session_id: Option<&str>, reason: String) {
+        let record = ErrorRecord {
+            line: self.pos.map(|p| p.0),
+            offset: self.pos.map(|p| p.1),
+            session_id: session_id.map(str::to_owned),
+            reason,
+        };
+        if let Some(sid) = session_id {
+            let session = self.session(sid);
+            if session.errors.len() == MAX_SESSION_ERRORS {
+                session.errors.pop_front();
+            }
+            session.errors.push_back(record.clone());
+            self.change(sid, "session", "errors");
+        }
+        if self.errors.len() == MAX_ERRORS {
+            self.errors.pop_front();
+            self.errors_dropped += 1;
+        }
+        self.errors.push_back(record);
+    }
+
+    fn change(&mut self, sid: &str, kind: &'static str, id: &str) {
+        // Streams repeat the same entity; compare with the last change before hashing.
+        if let Some((s, k, i)) = self.changes.last()
+            && *k == kind
+            && i == id
+            && s == sid
+        {
+            return;
+        }
+        let c = (sid.to_owned(), kind, id.to_owned());
+        if self.change_set.insert(c.clone()) {
+            self.changes.push(c);
+        }
+    }
+
+    /// The session `sid`, created on first sight.
+    fn session(&mut self, sid: &str) -> &mut Session {
+        if !self.sessions.contains_key(sid) {
+            self.sessions.insert(
+                sid.to_owned(),
+                Session::new(sid, self.version, self.terminal_config),
+            );
+            self.order.push(sid.to_owned());
+            self.change(sid, "session", "sessionId");
+        }
+        self.sessions.get_mut(sid).expect("inserted above")
+    }
+
+    fn mode(&self) -> Mode {
+        mode_of(self.version)
+    }
+
+    fn set_version(&mut self, v: Option<&JsonValue<'_>>) {
+        let Some(JsonValue::Int(v)) = v else {
+            return;
+        };
+        self.version = Some(*v);
+        for sid in self.order.clone() {
+            if let Some(s) = self.sessions.get_mut(&sid) {
+                s.protocol_version = Some(*v);
+            }
+            self.change(&sid, "session", "protocolVersion");
+        }
+    }
+
+    fn apply_message(&mut self, msg: &JsonValue<'_>) {
+        let JsonValue::Object(m) = msg else {
+            self.error(None, "invalid message: not a JSON object".to_owned());
+            return;
+        };
+        let m: &Members<'_> = m;
+        if let Some(method) = member(m, "method") {
+            let JsonValue::Str(method) = method else {
+                self.error(None, "invalid message: method must be a string".to_owned());
+                return;
+            };
+            let id = member(m, "id");
+            let params = member(m, "params");
+            self.request(method, id, params);
+        } else if let Some(id) = member(m, "id") {
+            if let Some(result) = member(m, "result") {
+                self.response(id, Some(result), None);
+            } else if let Some(error) = member(m, "error") {
+                self.response(id, None, Some(error));
+            } else {
+                self.error(None, "invalid message: no method, result or error".to_owned());
+            }
+        } else {
+            self.error(None, "invalid message: no method, result or error".to_owned());
+        }
+    }
+
+    /// The `sessionId` of a request's params, or an error record naming `method`.
+    fn params_session<'a>(
+        &mut self,
+        method: &str,
+        params: Option<&'a JsonValue<'_>>,
+    ) -> Option<&'a str> {
+        let Some(JsonValue::Object(p)) = params else {
+            self.error(None, format!("{method}: params must be an object"));
+            return None;
+        };
+        let sid = as_str(member(p, "sessionId"));
+        if sid.is_none() {
+            self.error(None, format!("{method}: sessionId must be a string"));
+        }
+        sid
+    }
+
+    fn track(&mut self, side: Side, id: Option<&JsonValue<'_>>, what: Pending) {
+        if let Some(key) = id.and_then(id_key) {
+            self.pending.insert(side, key, what);
+        }
+    }
+
+    fn request(&mut self, method: &str, id: Option<&JsonValue<'_>>, params: Option<&JsonValue<'_>>) {
+        match method {
+            "session/update" => self.session_update(params),
+            "session/prompt" => {
+                let Some(sid) = self.params_session(method, params) else {
+                    return;
+                };
+                let entry = request_entry(id, params);
+                let mode = self.mode();
+                let s = self.session(sid);
+                s.prompts.push(entry);
+                let index = s.prompts.len() - 1;
+                if mode != Mode::V2 {
+                    s.state = Some("running".to_owned());
+                    s.stop_reason = None;
+                    self.change(sid, "session", "state");
+                }
+                self.change(sid, "session", "prompts");
+                self.track(Side::Client, id, Pending::Prompt(sid.to_owned(), index));
+            }
+            "session/request_permission" => {
+                let Some(sid) = self.params_session(method, params) else {
+                    return;
+                };
+                let entry = request_entry(id, params);
+                let s = self.session(sid);
+                s.permissions.push(entry);
+                let index = s.permissions.len() - 1;
+                self.change(sid, "session", "permissions");
+                self.track(Side::Agent, id, Pending::Permission(sid.to_owned(), index));
+            }
+            "session/cancel" => {
+                let Some(sid) = self.params_session(method, params) else {
+                    return;
+                };
+                let s = self.session(sid);
+                if let Some(last) = s.prompts.last_mut() {
+                    obj_set(last, "cancelRequested", Json::Bool(true));
+                    self.change(sid, "session", "prompts");
+                }
+            }
+            "initialize" => {
+                if let Some(JsonValue::Object(p)) = params {
+                    self.set_version(member(p, "protocolVersion"));
+                }
+                self.track(Side::Client, id, Pending::Initialize);
+            }
+            "session/new" | "session/fork" => self.track(Side::Client, id, Pending::NewSession),
+            "session/load" | "session/resume" => {
+                let Some(sid) = self.params_session(method, params) else {
+                    return;
+                };
+                self.session(sid);
+                self.track(Side::Client, id, Pending::LoadSession(sid.to_owned()));
+            }
+            _ => {
+                let client = AGENT_METHODS.contains(&method);
+                let agent = CLIENT_METHODS.contains(&method);
+                if client && !agent {
+                    self.track(Side::Client, id, Pending::Other);
+                } else if agent && !client {
+                    self.track(Side::Agent, id, Pending::Other);
+                }
+            }
+        }
+    }
+
+    fn response(
+        &mut self,
+        id: &JsonValue<'_>,
+        result: Option<&JsonValue<'_>>,
+        error: Option<&JsonValue<'_>>,
+    ) {
+        let Some(key) = id_key(id) else {
+            return;
+        };
+        let client = self.pending.contains(Side::Client, &key);
+        let agent = self.pending.contains(Side::Agent, &key);
+        let side = match (client, agent) {
+            (false, false) => return,
+            (true, false) => Side::Client,
+            (false, true) => Side::Agent,
+            (true, true) => match result {
+                Some(JsonValue::Object(r)) if member(r, "outcome").is_some() => Side::Agent,
+                _ => Side::Client,
+            },
+        };
+        let Some(what) = self.pending.take(side, &key) else {
+            return;
+        };
+        match what {
+            Pending::Initialize => {
+                if let Some(JsonValue::Object(r)) = result {
+                    self.set_version(member(r, "protocolVersion"));
+                }
+            }
+            Pending::NewSession => {
+                if let Some(JsonValue::Object(r)) = result
+                    && let Some(sid) = as_str(member(r, "sessionId"))
+                {
+                    self.session(sid);
+                    self.session_setup(sid, r);
+                }
+            }
+            Pending::LoadSession(sid) => {
+                if let Some(JsonValue::Object(r)) = result {
+                    self.session_setup(&sid, r);
+                }
+            }
+            Pending::Prompt(sid, index) => {
+                let mode = self.mode();
+                let s = self.session(&sid);
+                answer(&mut s.prompts[index], result, error);
+                if mode != Mode::V2 {
+                    let stop = match result {
+                        Some(JsonValue::Object(r)) => as_str(member(r, "stopReason")),
+                        _ => None,
+                    };
+                    if stop.is_some() || error.is_some() {
+                        s.state = Some("idle".to_owned());
+                        s.stop_reason = stop.map(str::to_owned);
+                        self.change(&sid, "session", "state");
+                    }
+                }
+                self.change(&sid, "session", "prompts");
+            }
+            Pending::Permission(sid, index) => {
+                let s = self.session(&sid);
+                answer(&mut s.permissions[index], result, error);
+                self.change(&sid, "session", "permissions");
+            }
+            Pending::Other => {}
+        }
+    }
+
+    /// `configOptions` and `modes.currentModeId` of a session/new, load or resume result.
+    fn session_setup(&mut self, sid: &str, r: &Members<'_>) {
+        let s = self.session(sid);
+        let mut moved = [false; 2];
+        if let Some(v @ JsonValue::Array(_)) = member(r, "configOptions") {
+            s.config_options = Some(Json::from_value(v));
+            moved[0] = true;
+        }
+        if let Some(JsonValue::Object(modes)) = member(r, "modes")
+            && let Some(mode) = as_str(member(modes, "currentModeId"))
+        {
+            s.current_mode_id = Some(mode.to_owned());
+            moved[1] = true;
+        }
+        if moved[0] {
+            self.change(sid, "session", "configOptions");
+        }
+        if moved[1] {
+            self.change(sid, "session", "currentModeId");
+        }
+    }
+
+    fn session_update(&mut self, params: Option<&JsonValue<'_>>) {
+        let Some(sid) = self.params_session("session/update", params) else {
+            return;
+        };
+        let Some(JsonValue::Object(p)) = params else {
+            return;
+        };
+        let Some(raw @ JsonValue::Object(update)) = member(p, "update") else {
+            self.error(Some(sid), "session/update: update must be an object".to_owned());
+            return;
+        };
+        let Some(kind) = as_str(member(update, "sessionUpdate")) else {
+            self.error(Some(sid), "session/update: sessionUpdate must be a string".to_owned());
+            return;
+        };
+        let mode = self.mode();
+        let known = match kind {
+            k if V1_ONLY.contains(&k) => mode != Mode::V2,
+            k if V2_ONLY.contains(&k) => mode != Mode::V1,
+            _ => true,
+        };
+        // Create the session first so that it exists even when the update is rejected.
+        self.session(sid);
+        let u: &Members<'_> = update;
+        match kind {
+            "user_message_chunk" if known => self.chunk(sid, kind, Role::User, u),
+            "agent_message_chunk" if known => self.chunk(sid, kind, Role::Agent, u),
+            "agent_thought_chunk" if known => self.chunk(sid, kind, Role::Thought, u),
+            "session_message_chunk" if known => self.chunk(sid, kind, Role::Session, u),
+            "user_message" if known => self.upsert_message(sid, kind, Role::User, u),
+            "agent_message" if known => self.upsert_message(sid, kind, Role::Agent, u),
+            "agent_thought" if known => self.upsert_message(sid, kind, Role::Thought, u),
+            "session_message" if known => self.upsert_message(sid, kind, Role::Session, u),
+            "tool_call" if known => self.tool_call(sid, u, true),
+            "tool_call_update" if known => self.tool_call(sid, u, false),
+            "tool_call_content_chunk" if known => self.tool_call_chunk(sid, u),
+            "terminal_update" if known => self.terminal_update(sid, u),
+            "terminal_output_chunk" if known => self.terminal_chunk(sid, u),
+            "plan" if known => self.plan_v1(sid, u),
+            "plan_update" if known => self.plan_update(sid, u),
+            "plan_removed" if known => self.plan_removed(sid, u),
+            "available_commands_update" => self.replace(sid, kind, u, "availableCommands"),
+            "config_option_update" => self.replace(sid, kind, u, "configOptions"),
+            "current_mode_update" if known => self.replace(sid, kind, u, "currentModeId"),
+            "session_info_update" => self.info(sid, u),
+            "usage_update" => self.usage(sid, u),
+            "state_update" if known => self.state(sid, u),
+            "notice" => self.notice(sid, u),
+            "compaction_update" => self.compaction(sid, u),
+            "compaction_summary_chunk" => self.compaction_chunk(sid, u),
+            "subagent_update" => self.subagent(sid, u),
+            _ => self.other(sid, raw),
+        }
+    }
+
+    fn other(&mut self, sid: &str, update: &JsonValue<'_>) {
+        let s = self.session(sid);
+        let index = s.other.len().to_string();
+        s.other.push(Json::from_value(update));
+        s.timeline.push(("other", index.clone(), None));
+        self.change(sid, "other", &index);
+    }
+
+    /// Index of message (`role`, `id`), created (with a timeline entry) when new.
+    fn message(&mut self, sid: &str, role: Role, id: &str) -> usize {
+        let s = self.session(sid);
+        if let Some(slots) = s.message_index.get(id)
+            && let Some(i) = slots[role.slot()]
+        {
+            return i;
+        }
+        let i = s.messages.len();
+        s.messages.push(Message {
+            id: id.to_owned(),
+            role,
+            content: None,
+            fields: Vec::new(),
+        });
+        s.message_index.entry(id.to_owned()).or_default()[role.slot()] = Some(i);
+        s.timeline.push(("message", id.to_owned(), Some(role)));
+        i
+    }
+
+    fn chunk(&mut self, sid: &str, kind: &str, role: Role, u: &Members<'_>) {
+        let content = member(u, "content");
+        if !is_object(content) {
+            self.error(Some(sid), format!("{kind}: content must be an object"));
+            return;
+        }
+        let index = if let Some(id) = as_str(member(u, "messageId")) {
+            self.message(sid, role, id)
+        } else if role == Role::Session || self.mode() == Mode::V2 {
+            self.error(Some(sid), format!("{kind}: messageId must be a string"));
+            return;
+        } else {
+            let s = self.session(sid);
+            match s.current {
+                Some(i) if s.messages[i].role == role => i,
+                _ => {
+                    s.anonymous += 1;
+                    let id = format!("~{}", s.anonymous);
+                    self.message(sid, role, &id)
+                }
+            }
+        };
+        let s = self.session(sid);
+        s.current = Some(index);
+        let m = &mut s.messages[index];
+        if role == Role::Session {
+            set_participants(&mut m.fields, u);
+        }
+        m.content
+            .get_or_insert_with(Vec::new)
+            .push(Block::from_value(content.expect("checked above")));
+        let id = m.id.clone();
+        self.change(sid, "message", &id);
+    }
+
+    fn upsert_message(&mut self, sid: &str, kind: &str, role: Role, u: &Members<'_>) {
+        let Some(id) = as_str(member(u, "messageId")) else {
+            self.error(Some(sid), format!("{kind}: messageId must be a string"));
+            return;
+        };
+        let index = self.message(sid, role, id);
+        let s = self.session(sid);
+        s.current = Some(index);
+        let m = &mut s.messages[index];
+        for (k, v) in dedup(u) {
+            match k {
+                "sessionUpdate" | "messageId" => {}
+                "content" => match v {
+                    JsonValue::Array(items) if items.is_empty() => m.content = None,
+                    JsonValue::Array(items) => {
+                        m.content = Some(items.iter().map(Block::from_value).collect());
+                    }
+                    JsonValue::Null => m.content = None,
+                    _ => {}
+                },
+                "senderSessionId" | "recipientSessionId" if role == Role::Session => {
+                    if !matches!(v, JsonValue::Null) {
+                        obj_set(&mut m.fields, k, Json::from_value(v));
+                    }
+                }
+                _ => patch(&mut m.fields, k, v),
+            }
+        }
+        self.change(sid, "message", id);
+    }
+
+    fn tool_call(&mut self, sid: &str, u: &Members<'_>, create: bool) {
+        let kind = if create { "tool_call" } else { "tool_call_update" };
+        let Some(id) = as_str(member(u, "toolCallId")) else {
+            self.error(Some(sid), format!("{kind}: toolCallId must be a string"));
+            return;
+        };
+        if create && as_str(member(u, "title")).is_none() {
+            self.error(Some(sid), "tool_call: title must be a string".to_owned());
+            return;
+        }
+        let null_clears = self.mode() != Mode::V1;
+        let s = self.session(sid);
+        let (call, new) = s.tool_calls.entry(id, Vec::new);
+        if create || new {
+            call.clear();
+            call.push(("toolCallId".to_owned(), id.into()));
+        }
+        for (k, v) in dedup(u) {
+            match (k, v) {
+                ("sessionUpdate" | "toolCallId", _) => {}
+                (_, JsonValue::Null) if !null_clears => {}
+                ("content" | "locations", JsonValue::Array(items)) if items.is_empty() => {
+                    obj_remove(call, k);
+                }
+                ("content" | "locations", JsonValue::Array(_) | JsonValue::Null) => {
+                    patch(call, k, v);
+                }
+                ("content" | "locations", _) => {}
+                _ => patch(call, k, v),
+            }
+        }
+        if new {
+            s.timeline.push(("toolCall", id.to_owned(), None));
+        }
+        self.change(sid, "toolCall", id);
+    }
+
+    fn tool_call_chunk(&mut self, sid: &str, u: &Members<'_>) {
+        let Some(id) = as_str(member(u, "toolCallId")) else {
+            self.error(Some(sid), "tool_call_content_chunk: toolCallId must be a string".to_owned());
+            return;
+        };
+        let Some(content @ JsonValue::Object(_)) = member(u, "content") else {
+            self.error(Some(sid), "tool_call_content_chunk: content must be an object".to_owned());
+            return;
+        };
+        let s = self.session(sid);
+        let (call, new) = s
+            .tool_calls
+            .entry(id, || vec![("toolCallId".to_owned(), id.into())]);
+        push_item(call, "content", Json::from_value(content));
+        if new {
+            s.timeline.push(("toolCall", id.to_owned(), None));
+        }
+        self.change(sid, "toolCall", id);
+    }
+
+    fn terminal_entry(&mut self, sid: &str, id: &str) -> &mut TerminalEntry {
+        let s = self.session(sid);
+        let config = s.terminal_config;
+        let (_, new) = s.terminals.entry(id, || TerminalEntry {
+            fields: vec![("terminalId".to_owned(), id.into())],
+            term: Arc::new(Mutex::new(Terminal::new(config))),
+        });
+        if new {
+            s.timeline.push(("terminal", id.to_owned(), None));
+        }
+        s.terminals.get_mut(id).expect("created above")
+    }
+
+    fn terminal_update(&mut self, sid: &str, u: &Members<'_>) {
+        let Some(id) = as_str(member(u, "terminalId")) else {
+            self.error(Some(sid), "terminal_update: terminalId must be a string".to_owned());
+            return;
+        };
+        // Decode before touching anything: an invalid snapshot drops the whole update.
+        let output: Option<Option<Vec<u8>>> = match member(u, "output") {
+            Some(JsonValue::Null) => Some(None),
+            Some(JsonValue::Object(o)) => match member(o, "data") {
+                Some(JsonValue::Str(data)) => match decode_base64(data.as_bytes()) {
+                    Ok(bytes) => Some(Some(bytes)),
+                    Err(_) => {
+                        self.error(
+                            Some(sid),
+                            "terminal_update: output.data is not valid base64".to_owned(),
+                        );
+                        return;
+                    }
+                },
+                _ => None,
+            },
+            _ => None,
+        };
+        let entry = self.terminal_entry(sid, id);
+        for (k, v) in dedup(u) {
+            match k {
+                "sessionUpdate" | "terminalId" | "output" => {}
+                _ => patch(&mut entry.fields, k, v),
+            }
+        }
+        if let Some(output) = output {
+            let mut term = entry.term.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            term.reset(output.as_deref().unwrap_or(&[]));
+        }
+        self.change(sid, "terminal", id);
+    }
+
+    fn terminal_chunk(&mut self, sid: &str, u: &Members<'_>) {
+        let Some(id) = as_str(member(u, "terminalId")) else {
+            self.error(Some(sid), "terminal_output_chunk: terminalId must be a string".to_owned());
+            return;
+        };
+        let Some(data) = as_str(member(u, "data")) else {
+            self.error(Some(sid), "terminal_output_chunk: data must be a string".to_owned());
+            return;
+        };
+        let Ok(bytes) = decode_base64(data.as_bytes()) else {
+            self.error(
+                Some(sid),
+                "terminal_output_chunk: data is not valid base64".to_owned(),
+            );
+            return;
+        };
+        let entry = self.terminal_entry(sid, id);
+        entry
+            .term
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .feed(&bytes);
+        self.change(sid, "terminal", id);
+    }
+
+    fn set_plan(&mut self, sid: &str, id: &str, plan: Obj) {
+        let s = self.session(sid);
+        let (slot, new) = s.plans.entry(id, Vec::new);
+        *slot = plan;
+        if new {
+            s.timeline.push(("plan", id.to_owned(), None));
+        }
+        self.change(sid, "plan", id);
+    }
+
+    fn plan_v1(&mut self, sid: &str, u: &Members<'_>) {
+        if !matches!(member(u, "entries"), Some(JsonValue::Array(_))) {
+            self.error(Some(sid), "plan: entries must be an array".to_owned());
+            return;
+        }
+        let mut plan: Obj = vec![
+            ("type".to_owned(), "items".into()),
+            ("planId".to_owned(), "main".into()),
+        ];
+        for (k, v) in dedup(u) {
+            if k != "sessionUpdate" {
+                obj_set(&mut plan, k, Json::from_value(v));
+            }
+        }
+        self.set_plan(sid, "main", plan);
+    }
+
+    fn plan_update(&mut self, sid: &str, u: &Members<'_>) {
+        let Some(JsonValue::Object(plan)) = member(u, "plan") else {
+            self.error(Some(sid), "plan_update: plan must be an object".to_owned());
+            return;
+        };
+        let Some(id) = as_str(member(plan, "planId")) else {
+            self.error(Some(sid), "plan_update: plan.planId must be a string".to_owned());
+            return;
+        };
+        if as_str(member(plan, "type")).is_none() {
+            self.error(Some(sid), "plan_update: plan.type must be a string".to_owned());
+            return;
+        }
+        let plan: Obj = dedup(plan)
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), Json::from_value(v)))
+            .collect();
+        self.set_plan(sid, id, plan);
+    }
+
+    fn plan_removed(&mut self, sid: &str, u: &Members<'_>) {
+        let Some(id) = as_str(member(u, "planId")) else {
+            self.error(Some(sid), "plan_removed: planId must be a string".to_owned());
+            return;
+        };
+        let s = self.session(sid);
+        if s.plans.remove(id) {
+            s.timeline.retain(|(t, i, _)| !(*t == "plan" && i == id));
+        }
+        self.change(sid, "plan", id);
+    }
+
+    /// `available_commands_update`, `config_option_update`, `current_mode_update`: the named
+    /// field replaces the stored one; the rest of the update goes to `updateExtras`.
+    fn replace(&mut self, sid: &str, kind: &str, u: &Members<'_>, field: &'static str) {
+        let value = member(u, field);
+        let ok = match field {
+            "currentModeId" => matches!(value, Some(JsonValue::Str(_))),
+            _ => matches!(value, Some(JsonValue::Array(_))),
+        };
+        if !ok {
+            let want = if field == "currentModeId" { "a string" } else { "an array" };
+            self.error(Some(sid), format!("{kind}: {field} must be {want}"));
+            return;
+        }
+        let value = Json::from_value(value.expect("checked above"));
+        let s = self.session(sid);
+        match field {
+            "availableCommands" => s.available_commands = Some(value),
+            "configOptions" => s.config_options = Some(value),
+            _ => s.current_mode_id = value.as_str().map(str::to_owned),
+        }
+        set_extras(&mut s.update_extras, kind, u, &["sessionUpdate", field]);
+        self.change(sid, "session", field);
+    }
+
+    fn info(&mut self, sid: &str, u: &Members<'_>) {
+        let s = self.session(sid);
+        for (k, v) in dedup(u) {
+            if k != "sessionUpdate" {
+                patch(&mut s.info, k, v);
+            }
+        }
+        self.change(sid, "session", "info");
+    }
+
+    fn usage(&mut self, sid: &str, u: &Members<'_>) {
+        for field in ["used", "size"] {
+            if !is_non_negative_int(member(u, field)) {
+                self.error(
+                    Some(sid),
+                    format!("usage_update: {field} must be a non-negative integer"),
+                );
+                return;
+            }
+        }
+        let s = self.session(sid);
+        s.usage = Some(without(u, &["sessionUpdate"]));
+        self.change(sid, "session", "usage");
+    }
+
+    fn state(&mut self, sid: &str, u: &Members<'_>) {
+        let Some(state) = as_str(member(u, "state")) else {
+            self.error(Some(sid), "state_update: state must be a string".to_owned());
+            return;
+        };
+        let s = self.session(sid);
+        s.stop_reason = if state == "idle" {
+            as_str(member(u, "stopReason")).map(str::to_owned)
+        } else {
+            None
+        };
+        s.state = Some(state.to_owned());
+        set_extras(
+            &mut s.update_extras,
+            "state_update",
+            u,
+            &["sessionUpdate", "state", "stopReason"],
+        );
+        self.change(sid, "session", "state");
+    }
+
+    fn notice(&mut self, sid: &str, u: &Members<'_>) {
+        if as_str(member(u, "severity")).is_none() {
+            self.error(Some(sid), "notice: severity must be a string".to_owned());
+            return;
+        }
+        if as_str(member(u, "title")).is_none_or(str::is_empty) {
+            self.error(Some(sid), "notice: title must be a non-empty string".to_owned());
+            return;
+        }
+        let s = self.session(sid);
+        if s.notices.len() == MAX_NOTICES {
+            s.notices.pop_front();
+        }
+        s.notices.push_back(Json::Object(without(u, &["sessionUpdate"])));
+        self.change(sid, "session", "notices");
+    }
+
+    fn compaction_entry(&mut self, sid: &str, id: &str) -> &mut Obj {
+        let s = self.session(sid);
+        let (_, new) = s
+            .compactions
+            .entry(id, || vec![("compactionId".to_owned(), id.into())]);
+        if new {
+            s.timeline.push(("compaction", id.to_owned(), None));
+        }
+        s.compactions.get_mut(id).expect("created above")
+    }
+
+    fn compaction(&mut self, sid: &str, u: &Members<'_>) {
+        let Some(id) = as_str(member(u, "compactionId")) else {
+            self.error(Some(sid), "compaction_update: compactionId must be a string".to_owned());
+            return;
+        };
+        if as_str(member(u, "status")).is_none() {
+            self.error(Some(sid), "compaction_update: status must be a string".to_owned());
+            return;
+        }
+        let c = self.compaction_entry(sid, id);
+        for (k, v) in dedup(u) {
+            match (k, v) {
+                ("sessionUpdate" | "compactionId", _) => {}
+                ("summary", JsonValue::Array(items)) if items.is_empty() => obj_remove(c, k),
+                ("summary", JsonValue::Array(_) | JsonValue::Null) => patch(c, k, v),
+                ("summary", _) => {}
+                _ => patch(c, k, v),
+            }
+        }
+        self.change(sid, "compaction", id);
+    }
+
+    fn compaction_chunk(&mut self, sid: &str, u: &Members<'_>) {
+        let Some(id) = as_str(member(u, "compactionId")) else {
+            self.error(
+                Some(sid),
+                "compaction_summary_chunk: compactionId must be a string".to_owned(),
+            );
+            return;
+        };
+        let Some(content @ JsonValue::Object(_)) = member(u, "content") else {
+            self.error(
+                Some(sid),
+                "compaction_summary_chunk: content must be an object".to_owned(),
+            );
+            return;
+        };
+        let c = self.compaction_entry(sid, id);
+        push_item(c, "summary", Json::from_value(content));
+        self.change(sid, "compaction", id);
+    }
+
+    fn subagent(&mut self, sid: &str, u: &Members<'_>) {
+        let id = as_str(member(u, "subagentSessionId")).or_else(|| as_str(member(u, "sessionId")));
+        let Some(id) = id else {
+            self.error(
+                Some(sid),
+                "subagent_update: subagentSessionId must be a string".to_owned(),
+            );
+            return;
+        };
+        let null_clears = self.mode() != Mode::V1;
+        let s = self.session(sid);
+        let (entry, _) = s.subagents.entry(id, Vec::new);
+        for (k, v) in dedup(u) {
+            match (k, v) {
+                ("sessionUpdate", _) => {}
+                (_, JsonValue::Null) if !null_clears => {}
+                _ => patch(entry, k, v),
+            }
+        }
+        self.change(sid, "subagent", id);
+    }
+}
+
+/// A patch field: `null` clears, a value replaces.
+fn patch(obj: &mut Obj, key: &str, value: &JsonValue<'_>) {
+    if matches!(value, JsonValue::Null) {
+        obj_remove(obj, key);
+    } else {
+        obj_set(obj, key, Json::from_value(value));
+    }
+}
+
+/// Append `item` to the array field `key` in place (creating it; a non-array is replaced).
+fn push_item(obj: &mut Obj, key: &str, item: Json) {
+    match obj_get_mut(obj, key) {
+        Some(Json::Array(items)) => items.push(item),
+        _ => obj_set(obj, key, Json::Array(vec![item])),
+    }
+}
+
+/// The participants of a session message: a concrete id sets it, omitted or null keeps it.
+fn set_participants(fields: &mut Obj, u: &Members<'_>) {
+    for key in ["senderSessionId", "recipientSessionId"] {
+        match member(u, key) {
+            None | Some(JsonValue::Null) => {}
+            Some(v) => obj_set(fields, key, Json::from_value(v)),
+        }
+    }
+}
+
+/// The members of `u` except `skip`, as an owned object.
+fn without(u: &Members<'_>, skip: &[&str]) -> Obj {
+    dedup(u)
+        .into_iter()
+        .filter(|(k, _)| !skip.contains(k))
+        .map(|(k, v)| (k.to_owned(), Json::from_value(v)))
+        .collect()
+}
+
+fn set_extras(extras: &mut Obj, kind: &str, u: &Members<'_>, skip: &[&str]) {
+    let rest = without(u, skip);
+    if rest.is_empty() {
+        obj_remove(extras, kind);
+    } else {
+        obj_set(extras, kind, Json::Object(rest));
+    }
+}
+
+/// A prompt or permission entry: `requestId` then the params other than `sessionId`.
+fn request_entry(id: Option<&JsonValue<'_>>, params: Option<&JsonValue<'_>>) -> Obj {
+    let mut entry: Obj = vec![(
+        "requestId".to_owned(),
+        id.map_or(Json::Null, Json::from_value),
+    )];
+    if let Some(JsonValue::Object(p)) = params {
+        for (k, v) in dedup(p) {
+            if k != "sessionId" {
+                obj_set(&mut entry, k, Json::from_value(v));
+            }
+        }
+    }
+    entry
+}
+
+fn answer(entry: &mut Obj, result: Option<&JsonValue<'_>>, error: Option<&JsonValue<'_>>) {
+    if let Some(r) = result {
+        obj_set(entry, "response", Json::from_value(r));
+    } else if let Some(e) = error {
+        obj_set(entry, "error", Json::from_value(e));
+    }
+}

@@ -1,0 +1,189 @@
+use super::*;
+
+fn term(cols: Option<usize>, rows: usize) -> Terminal {
+    Terminal::new(TerminalConfig {
+        cols,
+        rows,
+        ..TerminalConfig::default()
+    })
+}
+
+fn all_views(
+    t: &Terminal,
+) -> (
+    String,
+    Vec<Vec<Span>>,
+    Option<Vec<String>>,
+    Option<(usize, usize)>,
+) {
+    (t.text(), t.spans(), t.screen(), t.cursor())
+}
+
+const SAMPLE: &[u8] = b"\x1b[1;32m   Compiling\x1b[0m x\r\n50%|##  |\r100%|####|\x1b[K\r\n\
+    \x1b]8;;http://e/\x1b\\link\x1b]8;;\x1b\\ \xe3\x83\x87 e\xcc\x81 \xe2\x82\xff\x1b]0;title\x07\x1b[38:2::1:2:3mrgb\n";
+
+#[test]
+fn split_invariance() {
+    for cols in [None, Some(7)] {
+        let mut whole = term(cols, 4);
+        whole.feed(SAMPLE);
+        let mut bytewise = term(cols, 4);
+        for b in SAMPLE {
+            bytewise.feed(&[*b]);
+        }
+        assert_eq!(all_views(&whole), all_views(&bytewise));
+        for split in 1..SAMPLE.len() {
+            let mut t = term(cols, 4);
+            t.feed(&SAMPLE[..split]);
+            t.feed(&SAMPLE[split..]);
+            assert_eq!(all_views(&whole), all_views(&t), "split at {split}");
+        }
+    }
+}
+
+#[test]
+fn progress_bar_reads_as_last_state() {
+    let mut data = Vec::new();
+    for i in 0..=100 {
+        data.extend_from_slice(format!("\r{i:3}%|{:<10}|", "#".repeat(i / 10)).as_bytes());
+    }
+    data.extend_from_slice(b"\x1b[K\n");
+    assert_eq!(render_text(&data), "100%|##########|");
+}
+
+#[test]
+fn utf8_replacement_is_cpython_compatible() {
+    // Maximal subparts: E0 80 is two errors, ED A0 80 three, a truncated E2 82 one.
+    assert_eq!(
+        render_text(b"a\xe0\x80b\xed\xa0\x80c\xe2\x82\nd"),
+        "a\u{FFFD}\u{FFFD}b\u{FFFD}\u{FFFD}\u{FFFD}c\u{FFFD}\nd"
+    );
+    // Raw C1 bytes are invalid UTF-8; encoded C1 code points are dropped.
+    assert_eq!(render_text(b"x\xc2\x9b31m\xc2\x85y\x9b"), "x31my\u{FFFD}");
+    let mut t = term(None, 2);
+    t.feed(b"\xe2");
+    t.feed(b"\x82");
+    t.feed(b"\xac!");
+    assert_eq!(t.text(), "\u{20AC}!");
+}
+
+#[test]
+fn base64_strict_and_atomic() {
+    let mut t = term(Some(10), 2);
+    t.feed(b"ok");
+    for bad in [
+        &b"QQ="[..],
+        b"QR==",
+        b"Q===",
+        b"QU*D",
+        b"QQ==QQ==",
+        b" QQ==",
+    ] {
+        let err = t.feed_base64(bad).unwrap_err();
+        assert!(!err.to_string().is_empty());
+    }
+    assert_eq!(
+        t.feed_base64(b"QU*D").unwrap_err(),
+        TerminalDataError::Alphabet {
+            offset: 2,
+            byte: b'*'
+        }
+    );
+    assert_eq!(
+        t.feed_base64(b"QR==").unwrap_err(),
+        TerminalDataError::TrailingBits { offset: 1 }
+    );
+    assert_eq!((t.text(), t.bytes_fed()), ("ok".to_owned(), 2));
+    t.feed_base64(b"IQ==").unwrap();
+    assert_eq!(t.text(), "ok!");
+    t.reset_base64(b"aGk=").unwrap();
+    assert_eq!((t.text(), t.bytes_fed()), ("hi".to_owned(), 2));
+}
+
+#[test]
+fn grid_wrap_wide_and_combining() {
+    let mut t = term(Some(6), 3);
+    t.feed("aデbネxy\u{301}".as_bytes());
+    assert_eq!(t.screen().unwrap(), vec!["aデbネ", "xy\u{301}", ""]);
+    assert_eq!(t.lines(), vec!["aデbネxy\u{301}"]);
+    assert_eq!(t.cursor(), Some((1, 2)));
+    t.feed(b"\x1b[1;3Hz");
+    assert_eq!(t.screen().unwrap()[0], "a zbネ");
+}
+
+#[test]
+fn sgr_colours_and_links() {
+    let mut t = term(None, 2);
+    t.feed(
+        b"\x1b[1;31;48;5;208mA\x1b[0;38:2::1:2:3mB\x1b[0m\x1b]8;id=1;http://x/;y\x07C\x1b]8;;\x07D",
+    );
+    let spans = &t.spans()[0];
+    assert_eq!(spans[0].style.fg, Some(Color::Indexed(1)));
+    assert_eq!(spans[0].style.bg, Some(Color::Indexed(208)));
+    assert!(spans[0].style.bold);
+    assert_eq!(spans[1].style.fg, Some(Color::Rgb(1, 2, 3)));
+    assert_eq!(spans[2].style.link.as_deref(), Some("http://x/;y"));
+    assert_eq!(
+        (spans[3].text.as_str(), spans[3].style.clone()),
+        ("D", Style::default())
+    );
+}
+
+#[test]
+fn metadata() {
+    let mut t = term(None, 2);
+    t.feed(b"\x1b]2;build\x1b\\\x07\x1b]9;4;1;42\x07\x1b[6n\x1b[>c\x1bP+q544e\x1b\\");
+    assert_eq!(t.title(), "build");
+    assert_eq!(t.bell_count(), 1);
+    assert_eq!(
+        t.progress(),
+        Some(Progress {
+            state: 1,
+            percent: Some(42)
+        })
+    );
+    assert_eq!(t.text(), "");
+}
+
+#[test]
+fn bounded_by_caps() {
+    let mut t = Terminal::new(TerminalConfig {
+        cols: None,
+        rows: 2,
+        scrollback: 5,
+        max_bytes: 1 << 20,
+    });
+    for i in 0..100 {
+        t.feed(format!("line {i}\n").as_bytes());
+    }
+    assert!(t.truncated());
+    assert_eq!(t.lines()[0], "line 94");
+    let mut t = term(Some(80), 24);
+    t.feed(b"x\x1b[999999999@\x1b[99999999b\x1b[99999999C\x1b[99999999;99999999H");
+    assert_eq!(t.cursor(), Some((23, 79)));
+    let mut long_osc = b"\x1b]0;".to_vec();
+    long_osc.resize(70 * 1024, b't');
+    long_osc.extend_from_slice(b"\x07after");
+    let mut t = term(None, 2);
+    t.feed(&long_osc);
+    assert_eq!((t.title(), t.text().as_str()), ("", "after"));
+    let mut t = term(None, 2);
+    t.feed(b"a\x1b[65535b");
+    assert!(t.text().len() <= 70_000);
+    let mut p = b"\x1b[".to_vec();
+    for _ in 0..100 {
+        p.extend_from_slice(b"1;");
+    }
+    p.extend_from_slice(b"31mz");
+    let mut t = term(None, 2);
+    t.feed(&p);
+    assert_eq!(t.spans()[0][0].style, Style::default());
+}
+
+#[test]
+fn alternate_screen_keeps_primary_text() {
+    let mut t = term(Some(10), 3);
+    t.feed(b"main\r\n\x1b[?1049hTUI\x1b[?1049l");
+    assert_eq!(t.text(), "main");
+    assert_eq!(t.cursor(), Some((1, 0)));
+}

@@ -1,0 +1,489 @@
+"""Terminal renderer (issue 3): semantics, split invariance, caps, conformance and oracles.
+
+Runs against the ``backend`` fixture (native and pure). Conformance data is read at run time
+from ``../shared/conformance/terminal`` and the tests skip when it is absent.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import random
+import re
+from pathlib import Path
+
+import pytest
+
+from acpwire._pure import terminal as pure_terminal
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "conformance" / "terminal"
+
+
+def views(t):
+    return (t.text, t.lines(), t.spans(), t.screen(), t.cursor, t.title, t.progress, t.bell_count)
+
+
+def make(backend, **kw):
+    return backend.Terminal(**kw)
+
+
+def fed(backend, data, chunks=None, **kw):
+    t = make(backend, **kw)
+    if chunks is None:
+        t.feed(data)
+    else:
+        for c in chunks:
+            t.feed(c)
+    return t
+
+
+def random_chunks(rng, data, most=9):
+    out, i = [], 0
+    while i < len(data):
+        k = rng.randint(1, most)
+        out.append(data[i : i + k])
+        i += k
+    return out
+
+
+SAMPLES = [
+    b"plain text\r\nsecond line\n",
+    b"\x1b[1;32m   Compiling\x1b[0m acpwire v0.1.0\r\n\x1b[1;33mwarning\x1b[0m: unused\r\n",
+    "naïve café デ ネa e\u0301 👍 ａ\r\n".encode(),
+    b"\x1b]8;;https://example.com/a;b\x1b\\link\x1b]8;;\x1b\\ after\r\n",
+    b"\x1b]0;my title\x07\x1b]9;4;1;40\x07 50%|#####     |\r 100%|##########|\x1b[K\r\n",
+    b"ab\xe2\x82\xacc\xff\xc3\x28\xed\xa0\x80\xf0\x9f\x98",
+    b"\x1b[38:2::255:128:0mrgb\x1b[48;5;21mbg\x1b[4:3mcurly\x1b[0m\x1b[?25l\x1b[6n\x1b[>c",
+    b"\x1bP1$r0m\x1b\\\x1b_hidden\x1b\\\x1b^pm\x1b\\\x1bXsos\x1b\\visible",
+]
+
+
+@pytest.mark.parametrize("data", SAMPLES)
+@pytest.mark.parametrize("cols", [None, 20])
+def test_split_invariance(backend, data, cols):
+    whole = views(fed(backend, data, cols=cols, rows=6))
+    assert views(fed(backend, data, [bytes([b]) for b in data], cols=cols, rows=6)) == whole
+    rng = random.Random(len(data))
+    for _ in range(5):
+        assert views(fed(backend, data, random_chunks(rng, data), cols=cols, rows=6)) == whole
+        t = make(backend, cols=cols, rows=6)
+        for c in random_chunks(rng, data):
+            t.feed_base64(
+                base64.b64encode(c).decode() if rng.random() < 0.5 else base64.b64encode(c)
+            )
+        assert views(t) == whole
+
+
+@pytest.mark.parametrize(
+    "seq", [b"\x1b[1;31mred\x1b[0m", b"\x1b]0;t\x1b\\x", "é€👍".encode(), b"\x1b]8;;u\x07l"]
+)
+def test_split_every_offset(backend, seq):
+    data = b"start " + seq + b" end"
+    whole = views(fed(backend, data))
+    for i in range(1, len(data)):
+        assert views(fed(backend, data, [data[:i], data[i:]])) == whole, i
+
+
+def test_progress_bars(backend):
+    tqdm = b"".join(b"\r%3d%%|%-10s| %d/100" % (i, b"#" * (i // 10), i) for i in range(101)) + b"\n"
+    assert backend.render_text(tqdm) == "100%|##########| 100/100"
+    cargo = b"".join(
+        b"\r\x1b[K    \x1b[1;36mBuilding\x1b[0m [=====>   ] %d/200: crate%d" % (i, i)
+        for i in range(200)
+    )
+    cargo += b"\r\x1b[K\x1b[1;32m    Finished\x1b[0m dev profile\n"
+    assert backend.render_text(cargo) == "    Finished dev profile"
+    npm = (
+        b"".join(b"\x1b[2K\x1b[1G\xe2\xa0\x8b fetch %d" % i for i in range(50))
+        + b"\x1b[2K\x1b[1Gadded 3 packages\n"
+    )
+    assert backend.render_text(npm) == "added 3 packages"
+    pip = b"".join(b"\r   \xe2\x94\x81\xe2\x94\x81 %d/10 MB" % i for i in range(11)) + b"\r\n"
+    assert backend.render_text(pip) == "   ━━ 10/10 MB"
+    t = make(backend)
+    t.feed(b"\x1b]9;4;1;42\x07")
+    assert t.progress == (1, 42)
+    t.feed(b"\x1b]9;4;3\x07")
+    assert t.progress == (3, None)
+    t.feed(b"\x1b]9;4;2;250\x1b\\")
+    assert t.progress == (2, 100)
+    t.feed(b"\x1b]9;4;0\x07")
+    assert t.progress is None
+
+
+def test_newlines_and_redraws(backend):
+    assert backend.render_text(b"a\r\nb\nc") == "a\nb\nc"
+    t = fed(backend, b"a\nb", cols=10, rows=3)  # a grid: LF moves down only
+    assert t.screen() == ["a", " b", ""]
+    redraw = b"step 1\nstep 2\n\x1b[2A\x1b[Kdone 1\n\x1b[Kdone 2\n"
+    assert backend.render_text(redraw) == "done 1\ndone 2"
+    assert backend.render_text(b"foo\tbar\x08\x08X") == "foo     bXr"
+
+
+def test_invalid_base64_changes_nothing(backend):
+    t = make(backend, cols=20, rows=3)
+    t.feed(b"keep\x1b[")
+    before = views(t), t.bytes_fed
+    for bad in ["QQ=", "QR==", "Q===", "QQ==QQ==", "QU J", "QUJD\n", "é123", b"QQ=A"]:
+        with pytest.raises(backend.TerminalDataError) as info:
+            t.feed_base64(bad)
+        assert isinstance(info.value, ValueError)
+        assert (views(t), t.bytes_fed) == before
+        with pytest.raises(backend.TerminalDataError):
+            t.reset_base64(bad)
+        assert (views(t), t.bytes_fed) == before
+    with pytest.raises(backend.TerminalDataError, match="offset 2"):
+        t.feed_base64("QU*D")
+    t.feed_base64("MW0=")  # completes the pending CSI: "1m"
+    assert t.text == "keep" and t.spans()[0][0].bold is False
+    t.reset_base64("aGk=")
+    assert t.text == "hi" and t.bytes_fed == 2
+
+
+def test_caps(backend):
+    t = make(backend, scrollback=5, rows=2)
+    t.feed(b"".join(b"line %d\n" % i for i in range(100)))
+    assert t.truncated and t.lines()[0] == "line 94" and len(t.lines()) == 6
+    t = make(backend, max_bytes=100, rows=2)
+    t.feed(b"".join(b"%09d\n" % i for i in range(1000)))
+    assert t.truncated and len(t.lines()) <= 12
+    t = make(backend, cols=80)
+    t.feed(b"x\x1b[999999999@\x1b[99999999b\x1b[65535C\x1b[" + b"1;" * 100 + b"31mplain")
+    assert len(t.screen()[0]) <= 80 and t.spans()[-1][-1].fg is None
+    t = make(backend)
+    t.feed(b"\x1b]0;" + b"t" * (70 * 1024) + b"\x07after")
+    assert t.title == "" and t.text == "after"
+    t = make(backend)
+    t.feed(b"a\x1b[65535b")
+    assert 0 < len(t.text) <= 70_000
+
+
+def test_alternate_screen_and_regions(backend):
+    t = make(backend, cols=10, rows=4)
+    t.feed(b"main\r\n\x1b[?1049hTUI stuff\x1b[2;3H!")
+    assert t.screen() == ["", "TU! stuff", "", ""] and t.text == "main"
+    t.feed(b"\x1b[?1049l")
+    assert t.screen()[0] == "main" and t.cursor == (1, 0)
+    t = make(backend, cols=10, rows=5)
+    t.feed(b"1\r\n2\r\n3\r\n4\r\n5\x1b[2;4r\x1b[4;1H\n\n")
+    assert t.screen() == ["1", "4", "", "", "5"]
+
+
+def test_wide_and_combining(backend):
+    t = make(backend, cols=6, rows=2)
+    t.feed("aデbネx".encode())
+    assert t.screen() == ["aデbネ", "x"] and t.lines() == ["aデbネx"]
+    t.feed(b"\x1b[1;3Hz")  # overwriting the right half blanks the left half
+    assert t.screen()[0] == "a zbネ"
+    assert backend.render_text("e\u0301\u0302 x".encode()) == "e\u0301\u0302 x"
+    assert backend.render_text("\u0301start".encode()) == "start"
+
+
+def test_sgr_and_links(backend):
+    t = make(backend)
+    t.feed(
+        b"\x1b[1;3;4;7;9;2;31;42mA\x1b[0;38;5;208;48:2::1:2:3mB\x1b[38:2:255:0:16mC"
+        b"\x1b[0m\x1b]8;id=x;https://e.x/?a=1;b=2\x1b\\D\x1b]8;;\x1b\\E\x1b[94;103mF"
+    )
+    s = t.spans()[0]
+    Span = backend.Span
+    assert s[0] == Span("A", 1, 2, True, True, True, True, True, True, None)
+    assert (s[1].text, s[1].fg, s[1].bg) == ("B", 208, "#010203")
+    assert (s[2].text, s[2].fg, s[2].bg) == ("C", "#ff0010", "#010203")
+    assert (s[3].text, s[3].link) == ("D", "https://e.x/?a=1;b=2")
+    assert (s[4].text, s[4].link, s[4].fg) == ("E", None, None)
+    assert (s[5].text, s[5].fg, s[5].bg) == ("F", 12, 11)
+    assert "Span(" in repr(s[0])
+
+
+def test_title_bell_queries(backend):
+    t = make(backend)
+    t.feed(
+        b"\x1b]2;build \xe2\x9c\x93\x1b\\\x07\x1b[c\x1b[5n"
+        b"\x1b[?2026$p\x1b[>0q\x1b[?u\x1b]133;A\x07$ "
+    )
+    assert t.title == "build ✓" and t.bell_count == 1 and t.text == "$"
+
+
+def test_utf8_replacement_matches_cpython(backend):
+    rng = random.Random(7)
+    pieces = [
+        b"\xe2\x82\xac",
+        b"\xe2\x82",
+        b"\xed\xa0\x80",
+        b"\xf4\x90",
+        b"\xc0\xaf",
+        b"\xff",
+        b"a",
+        b"\x80",
+    ]
+    for _ in range(200):
+        data = b"".join(rng.choice(pieces) for _ in range(rng.randint(1, 8)))
+        expect = data.decode("utf-8", "replace")
+        expect = "".join(c for c in expect if not 0x80 <= ord(c) < 0xA0)
+        assert backend.render_text(data + b"\n") == expect.rstrip(" "), data
+        chunks = random_chunks(rng, data, 3)
+        assert views(fed(backend, data + b"\n", [*chunks, b"\n"])) == views(
+            fed(backend, data + b"\n")
+        )
+
+
+def test_matches_pure_twin(backend):
+    """Both backends agree on random streams of text, controls and sequences."""
+    atoms = [s for sample in SAMPLES for s in re.split(rb"(?=\x1b)", sample)] + [
+        b"\x1b[2J",
+        b"\x1b[3;5H",
+        b"\x1b[2@",
+        b"\x1b[3P",
+        b"\x1b[2X",
+        b"\x1b[L",
+        b"\x1b[2M",
+        b"\x1b[S",
+        b"\x1b[T",
+        b"\x1b[2;4r",
+        b"\x1bM",
+        b"\x1b7",
+        b"\x1b8",
+        b"\x1bc",
+        b"\x1b[?7l",
+        b"\x1b[?7h",
+        b"\r",
+        b"\n",
+        b"\t",
+        b"\x08",
+        "デ".encode(),
+        "\u0301".encode(),
+        b"\xe2",
+        b"\x82\xac",
+        b"x" * 30,
+    ]
+    rng = random.Random(3)
+    for _ in range(150):
+        data = b"".join(rng.choice(atoms) for _ in range(rng.randint(0, 30)))
+        cfg = rng.choice(
+            [
+                {},
+                {"cols": 12, "rows": 4, "scrollback": 3},
+                {"cols": None, "rows": 2, "max_bytes": 40},
+            ]
+        )
+        chunks = random_chunks(rng, data)
+        assert views(fed(backend, data, chunks, **cfg)) == views(fed(pure_terminal, data, **cfg))
+
+
+def test_widths_table_is_sane():
+    w = pure_terminal.char_width
+    assert (w(ord("a")), w(0x0301), w(0x30C7), w(0x1F44D), w(0xFF41), w(0x200D)) == (
+        1,
+        0,
+        2,
+        2,
+        2,
+        0,
+    )
+
+
+# --------------------------------------------------------------------- conformance
+
+
+def _vt100_rows(cells):
+    grid = [[" "] * 80 for _ in range(24)]
+    for key, cell in cells.items():
+        r, c = map(int, key.split(","))
+        grid[r][c] = "" if cell.get("is_wide_continuation") else (cell.get("contents") or " ")
+    return ["".join(row).rstrip(" ") for row in grid]
+
+
+def test_conformance_vt100_rust(backend):
+    base = SHARED / "vt100-rust"
+    if not base.is_dir():
+        pytest.skip("../shared/conformance/terminal is absent")
+    passed = failed = 0
+    for d in sorted(p for p in base.iterdir() if p.is_dir()):
+        t = make(backend, cols=80, rows=24, scrollback=0)
+        i = 1
+        while (d / f"{i}.json").exists():
+            t.feed((d / f"{i}.typescript").read_bytes())
+            want = json.loads((d / f"{i}.json").read_text())
+            if t.screen() == _vt100_rows(want["cells"]) and t.cursor == tuple(
+                want["cursor_position"]
+            ):
+                passed += 1
+            else:
+                failed += 1
+            i += 1
+    print(f"vt100-rust conformance: {passed} of {passed + failed} steps match")
+    # Known differences: DECSTBM homes to (0,0) like xterm; IL/DL return to column 0; ICH
+    # splitting a wide character blanks both halves.
+    assert passed >= 152
+
+
+def _unescape(s):
+    out, i = bytearray(), 0
+    while i < len(s):
+        if s[i] == "\\":
+            n = s[i + 1]
+            if n == "e":
+                out.append(27)
+                i += 2
+            elif n == "x" and s[i + 2] == "{":
+                j = s.index("}", i)
+                out += chr(int(s[i + 3 : j], 16)).encode()
+                i = j + 1
+            elif n == "x":
+                out.append(int(s[i + 2 : i + 4], 16))
+                i += 4
+            else:
+                out += {"n": b"\n", "r": b"\r", "t": b"\t", "b": b"\b", "0": b"\0"}.get(
+                    n, n.encode()
+                )
+                i += 2
+        else:
+            out += s[i].encode()
+            i += 1
+    return bytes(out)
+
+
+def _expand(lines):
+    for line in lines:
+        m = re.match(r"\s*\$REP (\d+):\s*(.*)", line)
+        if m:
+            yield from [m.group(2)] * int(m.group(1))
+            continue
+        m = re.match(r"\s*\$SEQ\s+(\d+)\s+(\d+):\s*(.*)", line)
+        if m:
+            for k in range(int(m.group(1)), int(m.group(2)) + 1):
+                yield m.group(3).replace("\\#", str(k))
+            continue
+        yield line
+
+
+def test_conformance_libvterm_screen_rows(backend):
+    base = SHARED / "libvterm-t"
+    if not base.is_dir():
+        pytest.skip("../shared/conformance/terminal is absent")
+    passed = failed = 0
+    for path in sorted(base.glob("*.test")):
+        lines = path.read_text().split("\n")
+        if not any(line.startswith("WANTSCREEN") for line in lines):
+            continue
+        t = None
+        for line in _expand(lines):
+            s = line.strip()
+            if s.startswith("RESET") or (t is None and s.startswith("PUSH")):
+                t = make(backend, cols=80, rows=25, scrollback=0)
+            if s.startswith("PUSH"):
+                t.feed(_unescape(s[s.index('"') + 1 : s.rindex('"')]))
+            m = re.match(r"\?screen_row\s+(\d+)\s*=\s*(.*)", s)
+            if m:
+                v = m.group(2)
+                want = (
+                    v[1:-1] if v.startswith('"') else "".join(chr(int(x, 16)) for x in v.split(","))
+                )
+                if t.screen()[int(m.group(1))] == want:
+                    passed += 1
+                else:
+                    failed += 1
+    print(f"libvterm ?screen_row conformance: {passed} of {passed + failed} rows match")
+    # Known: settable tab stops (HTS/TBC) and origin mode (DECOM) are not implemented.
+    assert passed >= 45
+
+
+def test_pyte_oracle(backend):
+    pyte = pytest.importorskip("pyte")
+    # IL/DL are left out: pyte 0.8 leaves a row in place when the row below was never written.
+    atoms = [
+        b"word ",
+        b"x" * 33,
+        b"\r\n",
+        b"\r",
+        b"\x08",
+        b"\t",
+        b"\x1b[K",
+        b"\x1b[1K",
+        b"\x1b[2K",
+        b"\x1b[J",
+        b"\x1b[2J",
+        b"\x1b[A",
+        b"\x1b[2B",
+        b"\x1b[3C",
+        b"\x1b[D",
+        b"\x1b[5;9H",
+        b"\x1b[12G",
+        b"\x1b[7d",
+        b"\x1b[2@",
+        b"\x1b[2P",
+        b"\x1b[3X",
+        b"\x1b[1;31m",
+        b"\x1b[0m",
+        b"\x1bM",
+        b"\x1bD",
+        b"\x1b[H",
+    ]
+    rng = random.Random(11)
+    agree = 0
+    for _ in range(300):
+        data = b"".join(rng.choice(atoms) for _ in range(rng.randint(1, 40)))
+        screen = pyte.Screen(80, 24)
+        pyte.ByteStream(screen).feed(data)
+        want = [row.rstrip(" ") for row in screen.display]
+        t = fed(backend, data, cols=80, rows=24)
+        assert t.screen() == want, data
+        assert t.cursor == (screen.cursor.y, screen.cursor.x), data
+        agree += 1
+    print(f"pyte oracle: {agree} streams agree")
+
+
+hypothesis = pytest.importorskip("hypothesis")
+st = hypothesis.strategies
+
+_ATOM = st.one_of(
+    st.sampled_from(
+        [
+            b"\r",
+            b"\n",
+            b"\t",
+            b"\x08",
+            b"\x07",
+            b"\x1b[K",
+            b"\x1b[2J",
+            b"\x1b[A",
+            b"\x1b[3;4H",
+            b"\x1b[2@",
+            b"\x1b[P",
+            b"\x1b[1;31m",
+            b"\x1b[38:5:9m",
+            b"\x1b[m",
+            b"\x1b]0;t\x07",
+            b"\x1b]8;;u\x1b\\",
+            b"\x1b[?1049h",
+            b"\x1b[?1049l",
+            b"\x1b[2;3r",
+            b"\x1bM",
+            b"\x1b7",
+            b"\x1b8",
+            "デ".encode(),
+            "\u0301".encode(),
+            b"\xe2\x82",
+            b"\xac",
+            b"\xed\xa0",
+        ]
+    ),
+    st.binary(max_size=6),
+    st.text(max_size=8).map(str.encode),
+)
+
+
+@hypothesis.settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[hypothesis.HealthCheck.function_scoped_fixture],  # backend is stateless
+)
+@hypothesis.given(parts=st.lists(_ATOM, max_size=25), cut=st.integers(min_value=0, max_value=200))
+def test_hypothesis_streams(backend, parts, cut):
+    data = b"".join(parts)
+    cut = min(cut, len(data))
+    for cfg in ({}, {"cols": 9, "rows": 3, "scrollback": 4}):
+        whole = views(fed(backend, data, **cfg))
+        assert views(fed(backend, data, [data[:cut], data[cut:]], **cfg)) == whole
+        assert whole == views(fed(pure_terminal, data, **cfg))
