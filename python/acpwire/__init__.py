@@ -72,6 +72,5 @@ render_text = _backend.render_text
 char_width = _backend.char_width
 
 from ._span import Span  # noqa: E402
-
 from ._stream import iter_messages  # noqa: E402  (needs the backend chosen above)
 from ._version import __version__  # noqa: E402
