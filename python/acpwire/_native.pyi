@@ -21,6 +21,7 @@ __all__ = [
     "Terminal",
     "TerminalDataError",
     "__version__",
+    "_b64decode",
     "char_width",
     "dumps",
     "loads",
@@ -140,3 +141,5 @@ def render_text(data: _Buffer) -> str:
 
 def char_width(cp: int) -> int:
     """Cells taken by the printable code point ``cp``: 0 (joins the previous cell), 1 or 2."""
+
+def _b64decode(data: str | _Buffer) -> bytes: ...

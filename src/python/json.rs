@@ -100,60 +100,96 @@ struct Encoder<'py> {
     out: Vec<u8>,
 }
 
-const LOW_BITS: u64 = 0x0101_0101_0101_0101;
-const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
+const ESCAPE_BLOCK: usize = 4096;
 
-/// Index of the first byte that must be escaped in a JSON string (`"`, `\\`, or below 0x20),
-/// or `bytes.len()`: sixteen bytes per step with SSE2 (always present on `x86_64`), eight with
-/// a portable word-at-a-time test elsewhere, so a string of plain text costs one quick pass.
-fn first_escape(bytes: &[u8]) -> usize {
+/// Write the escape sequence for `byte` at `dst`; return the end.
+///
+/// # Safety
+/// `dst` must have room for 6 bytes.
+unsafe fn write_escape(dst: *mut u8, byte: u8) -> *mut u8 {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let short = match byte {
+        b'"' => Some(b'"'),
+        b'\\' => Some(b'\\'),
+        b'\n' => Some(b'n'),
+        b'\r' => Some(b'r'),
+        b'\t' => Some(b't'),
+        0x08 => Some(b'b'),
+        0x0c => Some(b'f'),
+        _ => None,
+    };
+    unsafe {
+        if let Some(letter) = short {
+            dst.write(b'\\');
+            dst.add(1).write(letter);
+            return dst.add(2);
+        }
+        let long = [
+            b'\\',
+            b'u',
+            b'0',
+            b'0',
+            HEX[usize::from(byte >> 4)],
+            HEX[usize::from(byte & 0xf)],
+        ];
+        std::ptr::copy_nonoverlapping(long.as_ptr(), dst, 6);
+        dst.add(6)
+    }
+}
+
+/// Copy `block` to `dst`, escaping what JSON requires; return the end of what was written.
+///
+/// # Safety
+/// `dst` must have room for `block.len() * 6 + 16` bytes.
+unsafe fn escape_block(block: &[u8], mut dst: *mut u8) -> *mut u8 {
     let mut i = 0;
+    let n = block.len();
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{
-            _mm_cmpeq_epi8, _mm_loadu_si128, _mm_max_epu8, _mm_movemask_epi8, _mm_or_si128,
-            _mm_set1_epi8,
+            __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_max_epu8, _mm_movemask_epi8,
+            _mm_or_si128, _mm_set1_epi8, _mm_storeu_si128,
         };
-        // SAFETY: SSE2 is part of the x86_64 baseline; loads are unaligned and in bounds.
+        // SAFETY: SSE2 is baseline on x86_64; loads stay inside `block`, and each 16-byte
+        // store fits the reservation (clean bytes are kept, the rest is overwritten).
         unsafe {
             let quote = _mm_set1_epi8(b'"'.cast_signed());
             let backslash = _mm_set1_epi8(b'\\'.cast_signed());
             let below_space = _mm_set1_epi8(0x1f);
-            while i + 16 <= bytes.len() {
-                let chunk = _mm_loadu_si128(bytes.as_ptr().add(i).cast());
-                // max(x, 0x1f) == 0x1f exactly when x <= 0x1f (unsigned).
+            while i + 16 <= n {
+                let chunk = _mm_loadu_si128(block.as_ptr().add(i).cast::<__m128i>());
+                _mm_storeu_si128(dst.cast::<__m128i>(), chunk);
                 let control = _mm_cmpeq_epi8(_mm_max_epu8(chunk, below_space), below_space);
                 let special = _mm_or_si128(
                     _mm_cmpeq_epi8(chunk, quote),
                     _mm_cmpeq_epi8(chunk, backslash),
                 );
                 let mask = _mm_movemask_epi8(_mm_or_si128(control, special));
-                if mask != 0 {
-                    return i + mask.trailing_zeros() as usize;
+                if mask == 0 {
+                    i += 16;
+                    dst = dst.add(16);
+                    continue;
                 }
-                i += 16;
+                let clean = mask.trailing_zeros() as usize;
+                dst = write_escape(dst.add(clean), block[i + clean]);
+                i += clean + 1;
             }
         }
     }
-    while let Some(chunk) = bytes.get(i..i + 8) {
-        let word = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
-        // Word-at-a-time "has byte less than n" and "has zero byte" tests; the lowest flagged
-        // byte is always a true match (false positives only appear above a true one).
-        let control = word.wrapping_sub(LOW_BITS * 0x20) & !word;
-        let quote = (word ^ (LOW_BITS * u64::from(b'"'))).wrapping_sub(LOW_BITS)
-            & !(word ^ (LOW_BITS * u64::from(b'"')));
-        let backslash = (word ^ (LOW_BITS * u64::from(b'\\'))).wrapping_sub(LOW_BITS)
-            & !(word ^ (LOW_BITS * u64::from(b'\\')));
-        let hits = (control | quote | backslash) & HIGH_BITS;
-        if hits != 0 {
-            return i + (hits.trailing_zeros() / 8) as usize;
+    while i < n {
+        let byte = block[i];
+        // SAFETY: at most six bytes per input byte, within the reservation.
+        unsafe {
+            if needs_escape(byte) {
+                dst = write_escape(dst, byte);
+            } else {
+                dst.write(byte);
+                dst = dst.add(1);
+            }
         }
-        i += 8;
+        i += 1;
     }
-    i + bytes[i..]
-        .iter()
-        .position(|&b| needs_escape(b))
-        .unwrap_or(bytes.len() - i)
+    dst
 }
 
 /// Exact scalar types: encoding them runs no Python code.
@@ -331,33 +367,20 @@ impl Encoder<'_> {
         Ok(())
     }
 
+    /// Write `bytes` as a JSON string, escaping as orjson does.
     fn escaped(&mut self, bytes: &[u8]) {
-        const HEX: &[u8; 16] = b"0123456789abcdef";
-        self.out.reserve(bytes.len() + 2);
         self.out.push(b'"');
-        let mut rest = bytes;
-        loop {
-            let run = first_escape(rest);
-            self.out.extend_from_slice(&rest[..run]);
-            let Some(&b) = rest.get(run) else { break };
-            match b {
-                b'"' => self.out.extend_from_slice(b"\\\""),
-                b'\\' => self.out.extend_from_slice(b"\\\\"),
-                b'\n' => self.out.extend_from_slice(b"\\n"),
-                b'\r' => self.out.extend_from_slice(b"\\r"),
-                b'\t' => self.out.extend_from_slice(b"\\t"),
-                0x08 => self.out.extend_from_slice(b"\\b"),
-                0x0c => self.out.extend_from_slice(b"\\f"),
-                _ => self.out.extend_from_slice(&[
-                    b'\\',
-                    b'u',
-                    b'0',
-                    b'0',
-                    HEX[usize::from(b >> 4)],
-                    HEX[usize::from(b & 0xf)],
-                ]),
+        // Blocks bound the worst-case reservation (six output bytes per input byte).
+        for block in bytes.chunks(ESCAPE_BLOCK) {
+            self.out.reserve(block.len() * 6 + 16);
+            // SAFETY: the reservation covers the worst case of the block plus the 16-byte
+            // over-store of the vector path; `set_len` covers only bytes written.
+            unsafe {
+                let start = self.out.as_mut_ptr().add(self.out.len());
+                let end = escape_block(block, start);
+                let written = usize::try_from(end.offset_from(start)).unwrap_or(0);
+                self.out.set_len(self.out.len() + written);
             }
-            rest = &rest[run + 1..];
         }
         self.out.push(b'"');
     }

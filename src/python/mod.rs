@@ -39,6 +39,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<terminal::Terminal>()?;
     m.add_function(wrap_pyfunction!(terminal::render_text, m)?)?;
     m.add_function(wrap_pyfunction!(terminal::char_width, m)?)?;
+    m.add_function(wrap_pyfunction!(terminal::_b64decode, m)?)?;
     m.add("Span", py.import("acpwire._span")?.getattr("Span")?)?;
     m.add("TerminalDataError", terminal::terminal_data_error_type(py)?)?;
     m.add("FrameError", frame_error_type(py)?)?;

@@ -50,9 +50,9 @@ fn color_to_py(py: Python<'_>, color: Option<Color>) -> PyResult<Py<PyAny>> {
     Ok(match color {
         None => py.None(),
         Some(Color::Indexed(i)) => i.into_pyobject(py)?.into_any().unbind(),
-        Some(Color::Rgb(r, g, b)) => {
-            PyString::new(py, &format!("#{r:02x}{g:02x}{b:02x}")).into_any().unbind()
-        }
+        Some(Color::Rgb(r, g, b)) => PyString::new(py, &format!("#{r:02x}{g:02x}{b:02x}"))
+            .into_any()
+            .unbind(),
     })
 }
 
@@ -71,11 +71,17 @@ impl Terminal {
     fn lock(&self) -> MutexGuard<'_, terminal::Terminal> {
         // A panic while the lock was held cannot leave the terminal half-updated in a way
         // that matters for display; keep serving it.
-        self.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Run `f` on the terminal without holding the GIL.
-    fn with_terminal<R: Send>(&self, py: Python<'_>, f: impl FnOnce(&mut terminal::Terminal) -> R + Send) -> R {
+    fn with_terminal<R: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&mut terminal::Terminal) -> R + Send,
+    ) -> R {
         py.detach(|| f(&mut self.lock()))
     }
 }
@@ -92,7 +98,9 @@ impl Terminal {
             return Err(PyValueError::new_err("rows must be at least 1"));
         }
         if scrollback < 0 || max_bytes < 0 {
-            return Err(PyValueError::new_err("scrollback and max_bytes must not be negative"));
+            return Err(PyValueError::new_err(
+                "scrollback and max_bytes must not be negative",
+            ));
         }
         let size = |v: i64| usize::try_from(v).unwrap_or(usize::MAX);
         let config = TerminalConfig {
@@ -101,7 +109,9 @@ impl Terminal {
             scrollback: size(scrollback),
             max_bytes: size(max_bytes),
         };
-        Ok(Self::from_shared(Arc::new(Mutex::new(terminal::Terminal::new(config)))))
+        Ok(Self::from_shared(Arc::new(Mutex::new(
+            terminal::Terminal::new(config),
+        ))))
     }
 
     /// Feed raw PTY bytes.
@@ -113,7 +123,8 @@ impl Terminal {
     /// TerminalDataError and apply nothing.
     fn feed_base64(&self, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<()> {
         let encoded = base64_input(data)?;
-        self.with_terminal(py, |t| t.feed_base64(&encoded)).map_err(|e| data_error(py, &e))
+        self.with_terminal(py, |t| t.feed_base64(&encoded))
+            .map_err(|e| data_error(py, &e))
     }
 
     /// Drop all state and start from `snapshot` (the `terminal_update.output` rule).
@@ -131,7 +142,8 @@ impl Terminal {
     /// Like `reset`, from a base64 snapshot; invalid base64 changes nothing.
     fn reset_base64(&self, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<()> {
         let encoded = base64_input(data)?;
-        self.with_terminal(py, |t| t.reset_base64(&encoded)).map_err(|e| data_error(py, &e))
+        self.with_terminal(py, |t| t.reset_base64(&encoded))
+            .map_err(|e| data_error(py, &e))
     }
 
     /// What the terminal shows, as plain text: retained scrollback plus the screen.
@@ -163,7 +175,11 @@ impl Terminal {
                         st.bold.into_pyobject(py)?.to_owned().into_any().unbind(),
                         st.dim.into_pyobject(py)?.to_owned().into_any().unbind(),
                         st.italic.into_pyobject(py)?.to_owned().into_any().unbind(),
-                        st.underline.into_pyobject(py)?.to_owned().into_any().unbind(),
+                        st.underline
+                            .into_pyobject(py)?
+                            .to_owned()
+                            .into_any()
+                            .unbind(),
                         st.inverse.into_pyobject(py)?.to_owned().into_any().unbind(),
                         st.strike.into_pyobject(py)?.to_owned().into_any().unbind(),
                         match &st.link {
@@ -230,8 +246,14 @@ impl Terminal {
 
     fn __repr__(&self) -> String {
         let t = self.lock();
-        let cols = t.cols().map_or_else(|| "None".to_owned(), |c| c.to_string());
-        format!("Terminal(cols={cols}, rows={}, bytes_fed={})", t.rows(), t.bytes_fed())
+        let cols = t
+            .cols()
+            .map_or_else(|| "None".to_owned(), |c| c.to_string());
+        format!(
+            "Terminal(cols={cols}, rows={}, bytes_fed={})",
+            t.rows(),
+            t.bytes_fed()
+        )
     }
 }
 
@@ -247,4 +269,30 @@ pub fn char_width(cp: u32) -> PyResult<usize> {
     char::from_u32(cp)
         .map(terminal::width)
         .ok_or_else(|| PyValueError::new_err(format!("{cp:#x} is not a Unicode scalar value")))
+}
+
+/// Strict RFC 4648 base64 decoding as `Terminal.feed_base64` does it (for benchmarks and tests).
+#[pyfunction]
+pub fn _b64decode<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
+    // The core's decoder names the offending byte; ask it only on failure.
+    let failure = |encoded: &[u8]| match terminal::decode_base64(encoded) {
+        Err(e) => data_error(py, &e),
+        Ok(_) => PyValueError::new_err("base64 decoders disagree"),
+    };
+    let decode = |encoded: &[u8]| -> PyResult<Bound<'py, PyBytes>> {
+        let Ok(size) = base64_simd::STANDARD.decoded_length(encoded) else {
+            return Err(failure(encoded));
+        };
+        // Decode straight into the result: no intermediate buffer.
+        PyBytes::new_with(py, size, |out| {
+            base64_simd::STANDARD
+                .decode(encoded, base64_simd::Out::from_slice(out))
+                .map(|_| ())
+                .map_err(|_| failure(encoded))
+        })
+    };
+    if let Ok(bytes) = data.cast::<PyBytes>() {
+        return decode(bytes.as_bytes());
+    }
+    decode(&base64_input(data)?)
 }

@@ -11,6 +11,7 @@ from .._errors import DecodeError, EncodeError, FrameError, TerminalDataError
 from ._framing import DEFAULT_MAX_FRAME_BYTES, FrameDecoder
 from ._json import dumps, loads
 from .terminal import Span, Terminal, char_width, render_text
+from .terminal import _decode_base64 as _b64decode
 
 __all__ = [
     "DEFAULT_MAX_FRAME_BYTES",
