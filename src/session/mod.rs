@@ -36,7 +36,7 @@ mod tests;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
 
-use jiter::JsonValue;
+use jiter::{Jiter, JsonValue};
 
 pub use json::{Json, Obj, dedup, member, obj_get, obj_get_mut, obj_remove, obj_set};
 use json::Members;
@@ -647,8 +647,14 @@ impl PendingMap {
 struct Reducer {
     terminal_config: TerminalConfig,
     version: Option<i64>,
-    sessions: HashMap<String, Session>,
-    order: Vec<String>,
+    /// Sessions in first-seen order, and their index by id.
+    sessions: Vec<Session>,
+    index: HashMap<String, usize>,
+    /// The session and message touched last: streams hit them again and again.
+    last_session: Option<usize>,
+    last_message: Option<(usize, Role, usize)>,
+    /// Scratch buffers of the hot path, reused from frame to frame.
+    scratch: Scratch,
     pending: PendingMap,
     errors: VecDeque<ErrorRecord>,
     errors_dropped: u64,
@@ -682,8 +688,11 @@ impl Sessions {
                     ..TerminalConfig::default()
                 },
                 version: None,
-                sessions: HashMap::new(),
-                order: Vec::new(),
+                sessions: Vec::new(),
+                index: HashMap::new(),
+                last_session: None,
+                last_message: None,
+                scratch: Scratch::default(),
                 pending: PendingMap::default(),
                 errors: VecDeque::new(),
                 errors_dropped: 0,
@@ -719,23 +728,23 @@ impl Sessions {
 
     /// Session ids in first-seen order.
     pub fn ids(&self) -> Vec<String> {
-        self.r.order.clone()
+        self.r.sessions.iter().map(|s| s.id.clone()).collect()
     }
 
     pub fn len(&self) -> usize {
-        self.r.order.len()
+        self.r.sessions.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.r.order.is_empty()
+        self.r.sessions.is_empty()
     }
 
     pub fn contains(&self, session_id: &str) -> bool {
-        self.r.sessions.contains_key(session_id)
+        self.r.index.contains_key(session_id)
     }
 
     pub fn get(&self, session_id: &str) -> Option<&Session> {
-        self.r.sessions.get(session_id)
+        self.r.index.get(session_id).map(|&i| &self.r.sessions[i])
     }
 
     /// The negotiated protocol version, if `initialize` was seen.
@@ -770,6 +779,9 @@ impl Reducer {
         match event {
             Event::Frame(frame) => {
                 self.pos = Some((frame.line, frame.offset));
+                if self.fast_chunk(frame.bytes) {
+                    return;
+                }
                 match JsonValue::parse(frame.bytes, false) {
                     Ok(value) => self.apply_top(&value, Some(frame.bytes)),
                     Err(_) => {
@@ -839,17 +851,31 @@ impl Reducer {
         }
     }
 
+    /// The index of session `sid`, created on first sight.
+    fn session_index(&mut self, sid: &str) -> usize {
+        if let Some(i) = self.last_session
+            && self.sessions[i].id == sid
+        {
+            return i;
+        }
+        let i = if let Some(&i) = self.index.get(sid) {
+            i
+        } else {
+            let i = self.sessions.len();
+            self.sessions
+                .push(Session::new(sid, self.version, self.terminal_config));
+            self.index.insert(sid.to_owned(), i);
+            self.change(sid, "session", "sessionId");
+            i
+        };
+        self.last_session = Some(i);
+        i
+    }
+
     /// The session `sid`, created on first sight.
     fn session(&mut self, sid: &str) -> &mut Session {
-        if !self.sessions.contains_key(sid) {
-            self.sessions.insert(
-                sid.to_owned(),
-                Session::new(sid, self.version, self.terminal_config),
-            );
-            self.order.push(sid.to_owned());
-            self.change(sid, "session", "sessionId");
-        }
-        self.sessions.get_mut(sid).expect("inserted above")
+        let i = self.session_index(sid);
+        &mut self.sessions[i]
     }
 
     fn mode(&self) -> Mode {
@@ -861,10 +887,9 @@ impl Reducer {
             return;
         };
         self.version = Some(*v);
-        for sid in self.order.clone() {
-            if let Some(s) = self.sessions.get_mut(&sid) {
-                s.protocol_version = Some(*v);
-            }
+        for i in 0..self.sessions.len() {
+            self.sessions[i].protocol_version = Some(*v);
+            let sid = self.sessions[i].id.clone();
             self.change(&sid, "session", "protocolVersion");
         }
     }
@@ -1141,10 +1166,19 @@ impl Reducer {
 
     /// Index of message (`role`, `id`), created (with a timeline entry) when new.
     fn message(&mut self, sid: &str, role: Role, id: &str) -> usize {
-        let s = self.session(sid);
+        let si = self.session_index(sid);
+        if let Some((s, r, i)) = self.last_message
+            && s == si
+            && r == role
+            && self.sessions[si].messages[i].id == id
+        {
+            return i;
+        }
+        let s = &mut self.sessions[si];
         if let Some(slots) = s.message_index.get(id)
             && let Some(i) = slots[role.slot()]
         {
+            self.last_message = Some((si, role, i));
             return i;
         }
         let i = s.messages.len();
@@ -1156,6 +1190,7 @@ impl Reducer {
         });
         s.message_index.entry(id.to_owned()).or_default()[role.slot()] = Some(i);
         s.timeline.push(("message", id.to_owned(), Some(role)));
+        self.last_message = Some((si, role, i));
         i
     }
 
@@ -1645,5 +1680,164 @@ fn answer(entry: &mut Obj, result: Option<&JsonValue<'_>>, error: Option<&JsonVa
         obj_set(entry, "response", Json::from_value(r));
     } else if let Some(e) = error {
         obj_set(entry, "error", Json::from_value(e));
+    }
+}
+
+/// Reusable buffers for [`Reducer::fast_chunk`].
+#[derive(Default)]
+struct Scratch {
+    tape: Vec<u8>,
+    sid: String,
+    mid: String,
+    text: String,
+}
+
+/// Keys the hot path understands; anything else sends the frame down the general path.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Key {
+    Jsonrpc,
+    Method,
+    Params,
+    SessionId,
+    Update,
+    SessionUpdate,
+    MessageId,
+    Content,
+    Other,
+}
+
+fn key(k: Option<&str>) -> Option<Key> {
+    Some(match k? {
+        "jsonrpc" => Key::Jsonrpc,
+        "method" => Key::Method,
+        "params" => Key::Params,
+        "sessionId" => Key::SessionId,
+        "update" => Key::Update,
+        "sessionUpdate" => Key::SessionUpdate,
+        "messageId" => Key::MessageId,
+        "content" => Key::Content,
+        _ => Key::Other,
+    })
+}
+
+/// `Some(Some(key))` for the next key, `Some(None)` at the end of the object, `None` on error.
+fn next_key(j: &mut Jiter<'_>) -> Option<Option<Key>> {
+    j.next_key().ok().map(key)
+}
+
+/// Parse a frame of exactly the hot shape: `{"jsonrpc"?, "method":"session/update", "params":
+/// {"sessionId", "update": {"sessionUpdate": <message chunk>, "messageId", "content":
+/// {"type":"text","text"}}}}`, each key once, nothing else. Fills `scratch`; returns the role.
+fn scan_chunk(bytes: &[u8], scratch: &mut Scratch) -> Option<Role> {
+    let tape = std::mem::take(&mut scratch.tape);
+    let mut j = Jiter::with_tape(bytes, tape);
+    let role = scan_top(&mut j, scratch);
+    let ok = role.is_some() && j.finish().is_ok();
+    scratch.tape = j.into_tape();
+    if ok { role } else { None }
+}
+
+fn scan_top(j: &mut Jiter<'_>, scratch: &mut Scratch) -> Option<Role> {
+    let mut k = key(j.next_object().ok()?);
+    let (mut jsonrpc, mut method, mut role) = (false, false, None);
+    while let Some(this) = k {
+        match this {
+            Key::Jsonrpc if !jsonrpc => {
+                jsonrpc = true;
+                j.next_str().ok()?;
+            }
+            Key::Method if !method => {
+                method = true;
+                if j.next_str().ok()? != "session/update" {
+                    return None;
+                }
+            }
+            Key::Params if role.is_none() => role = Some(scan_params(j, scratch)?),
+            _ => return None,
+        }
+        k = next_key(j)?;
+    }
+    if method { role } else { None }
+}
+
+fn scan_params(j: &mut Jiter<'_>, scratch: &mut Scratch) -> Option<Role> {
+    let mut k = key(j.next_object().ok()?);
+    let (mut sid, mut role) = (false, None);
+    while let Some(this) = k {
+        match this {
+            Key::SessionId if !sid => {
+                sid = true;
+                scratch.sid.clear();
+                scratch.sid.push_str(j.next_str().ok()?);
+            }
+            Key::Update if role.is_none() => role = Some(scan_update(j, scratch)?),
+            _ => return None,
+        }
+        k = next_key(j)?;
+    }
+    if sid { role } else { None }
+}
+
+fn scan_update(j: &mut Jiter<'_>, scratch: &mut Scratch) -> Option<Role> {
+    let mut k = key(j.next_object().ok()?);
+    let (mut role, mut mid, mut content) = (None, false, false);
+    while let Some(this) = k {
+        match this {
+            Key::SessionUpdate if role.is_none() => {
+                role = Some(match j.next_str().ok()? {
+                    "agent_message_chunk" => Role::Agent,
+                    "agent_thought_chunk" => Role::Thought,
+                    "user_message_chunk" => Role::User,
+                    _ => return None,
+                });
+            }
+            Key::MessageId if !mid => {
+                mid = true;
+                scratch.mid.clear();
+                scratch.mid.push_str(j.next_str().ok()?);
+            }
+            Key::Content if !content => {
+                content = true;
+                if j.next_object().ok()? != Some("type") || j.next_str().ok()? != "text" {
+                    return None;
+                }
+                if j.next_key().ok()? != Some("text") {
+                    return None;
+                }
+                scratch.text.clear();
+                scratch.text.push_str(j.next_str().ok()?);
+                if j.next_key().ok()?.is_some() {
+                    return None;
+                }
+            }
+            _ => return None,
+        }
+        k = next_key(j)?;
+    }
+    if mid && content { role } else { None }
+}
+
+impl Reducer {
+    /// The streaming hot path: a plain-text message chunk with a `messageId`, reduced without
+    /// building a parse tree. Returns false, having changed nothing, for any other frame;
+    /// when it returns true the effect is exactly that of the general path.
+    fn fast_chunk(&mut self, bytes: &[u8]) -> bool {
+        let Some(role) = scan_chunk(bytes, &mut self.scratch) else {
+            return false;
+        };
+        let sid = std::mem::take(&mut self.scratch.sid);
+        let mid = std::mem::take(&mut self.scratch.mid);
+        let index = self.message(&sid, role, &mid);
+        let si = self.session_index(&sid);
+        let s = &mut self.sessions[si];
+        s.current = Some(index);
+        s.messages[index]
+            .content
+            .get_or_insert_with(Vec::new)
+            .push(Block::Text(self.scratch.text.as_str().to_owned()));
+        self.change(&sid, "message", &mid);
+        self.scratch.sid = sid;
+        self.scratch.mid = mid;
+        true
     }
 }

@@ -22,6 +22,7 @@ __all__ = [
     "Span",
     "Terminal",
     "TerminalDataError",
+    "_b64decode",
     "char_width",
     "dumps",
     "loads",
