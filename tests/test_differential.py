@@ -73,3 +73,70 @@ def test_backends_agree_on_arbitrary_streams(lines, cuts, cap, raw):
     expected = run(native, [data], max_frame_bytes=cap, raw=raw)
     assert run(native, split_at(data, cuts), max_frame_bytes=cap, raw=raw) == expected
     assert run(pure, split_at(data, cuts), max_frame_bytes=cap, raw=raw) == expected
+
+
+# Fragments that make near-JSON: numbers at their edges, escapes, literals, structure.
+_FRAGMENTS = [
+    "0",
+    "1",
+    "9",
+    "-",
+    "+",
+    ".",
+    "e",
+    "E",
+    " ",
+    "[",
+    "]",
+    "{",
+    "}",
+    ",",
+    ":",
+    '"',
+    "a",
+    "\\",
+    "u",
+    "n",
+    "t",
+    "true",
+    "null",
+    "false",
+    "1e400",
+    '"x"',
+    "\t",
+    "\r",
+    "\\u00e9",
+    "\\ud83d",
+    "\\ude00",
+    "\\ud800",
+    "é",
+    "\x01",
+    "12345678901234567890",
+    "-0",
+    "0.5",
+]
+
+
+@settings(max_examples=1500, deadline=None)
+@given(pieces=st.lists(st.sampled_from(_FRAGMENTS), min_size=1, max_size=10))
+def test_backends_agree_on_near_json(pieces):
+    """Both backends accept the same documents, with the same values and error reasons."""
+    if BACKENDS != ["native", "pure"]:
+        return
+    text = "".join(pieces)
+    outcomes = []
+    for name in ("native", "pure"):
+        backend = load_backend(name)
+        try:
+            value = backend.loads(text.encode())
+            outcomes.append(("ok", repr(value)))
+        except backend.DecodeError:
+            outcomes.append(("error", None))
+        decoder = backend.FrameDecoder()
+        frames = decoder.feed(text.encode() + b"\n")
+        outcomes.append((repr(frames), [e.reason for e in decoder.errors]))
+    assert outcomes[:2] == outcomes[2:]
+    if outcomes[0][0] == "ok":
+        import json
+
+        assert outcomes[0][1] == repr(json.loads(text))

@@ -127,7 +127,10 @@ impl FrameDecoder {
 
 /// Decode one frame; `Err(())` means "diagnose it" (the classification is the core's).
 fn decode_frame<'py>(py: Python<'py>, bytes: &[u8]) -> Result<Bound<'py, PyAny>, ()> {
-    PARSER.python_parse(py, bytes).map_err(|_| ())
+    match super::fastjson::decode(py, bytes) {
+        Some(value) => Ok(value),
+        None => PARSER.python_parse(py, bytes).map_err(|_| ()),
+    }
 }
 
 /// Append a decoded frame: a batch (JSON array) yields its entries. `Ok(false)`: an empty

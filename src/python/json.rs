@@ -47,15 +47,19 @@ pub fn loads<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'
                 },
             );
         };
-        return PARSER
-            .python_parse(py, text.as_bytes())
-            .map_err(|e| decode_error(py, text.as_bytes(), &e, true));
+        return decode(py, text.as_bytes(), true);
     }
-    with_bytes(data, |bytes| {
-        PARSER
-            .python_parse(py, bytes)
-            .map_err(|e| decode_error(py, bytes, &e, false))
-    })?
+    with_bytes(data, |bytes| decode(py, bytes, false))?
+}
+
+/// The fast path, or jiter for what it declines (exact values and exact errors).
+fn decode<'py>(py: Python<'py>, bytes: &[u8], char_offsets: bool) -> PyResult<Bound<'py, PyAny>> {
+    if let Some(value) = super::fastjson::decode(py, bytes) {
+        return Ok(value);
+    }
+    PARSER
+        .python_parse(py, bytes)
+        .map_err(|e| decode_error(py, bytes, &e, char_offsets))
 }
 
 /// Encode `obj` as one compact NDJSON frame: UTF-8, ending in a single `\n`.
@@ -89,7 +93,7 @@ fn encode_error(py: Python<'_>, message: String) -> PyErr {
     }
 }
 
-/// Writes JSON straight from CPython objects.
+/// Writes JSON straight from `CPython` objects.
 ///
 /// The hot paths (exact `str`, `dict`, `list`, `int`, `float`, `bool`, `None`, `tuple`) read
 /// objects through the C API with borrowed pointers, as orjson does: no Python code runs on
@@ -151,7 +155,9 @@ unsafe fn escape_block(block: &[u8], mut dst: *mut u8) -> *mut u8 {
             _mm_or_si128, _mm_set1_epi8, _mm_storeu_si128,
         };
         // SAFETY: SSE2 is baseline on x86_64; loads stay inside `block`, and each 16-byte
-        // store fits the reservation (clean bytes are kept, the rest is overwritten).
+        // store fits the reservation (clean bytes are kept, the rest is overwritten). Loads
+        // and stores are unaligned (`loadu`/`storeu`), so the pointer casts need no alignment.
+        #[allow(clippy::cast_ptr_alignment)]
         unsafe {
             let quote = _mm_set1_epi8(b'"'.cast_signed());
             let backslash = _mm_set1_epi8(b'\\'.cast_signed());

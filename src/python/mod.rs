@@ -7,6 +7,7 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::PyType;
 
 mod decoder;
+mod fastjson;
 mod json;
 pub(crate) mod terminal;
 

@@ -120,7 +120,7 @@ impl Terminal {
     }
 
     /// Decode one strict RFC 4648 base64 chunk and feed it; on invalid base64 raise
-    /// TerminalDataError and apply nothing.
+    /// `TerminalDataError` and apply nothing.
     fn feed_base64(&self, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<()> {
         let encoded = base64_input(data)?;
         self.with_terminal(py, |t| t.feed_base64(&encoded))
@@ -130,12 +130,11 @@ impl Terminal {
     /// Drop all state and start from `snapshot` (the `terminal_update.output` rule).
     #[pyo3(signature = (snapshot = None), text_signature = "(self, snapshot=b'')")]
     fn reset(&self, py: Python<'_>, snapshot: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
-        match snapshot {
-            Some(data) => with_bytes(data, |bytes| self.with_terminal(py, |t| t.reset(bytes))),
-            None => {
-                self.with_terminal(py, |t| t.reset(b""));
-                Ok(())
-            }
+        if let Some(data) = snapshot {
+            with_bytes(data, |bytes| self.with_terminal(py, |t| t.reset(bytes)))
+        } else {
+            self.with_terminal(py, |t| t.reset(b""));
+            Ok(())
         }
     }
 

@@ -1,0 +1,527 @@
+//! The fast path of JSON decoding: bytes straight to Python objects.
+//!
+//! It handles the documents ACP traffic is made of (objects, arrays, strings, 64-bit integers,
+//! floats, literals) and declines everything else by returning `None`: integers beyond 64 bits,
+//! lone surrogate escapes, nesting deeper than jiter allows, and any syntax error. The caller
+//! then decodes with jiter, which gives the exact value or the exact error. So this path only
+//! has to be right on what it accepts; what it accepts is a strict subset of JSON, decoded to
+//! the same values as `json.loads`.
+//!
+//! Written by hand (rather than only using jiter) for speed: object keys come from a small
+//! per-thread cache of `str` objects whose hashes are already computed, ASCII strings are
+//! copied into a fresh `str` in one step, and containers are filled through the C API.
+
+use std::cell::RefCell;
+
+use pyo3::ffi;
+use pyo3::prelude::*;
+
+/// jiter's nesting rule: no value more than this many containers below the top-level value.
+const MAX_DEPTH: usize = 200;
+/// Keys up to this length are cached.
+const MAX_CACHED_KEY: usize = 64;
+const KEY_CACHE_SLOTS: usize = 1024;
+
+struct CachedKey {
+    bytes: Box<[u8]>,
+    object: Py<PyAny>,
+}
+
+thread_local! {
+    static KEY_CACHE: RefCell<Vec<Option<CachedKey>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Decode `data`, or `None` when the fast path declines (see the module docs).
+pub fn decode<'py>(py: Python<'py>, data: &[u8]) -> Option<Bound<'py, PyAny>> {
+    KEY_CACHE.with_borrow_mut(|cache| {
+        if cache.is_empty() {
+            cache.resize_with(KEY_CACHE_SLOTS, || None);
+        }
+        let mut parser = Parser {
+            py,
+            data,
+            pos: 0,
+            cache,
+        };
+        parser.skip_ws();
+        // SAFETY: the parser only hands owned references around; see `Owned`.
+        let value = unsafe { parser.value(0)? };
+        parser.skip_ws();
+        if parser.pos != data.len() {
+            return None;
+        }
+        // SAFETY: `value` is a new (owned) reference.
+        Some(unsafe { value.into_bound(py) })
+    })
+}
+
+/// An owned reference produced by the parser; released on drop unless taken.
+struct Owned(*mut ffi::PyObject);
+
+impl Owned {
+    /// # Safety
+    /// `self.0` must be a valid owned reference.
+    unsafe fn into_bound(self, py: Python<'_>) -> Bound<'_, PyAny> {
+        let ptr = self.0;
+        std::mem::forget(self);
+        unsafe { Bound::from_owned_ptr(py, ptr) }
+    }
+
+    fn take(self) -> *mut ffi::PyObject {
+        let ptr = self.0;
+        std::mem::forget(self);
+        ptr
+    }
+}
+
+impl Drop for Owned {
+    fn drop(&mut self) {
+        // SAFETY: the GIL is held for the whole parse, and the reference is owned.
+        unsafe { ffi::Py_DECREF(self.0) };
+    }
+}
+
+fn new_ref(ptr: *mut ffi::PyObject) -> Option<Owned> {
+    if ptr.is_null() {
+        // An allocation failure: let the slow path raise it properly.
+        // SAFETY: clearing the error indicator is always allowed with the GIL held.
+        unsafe { ffi::PyErr_Clear() };
+        None
+    } else {
+        Some(Owned(ptr))
+    }
+}
+
+struct Parser<'a, 'py> {
+    py: Python<'py>,
+    data: &'a [u8],
+    pos: usize,
+    cache: &'a mut Vec<Option<CachedKey>>,
+}
+
+impl Parser<'_, '_> {
+    #[inline]
+    fn peek(&self) -> Option<u8> {
+        self.data.get(self.pos).copied()
+    }
+
+    #[inline]
+    fn skip_ws(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
+            self.pos += 1;
+        }
+    }
+
+    /// Parse one value at nesting level `level`.
+    ///
+    /// # Safety
+    /// Must run with the GIL held (it does: `Parser` carries a `Python` token).
+    unsafe fn value(&mut self, level: usize) -> Option<Owned> {
+        match self.peek()? {
+            b'{' => unsafe { self.object(level) },
+            b'[' => unsafe { self.array(level) },
+            b'"' => {
+                self.pos += 1;
+                self.string()
+            }
+            b't' => self.literal(b"true", unsafe { ffi::Py_True() }),
+            b'f' => self.literal(b"false", unsafe { ffi::Py_False() }),
+            b'n' => self.literal(b"null", unsafe { ffi::Py_None() }),
+            b'-' | b'0'..=b'9' => self.number(),
+            _ => None,
+        }
+    }
+
+    fn literal(&mut self, word: &[u8], object: *mut ffi::PyObject) -> Option<Owned> {
+        if self.data.get(self.pos..self.pos + word.len())? != word {
+            return None;
+        }
+        self.pos += word.len();
+        // SAFETY: the singletons are immortal or at least alive for the interpreter's life.
+        unsafe { ffi::Py_INCREF(object) };
+        Some(Owned(object))
+    }
+
+    unsafe fn object(&mut self, level: usize) -> Option<Owned> {
+        self.pos += 1;
+        let dict = new_ref(unsafe { ffi::PyDict_New() })?;
+        self.skip_ws();
+        if self.peek()? == b'}' {
+            self.pos += 1;
+            return Some(dict);
+        }
+        if level >= MAX_DEPTH {
+            return None;
+        }
+        loop {
+            if self.peek()? != b'"' {
+                return None;
+            }
+            self.pos += 1;
+            let key = self.key()?;
+            self.skip_ws();
+            if self.peek()? != b':' {
+                return None;
+            }
+            self.pos += 1;
+            self.skip_ws();
+            let value = unsafe { self.value(level + 1)? };
+            // SAFETY: both are valid; PyDict_SetItem takes its own references.
+            if unsafe { ffi::PyDict_SetItem(dict.0, key.0, value.0) } != 0 {
+                unsafe { ffi::PyErr_Clear() };
+                return None;
+            }
+            self.skip_ws();
+            match self.peek()? {
+                b',' => {
+                    self.pos += 1;
+                    self.skip_ws();
+                }
+                b'}' => {
+                    self.pos += 1;
+                    return Some(dict);
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    unsafe fn array(&mut self, level: usize) -> Option<Owned> {
+        self.pos += 1;
+        self.skip_ws();
+        let mut items: Vec<Owned> = Vec::new();
+        if self.peek()? == b']' {
+            self.pos += 1;
+        } else {
+            if level >= MAX_DEPTH {
+                return None;
+            }
+            loop {
+                items.push(unsafe { self.value(level + 1)? });
+                self.skip_ws();
+                match self.peek()? {
+                    b',' => {
+                        self.pos += 1;
+                        self.skip_ws();
+                    }
+                    b']' => {
+                        self.pos += 1;
+                        break;
+                    }
+                    _ => return None,
+                }
+            }
+        }
+        let len = ffi::Py_ssize_t::try_from(items.len()).ok()?;
+        let list = new_ref(unsafe { ffi::PyList_New(len) })?;
+        for (i, item) in items.into_iter().enumerate() {
+            // SAFETY: a fresh list of `len` slots; SET_ITEM steals the reference.
+            unsafe { ffi::PyList_SET_ITEM(list.0, i.cast_signed(), item.take()) };
+        }
+        Some(list)
+    }
+
+    /// The end of the string body starting at `self.pos` (the closing quote's index), and
+    /// whether it has escapes and non-ASCII bytes. `None` on a raw control character or an
+    /// unterminated string.
+    fn scan_string(&self) -> Option<(usize, bool, bool)> {
+        let data = self.data;
+        let mut i = self.pos;
+        let mut escapes = false;
+        let mut non_ascii = false;
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::{
+                __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_max_epu8, _mm_movemask_epi8,
+                _mm_or_si128, _mm_set1_epi8,
+            };
+            // SAFETY: SSE2 is baseline on x86_64; each load is within `data`. The loads are
+            // unaligned (`loadu`), so the pointer cast needs no alignment.
+            #[allow(clippy::cast_ptr_alignment)]
+            unsafe {
+                let quote = _mm_set1_epi8(b'"'.cast_signed());
+                let backslash = _mm_set1_epi8(b'\\'.cast_signed());
+                let below_space = _mm_set1_epi8(0x1f);
+                while i + 16 <= data.len() {
+                    let chunk = _mm_loadu_si128(data.as_ptr().add(i).cast::<__m128i>());
+                    let stop = _mm_or_si128(
+                        _mm_or_si128(
+                            _mm_cmpeq_epi8(chunk, quote),
+                            _mm_cmpeq_epi8(chunk, backslash),
+                        ),
+                        _mm_cmpeq_epi8(_mm_max_epu8(chunk, below_space), below_space),
+                    );
+                    let high = _mm_movemask_epi8(chunk);
+                    let mask = _mm_movemask_epi8(stop);
+                    if mask == 0 {
+                        non_ascii |= high != 0;
+                        i += 16;
+                        continue;
+                    }
+                    let at = mask.trailing_zeros();
+                    non_ascii |= high & ((1 << at) - 1) != 0;
+                    i += at as usize;
+                    match data[i] {
+                        b'"' => return Some((i, escapes, non_ascii)),
+                        b'\\' => {
+                            escapes = true;
+                            // Skip the escaped character (validated later).
+                            i += 2;
+                        }
+                        _ => return None,
+                    }
+                }
+            }
+        }
+        while let Some(&b) = data.get(i) {
+            match b {
+                b'"' => return Some((i, escapes, non_ascii)),
+                b'\\' => {
+                    escapes = true;
+                    i += 2;
+                }
+                0..=0x1f => return None,
+                0x80.. => {
+                    non_ascii = true;
+                    i += 1;
+                }
+                _ => i += 1,
+            }
+        }
+        None
+    }
+
+    /// A string value (the opening quote consumed).
+    fn string(&mut self) -> Option<Owned> {
+        let (end, escapes, non_ascii) = self.scan_string()?;
+        let body = &self.data[self.pos..end];
+        self.pos = end + 1;
+        if escapes {
+            let (text, non_ascii) = unescape(body, non_ascii)?;
+            return new_str(&text, non_ascii);
+        }
+        new_str(body, non_ascii)
+    }
+
+    /// An object key: short plain keys come from the cache.
+    fn key(&mut self) -> Option<Owned> {
+        let (end, escapes, non_ascii) = self.scan_string()?;
+        let body = &self.data[self.pos..end];
+        self.pos = end + 1;
+        if escapes {
+            let (text, non_ascii) = unescape(body, non_ascii)?;
+            return new_str(&text, non_ascii);
+        }
+        if body.len() > MAX_CACHED_KEY {
+            return new_str(body, non_ascii);
+        }
+        let slot = key_slot(body);
+        if let Some(Some(cached)) = self.cache.get(slot)
+            && same_bytes(&cached.bytes, body)
+        {
+            let ptr = cached.object.as_ptr();
+            // SAFETY: the cache holds a reference, so the object is alive.
+            unsafe { ffi::Py_INCREF(ptr) };
+            return Some(Owned(ptr));
+        }
+        let key = new_str(body, non_ascii)?;
+        // Hash now, once: the cached object carries it to every dict it goes into.
+        // SAFETY: `key.0` is a valid str.
+        if unsafe { ffi::PyObject_Hash(key.0) } == -1 {
+            unsafe { ffi::PyErr_Clear() };
+            return None;
+        }
+        // SAFETY: a new strong reference for the cache.
+        let object = unsafe { Bound::from_borrowed_ptr(self.py, key.0) }.unbind();
+        self.cache[slot] = Some(CachedKey {
+            bytes: body.into(),
+            object,
+        });
+        Some(key)
+    }
+
+    fn number(&mut self) -> Option<Owned> {
+        let data = self.data;
+        let start = self.pos;
+        let mut i = start;
+        let negative = data.get(i) == Some(&b'-');
+        if negative {
+            i += 1;
+        }
+        let int_start = i;
+        match data.get(i)? {
+            b'0' => i += 1,
+            b'1'..=b'9' => {
+                while data.get(i).is_some_and(u8::is_ascii_digit) {
+                    i += 1;
+                }
+            }
+            _ => return None,
+        }
+        let int_end = i;
+        let mut is_float = false;
+        if data.get(i) == Some(&b'.') {
+            i += 1;
+            let frac_start = i;
+            while data.get(i).is_some_and(u8::is_ascii_digit) {
+                i += 1;
+            }
+            if i == frac_start {
+                return None;
+            }
+            is_float = true;
+        }
+        if let Some(b'e' | b'E') = data.get(i) {
+            i += 1;
+            if let Some(b'+' | b'-') = data.get(i) {
+                i += 1;
+            }
+            let exp_start = i;
+            while data.get(i).is_some_and(u8::is_ascii_digit) {
+                i += 1;
+            }
+            if i == exp_start {
+                return None;
+            }
+            is_float = true;
+        }
+        // A digit right after a leading zero (`01`) is malformed; so is anything number-like
+        // glued on; leave those to the slow path's error.
+        if data
+            .get(i)
+            .is_some_and(|b| b.is_ascii_digit() || *b == b'.')
+        {
+            return None;
+        }
+        self.pos = i;
+        if is_float {
+            // SAFETY: the slice is ASCII digits and signs.
+            let text = unsafe { std::str::from_utf8_unchecked(&data[start..i]) };
+            // Rust's parser rounds correctly, as CPython's float() does.
+            let value: f64 = text.parse().ok()?;
+            return new_ref(unsafe { ffi::PyFloat_FromDouble(value) });
+        }
+        // 18 digits always fit an i64; longer integers go to the slow path (bigints).
+        if int_end - int_start > 18 {
+            return None;
+        }
+        let mut value: i64 = 0;
+        for &digit in &data[int_start..int_end] {
+            value = value * 10 + i64::from(digit - b'0');
+        }
+        if negative {
+            value = -value;
+        }
+        new_ref(unsafe { ffi::PyLong_FromLongLong(value) })
+    }
+}
+
+/// Equality of short byte strings without a call into `memcmp`.
+#[inline]
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut chunks_a = a.chunks_exact(8);
+    let mut chunks_b = b.chunks_exact(8);
+    for (x, y) in chunks_a.by_ref().zip(chunks_b.by_ref()) {
+        if u64::from_ne_bytes(x.try_into().unwrap_or_default())
+            != u64::from_ne_bytes(y.try_into().unwrap_or_default())
+        {
+            return false;
+        }
+    }
+    chunks_a
+        .remainder()
+        .iter()
+        .zip(chunks_b.remainder())
+        .all(|(x, y)| x == y)
+}
+
+fn key_slot(bytes: &[u8]) -> usize {
+    // FNV-1a over at most the first 16 bytes and the length: cheap and good enough to spread
+    // the few dozen keys of a protocol.
+    #[allow(clippy::cast_possible_truncation)] // only spreads keys; the length is short
+    let mut hash: u32 = 0x811c_9dc5 ^ (bytes.len() as u32);
+    for &b in bytes.iter().take(16) {
+        hash = (hash ^ u32::from(b)).wrapping_mul(0x0100_0193);
+    }
+    hash as usize % KEY_CACHE_SLOTS
+}
+
+/// A new `str` from UTF-8 bytes; `None` if they are not valid UTF-8.
+fn new_str(bytes: &[u8], non_ascii: bool) -> Option<Owned> {
+    let len = ffi::Py_ssize_t::try_from(bytes.len()).ok()?;
+    if !non_ascii {
+        // SAFETY: an ASCII str of `len` characters has exactly `len` bytes of storage.
+        unsafe {
+            let object = new_ref(ffi::PyUnicode_New(len, 127))?;
+            std::ptr::copy_nonoverlapping(
+                bytes.as_ptr(),
+                ffi::PyUnicode_DATA(object.0).cast::<u8>(),
+                bytes.len(),
+            );
+            return Some(object);
+        }
+    }
+    // CPython validates the UTF-8 here; invalid input declines the fast path.
+    new_ref(unsafe { ffi::PyUnicode_DecodeUTF8(bytes.as_ptr().cast(), len, c"strict".as_ptr()) })
+}
+
+/// Resolve the escapes of a string body: the bytes, and whether any is non-ASCII. `None` on a
+/// malformed escape or a lone surrogate. UTF-8 validity is checked when the `str` is made.
+fn unescape(body: &[u8], mut non_ascii: bool) -> Option<(Vec<u8>, bool)> {
+    let mut out: Vec<u8> = Vec::with_capacity(body.len());
+    let mut i = 0;
+    while let Some(run) = memchr::memchr(b'\\', &body[i..]) {
+        out.extend_from_slice(&body[i..i + run]);
+        i += run;
+        let code = *body.get(i + 1)?;
+        i += 2;
+        let simple = match code {
+            b'"' => b'"',
+            b'\\' => b'\\',
+            b'/' => b'/',
+            b'b' => 0x08,
+            b'f' => 0x0c,
+            b'n' => b'\n',
+            b'r' => b'\r',
+            b't' => b'\t',
+            b'u' => {
+                let high = hex4(body.get(i..i + 4)?)?;
+                i += 4;
+                let scalar = match high {
+                    0xD800..=0xDBFF => {
+                        if body.get(i..i + 2)? != b"\\u" {
+                            return None;
+                        }
+                        let low = hex4(body.get(i + 2..i + 6)?)?;
+                        if !(0xDC00..=0xDFFF).contains(&low) {
+                            return None;
+                        }
+                        i += 6;
+                        0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00)
+                    }
+                    0xDC00..=0xDFFF => return None,
+                    _ => high,
+                };
+                let c = char::from_u32(scalar)?;
+                non_ascii |= !c.is_ascii();
+                out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
+                continue;
+            }
+            _ => return None,
+        };
+        out.push(simple);
+    }
+    out.extend_from_slice(&body[i..]);
+    Some((out, non_ascii))
+}
+
+fn hex4(digits: &[u8]) -> Option<u32> {
+    let mut value = 0;
+    for &d in digits {
+        value = value * 16 + char::from(d).to_digit(16)?;
+    }
+    Some(value)
+}

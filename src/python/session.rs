@@ -1,0 +1,364 @@
+//! `Sessions`, `Session` and `replay`: the session reducer of [`crate::session`] for Python.
+//!
+//! Bytes are framed, parsed and reduced in Rust with the GIL released; Python objects are made
+//! only on request (`snapshot()`, `errors`, `changes()`), by converting the reducer's owned
+//! JSON at the edge. The pure twin is `acpwire._pure.session`; both give identical results.
+
+use std::borrow::Cow;
+use std::io::Read;
+use std::sync::Arc;
+
+use jiter::JsonValue;
+use pyo3::exceptions::{PyKeyError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+
+use super::decoder::with_bytes;
+use super::terminal::Terminal;
+use crate::session::{self as core, ErrorRecord, Json};
+
+/// Deepest nesting `apply` accepts (the pure backend has the same limit).
+const MAX_APPLY_DEPTH: usize = 500;
+/// Bytes read per step by `replay`.
+const READ_BYTES: usize = 1 << 20;
+
+/// The reducer's JSON as Python objects (dicts keep the reducer's key order).
+fn to_py<'py>(py: Python<'py>, value: &Json) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match value {
+        Json::Null => py.None().into_bound(py),
+        Json::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
+        Json::Int(i) => i.into_pyobject(py)?.into_any(),
+        Json::BigInt(digits) => py.get_type::<PyInt>().call1((digits.as_str(),))?,
+        Json::Float(f) => PyFloat::new(py, *f).into_any(),
+        Json::Str(s) => PyString::new(py, s).into_any(),
+        Json::Array(items) => {
+            let list = PyList::empty(py);
+            for item in items {
+                list.append(to_py(py, item)?)?;
+            }
+            list.into_any()
+        }
+        Json::Object(members) => {
+            let dict = PyDict::new(py);
+            for (k, v) in members {
+                dict.set_item(k, to_py(py, v)?)?;
+            }
+            dict.into_any()
+        }
+    })
+}
+
+fn error_to_py<'py>(py: Python<'py>, e: &ErrorRecord) -> PyResult<Bound<'py, PyAny>> {
+    to_py(py, &e.to_json())
+}
+
+fn type_name(obj: &Bound<'_, PyAny>) -> String {
+    obj.get_type()
+        .name()
+        .map_or_else(|_| "?".to_owned(), |n| n.to_string())
+}
+
+/// A Python message as a parse tree, with the pure backend's type rules: None, bool, str,
+/// int, float, dict with str keys, list and tuple (subclasses included); anything else is a
+/// TypeError.
+fn from_py(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<JsonValue<'static>> {
+    if depth > MAX_APPLY_DEPTH {
+        return Err(PyValueError::new_err("message nests too deeply"));
+    }
+    if obj.is_none() {
+        return Ok(JsonValue::Null);
+    }
+    if let Ok(b) = obj.cast::<PyBool>() {
+        return Ok(JsonValue::Bool(b.is_true()));
+    }
+    if let Ok(s) = obj.cast::<PyString>() {
+        return Ok(JsonValue::Str(Cow::Owned(s.to_str()?.to_owned())));
+    }
+    if obj.is_instance_of::<PyInt>() {
+        if let Ok(i) = obj.extract::<i64>() {
+            return Ok(JsonValue::Int(i));
+        }
+        // Beyond 64 bits: let the JSON parser build the big integer from its digits.
+        let digits = obj.str()?.to_str()?.to_owned();
+        return JsonValue::parse(digits.as_bytes(), false)
+            .map(JsonValue::into_static)
+            .map_err(|e| PyValueError::new_err(e.to_string()));
+    }
+    if let Ok(f) = obj.cast::<PyFloat>() {
+        return Ok(JsonValue::Float(f.value()));
+    }
+    if let Ok(dict) = obj.cast::<PyDict>() {
+        let mut members = Vec::with_capacity(dict.len());
+        for (k, v) in dict.iter() {
+            let Ok(key) = k.cast::<PyString>() else {
+                return Err(PyTypeError::new_err(format!(
+                    "message keys must be str, not {}",
+                    type_name(&k)
+                )));
+            };
+            members.push((Cow::Owned(key.to_str()?.to_owned()), from_py(&v, depth + 1)?));
+        }
+        return Ok(JsonValue::Object(Arc::new(members)));
+    }
+    if let Ok(list) = obj.cast::<PyList>() {
+        let items = list
+            .iter()
+            .map(|item| from_py(&item, depth + 1))
+            .collect::<PyResult<Vec<_>>>()?;
+        return Ok(JsonValue::Array(Arc::new(items)));
+    }
+    if let Ok(tuple) = obj.cast::<PyTuple>() {
+        let items = tuple
+            .iter()
+            .map(|item| from_py(&item, depth + 1))
+            .collect::<PyResult<Vec<_>>>()?;
+        return Ok(JsonValue::Array(Arc::new(items)));
+    }
+    Err(PyTypeError::new_err(format!(
+        "{} is not a JSON value",
+        type_name(obj)
+    )))
+}
+
+/// All sessions of one connection or trace, keyed by `params.sessionId`.
+#[pyclass(module = "acpwire._native")]
+pub struct Sessions {
+    inner: core::Sessions,
+}
+
+#[pymethods]
+impl Sessions {
+    #[new]
+    #[pyo3(signature = (max_frame_bytes = 33_554_432, terminal_cols = None, scrollback = 10_000))]
+    fn new(max_frame_bytes: i64, terminal_cols: Option<i64>, scrollback: i64) -> PyResult<Self> {
+        let max_frame_bytes = usize::try_from(max_frame_bytes)
+            .ok()
+            .filter(|&n| n > 0)
+            .ok_or_else(|| PyValueError::new_err("max_frame_bytes must be positive"))?;
+        let terminal_cols = terminal_cols
+            .map(|c| usize::try_from(c).map_err(|_| PyValueError::new_err("terminal_cols must not be negative")))
+            .transpose()?;
+        let scrollback = usize::try_from(scrollback)
+            .map_err(|_| PyValueError::new_err("scrollback must not be negative"))?;
+        Ok(Self {
+            inner: core::Sessions::new(core::SessionsConfig {
+                max_frame_bytes,
+                terminal_cols,
+                scrollback,
+            }),
+        })
+    }
+
+    /// Feed NDJSON bytes (any split); return the frames completed, good or bad.
+    fn feed(&mut self, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<usize> {
+        let inner = &mut self.inner;
+        with_bytes(data, |bytes| py.detach(|| inner.feed(bytes)))
+    }
+
+    /// End of stream: reduce a last line that had no newline; return frames completed.
+    fn finish(&mut self, py: Python<'_>) -> usize {
+        let inner = &mut self.inner;
+        py.detach(|| inner.finish())
+    }
+
+    /// Reduce one decoded JSON-RPC message of either direction (a list applies each entry).
+    fn apply(&mut self, message: &Bound<'_, PyAny>) -> PyResult<()> {
+        let value = from_py(message, 0)?;
+        self.inner.apply(&value);
+        Ok(())
+    }
+
+    /// Session ids in first-seen order.
+    fn ids(&self) -> Vec<String> {
+        self.inner.ids()
+    }
+
+    fn __len__(&self) -> usize {
+        self.inner.len()
+    }
+
+    fn __contains__(&self, session_id: &Bound<'_, PyAny>) -> bool {
+        session_id
+            .cast::<PyString>()
+            .ok()
+            .and_then(|s| s.to_str().ok().map(|s| self.inner.contains(s)))
+            .unwrap_or(false)
+    }
+
+    fn __getitem__(slf: &Bound<'_, Self>, session_id: &str) -> PyResult<Session> {
+        if !slf.borrow().inner.contains(session_id) {
+            return Err(PyKeyError::new_err(session_id.to_owned()));
+        }
+        Ok(Session {
+            store: slf.clone().unbind(),
+            id: session_id.to_owned(),
+        })
+    }
+
+    fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        Ok(PyList::new(py, self.inner.ids())?.try_iter()?.into_any())
+    }
+
+    /// The negotiated protocol version, None before `initialize`.
+    #[getter]
+    fn protocol_version(&self) -> Option<i64> {
+        self.inner.protocol_version()
+    }
+
+    /// Error records not yet taken, oldest first: `{line, offset, sessionId, reason}`.
+    #[getter]
+    fn errors<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let items = self
+            .inner
+            .errors()
+            .map(|e| error_to_py(py, e))
+            .collect::<PyResult<Vec<_>>>()?;
+        PyList::new(py, items)
+    }
+
+    /// Return the error records and forget them.
+    fn take_errors<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let items = self
+            .inner
+            .take_errors()
+            .iter()
+            .map(|e| error_to_py(py, e))
+            .collect::<PyResult<Vec<_>>>()?;
+        PyList::new(py, items)
+    }
+
+    /// Errors dropped because more than 10,000 were waiting to be taken.
+    #[getter]
+    fn errors_dropped(&self) -> u64 {
+        self.inner.errors_dropped()
+    }
+
+    /// (sessionId, entity type, id) of everything changed since the last call, deduplicated,
+    /// in first-change order.
+    fn changes<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let items = self
+            .inner
+            .take_changes()
+            .into_iter()
+            .map(|(s, k, i)| PyTuple::new(py, [s.as_str(), k, i.as_str()]))
+            .collect::<PyResult<Vec<_>>>()?;
+        PyList::new(py, items)
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Sessions({} sessions)", self.inner.len())
+    }
+}
+
+/// The reduced state of one session: a live view on its store.
+#[pyclass(module = "acpwire._native", frozen)]
+pub struct Session {
+    store: Py<Sessions>,
+    id: String,
+}
+
+impl Session {
+    fn with<R>(&self, py: Python<'_>, f: impl FnOnce(&core::Session) -> R) -> R {
+        let store = self.store.bind(py).borrow();
+        // A store never forgets a session, so the id found at creation stays valid.
+        let session = store.inner.get(&self.id).expect("sessions are never removed");
+        f(session)
+    }
+}
+
+#[pymethods]
+impl Session {
+    /// The session id.
+    #[getter]
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The foreground state, None before the first report (v1: set by prompts).
+    #[getter]
+    fn state(&self, py: Python<'_>) -> Option<String> {
+        self.with(py, |s| s.state().map(str::to_owned))
+    }
+
+    /// Why the last turn stopped (only while idle).
+    #[getter]
+    fn stop_reason(&self, py: Python<'_>) -> Option<String> {
+        self.with(py, |s| s.stop_reason().map(str::to_owned))
+    }
+
+    /// The session as a JSON-serializable dict (a copy); see the module docs for the shape.
+    fn snapshot<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let json = self.with(py, core::Session::snapshot);
+        to_py(py, &json)
+    }
+
+    /// The live Terminal `terminal_id`, None if the session has no such terminal.
+    fn terminal(&self, py: Python<'_>, terminal_id: &str) -> PyResult<Option<Py<Terminal>>> {
+        self.with(py, |s| s.terminal(terminal_id))
+            .map(|shared| Py::new(py, Terminal::from_shared(shared)))
+            .transpose()
+    }
+
+    /// The concatenated text blocks of message (role, message_id), None if absent.
+    #[pyo3(signature = (message_id, role = "agent"))]
+    fn message_text(&self, py: Python<'_>, message_id: &str, role: &str) -> Option<String> {
+        self.with(py, |s| s.message_text(message_id, role))
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> String {
+        self.with(py, |s| {
+            format!(
+                "Session({:?}, state={}, messages={})",
+                self.id,
+                s.state().map_or_else(|| "None".to_owned(), |v| format!("{v:?}")),
+                s.message_count()
+            )
+        })
+    }
+}
+
+/// Reduce a whole NDJSON trace (a path or a binary file) into a new Sessions.
+#[pyfunction]
+#[pyo3(signature = (source, **options))]
+pub fn replay<'py>(
+    py: Python<'py>,
+    source: &Bound<'py, PyAny>,
+    options: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Bound<'py, Sessions>> {
+    let store = py.get_type::<Sessions>().call((), options)?.cast_into::<Sessions>()?;
+    let os = py.import("os")?;
+    let is_path = source.is_instance_of::<PyString>()
+        || source.is_instance(&os.getattr("PathLike")?)?;
+    if is_path {
+        let path: String = os.call_method1("fspath", (source,))?.extract()?;
+        let mut file = std::fs::File::open(&path)
+            .map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("{path}: {e}")))?;
+        let mut guard = store.borrow_mut();
+        let inner = &mut guard.inner;
+        py.detach(|| -> std::io::Result<()> {
+            let mut buf = vec![0u8; READ_BYTES];
+            loop {
+                let n = file.read(&mut buf)?;
+                if n == 0 {
+                    return Ok(());
+                }
+                inner.feed(&buf[..n]);
+            }
+        })
+        .map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("{path}: {e}")))?;
+    } else {
+        let read = source.getattr("read")?;
+        loop {
+            let data = read.call1((READ_BYTES,))?;
+            if data.is_instance_of::<PyString>() {
+                return Err(PyTypeError::new_err("replay needs a binary file"));
+            }
+            if data.len()? == 0 {
+                break;
+            }
+            store.borrow_mut().feed(py, &data)?;
+        }
+    }
+    store.borrow_mut().finish(py);
+    Ok(store)
+}
