@@ -14,7 +14,7 @@
 //! * `cols: Some(n)` is a VT grid: LF moves down only and printing past the last column wraps.
 //! * The cursor column may equal the width: the "pending wrap" state after the last column was
 //!   written (as in xterm, vt100-rust and pyte); the next printable character wraps first.
-//! * Invalid UTF-8 becomes U+FFFD exactly as CPython's `bytes.decode("utf-8", "replace")` does
+//! * Invalid UTF-8 becomes U+FFFD exactly as `CPython`'s `bytes.decode("utf-8", "replace")` does
 //!   (maximal subparts), across chunk boundaries. Raw bytes 0x80-0x9F are never C1 controls
 //!   (they are invalid UTF-8); the decoded code points U+0080-U+009F are dropped.
 //! * Widths come from `unicode-width` (non-CJK); widths above 2 count as 2; zero-width
@@ -60,7 +60,7 @@ const ITALIC: u8 = 4;
 const UNDERLINE: u8 = 8;
 const INVERSE: u8 = 16;
 const STRIKE: u8 = 32;
-/// Colours are encoded as 0 = default, 1..=256 = palette index + 1, RGB_BIT | 0xRRGGBB.
+/// Colours are encoded as 0 = default, 1..=256 = palette index + 1, `RGB_BIT | 0xRRGGBB`.
 const RGB_BIT: u32 = 1 << 24;
 
 /// Cell text: a char, the right half of a wide character, or an interned cluster.
@@ -77,16 +77,22 @@ pub enum Color {
 }
 
 fn color_out(c: u32) -> Option<Color> {
+    let [_, r, g, b] = c.to_be_bytes();
     if c == 0 {
         None
     } else if c & RGB_BIT != 0 {
-        Some(Color::Rgb((c >> 16) as u8, (c >> 8) as u8, c as u8))
+        Some(Color::Rgb(r, g, b))
     } else {
-        Some(Color::Indexed((c - 1) as u8))
+        // 1..=256: the index is the low byte of c - 1.
+        Some(Color::Indexed((c - 1).to_be_bytes()[3]))
     }
 }
 
 /// The style of a span.
+#[allow(
+    clippy::struct_excessive_bools,
+    reason = "independent attributes, as in the Python Span"
+)]
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Style {
     pub fg: Option<Color>,
@@ -246,6 +252,14 @@ struct Line {
     wrapped: bool,
 }
 
+impl Line {
+    /// Blanks the line, keeping its buffer for what is written next.
+    fn clear(&mut self) {
+        self.cells.clear();
+        self.wrapped = false;
+    }
+}
+
 /// Cutting between the halves of a wide character blanks both halves.
 #[inline]
 fn split(cells: &mut [Cell], x: usize) {
@@ -263,6 +277,19 @@ struct StyleKey {
     link: u32,
 }
 
+const STYLE_CACHE: usize = 16;
+const WIDTH_CACHE: usize = 256;
+
+impl StyleKey {
+    fn cache_slot(&self) -> usize {
+        let h = self.fg.wrapping_mul(0x9E37_79B1)
+            ^ self.bg.wrapping_mul(0x85EB_CA77)
+            ^ u32::from(self.flags) << 5
+            ^ self.link;
+        (h ^ h >> 16) as usize % STYLE_CACHE
+    }
+}
+
 #[derive(Clone, Copy)]
 struct Saved {
     row: usize,
@@ -272,6 +299,18 @@ struct Saved {
 
 fn char_width(c: char) -> usize {
     c.width().unwrap_or(0).min(2)
+}
+
+/// A parameter value (already saturated at 65535) as stored.
+#[inline]
+fn param16(v: u32) -> u16 {
+    u16::try_from(v).unwrap_or(u16::MAX)
+}
+
+/// An index into an interned table; the tables are capped far below `u32::MAX`.
+#[inline]
+fn id32(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
 }
 
 /// Cells taken by a printable character: 0 (joins the previous cell), 1 or 2.
@@ -290,14 +329,17 @@ fn parse_uint(s: &str) -> Option<u32> {
     )
 }
 
-/// First byte in `bytes` that is a C0 control or DEL.
+/// Length of the printable prefix of `bytes` (up to the first C0 control or DEL), and whether
+/// that prefix is all ASCII. Eight bytes at a time: runs of text are the bulk of any output.
 #[inline]
-fn find_ctrl(bytes: &[u8]) -> Option<usize> {
+fn scan_printable(bytes: &[u8]) -> (usize, bool) {
     const LO: u64 = 0x0101_0101_0101_0101;
     const HI: u64 = 0x8080_8080_8080_8080;
+    let mut high = 0u64;
+    let mut chunks = bytes.chunks_exact(8);
     let mut i = 0;
-    while i + 8 <= bytes.len() {
-        let x = u64::from_le_bytes(bytes[i..i + 8].try_into().unwrap());
+    for chunk in &mut chunks {
+        let x = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
         // Bytes below 0x20 (ignoring bytes >= 0x80) or equal to 0x7F set their high bit here.
         let lt = x.wrapping_sub(LO * 0x20) & !x;
         let y = x ^ (LO * 0x7F);
@@ -305,15 +347,45 @@ fn find_ctrl(bytes: &[u8]) -> Option<usize> {
         if (lt | eq) & HI != 0 {
             break;
         }
+        high |= x;
         i += 8;
     }
-    bytes[i..]
-        .iter()
-        .position(|&b| b < 0x20 || b == 0x7F)
-        .map(|p| p + i)
+    let mut ascii = high & HI == 0;
+    for &b in &bytes[i..] {
+        if b < 0x20 || b == 0x7F {
+            break;
+        }
+        ascii &= b < 0x80;
+        i += 1;
+    }
+    (i, ascii)
+}
+
+/// The multi-byte UTF-8 sequence at the start of `b` as (code point, length), or `None` when
+/// it is invalid or incomplete (the same rules as `std::str::from_utf8`: no overlongs, no
+/// surrogates, nothing above U+10FFFF).
+#[inline]
+fn decode_utf8(b: &[u8]) -> Option<(u32, usize)> {
+    let cont = |c: u8| (c & 0xC0 == 0x80).then_some(u32::from(c & 0x3F));
+    match *b {
+        [b0 @ 0xC2..=0xDF, b1, ..] => Some((u32::from(b0 & 0x1F) << 6 | cont(b1)?, 2)),
+        [b0 @ 0xE0..=0xEF, b1, b2, ..] => {
+            let o = u32::from(b0 & 0x0F) << 12 | cont(b1)? << 6 | cont(b2)?;
+            (o >= 0x800 && !(0xD800..0xE000).contains(&o)).then_some((o, 3))
+        }
+        [b0 @ 0xF0..=0xF4, b1, b2, b3, ..] => {
+            let o = u32::from(b0 & 0x07) << 18 | cont(b1)? << 12 | cont(b2)? << 6 | cont(b3)?;
+            (0x1_0000..=0x10_FFFF).contains(&o).then_some((o, 4))
+        }
+        _ => None,
+    }
 }
 
 /// A display-only terminal fed with raw PTY bytes.
+#[allow(
+    clippy::struct_excessive_bools,
+    reason = "independent parser, retention and mode flags"
+)]
 pub struct Terminal {
     cols: Option<usize>,
     w: usize,
@@ -334,6 +406,8 @@ pub struct Terminal {
     // retained output
     sb: VecDeque<Line>,
     sb_cost: usize,
+    /// An emptied buffer of a line dropped from scrollback.
+    spare: Vec<Cell>,
     truncated: bool,
     bytes_fed: u64,
     bell: u64,
@@ -341,6 +415,11 @@ pub struct Terminal {
     progress: Option<Progress>,
     styles: Vec<StyleKey>,
     style_ids: HashMap<StyleKey, u32>,
+    /// Recently interned styles, direct-mapped: SGR sequences switch among a few pens, and
+    /// the map's hash costs more than the rest of a write.
+    style_cache: [(StyleKey, u32); STYLE_CACHE],
+    /// Recent widths of non-ASCII characters, direct-mapped: `code point << 2 | width`.
+    width_cache: [u32; WIDTH_CACHE],
     links: Vec<Arc<str>>,
     link_ids: HashMap<Arc<str>, u32>,
     clusters: Vec<Box<str>>,
@@ -382,6 +461,7 @@ impl Terminal {
             utf8_len: 0,
             sb: VecDeque::new(),
             sb_cost: 0,
+            spare: Vec::new(),
             truncated: false,
             bytes_fed: 0,
             bell: 0,
@@ -389,6 +469,8 @@ impl Terminal {
             progress: None,
             styles: Vec::new(),
             style_ids: HashMap::new(),
+            style_cache: [(StyleKey::default(), 0); STYLE_CACHE],
+            width_cache: [0; WIDTH_CACHE],
             links: Vec::new(),
             link_ids: HashMap::new(),
             clusters: Vec::new(),
@@ -424,6 +506,8 @@ impl Terminal {
         self.progress = None;
         self.styles = vec![StyleKey::default()];
         self.style_ids = HashMap::from([(StyleKey::default(), 0)]);
+        // Every slot maps the default style to id 0, which stays true.
+        self.style_cache = [(StyleKey::default(), 0); STYLE_CACHE];
         self.links = vec![Arc::from("")];
         self.link_ids = HashMap::new();
         self.clusters = Vec::new();
@@ -528,104 +612,60 @@ impl Terminal {
 
     // ------------------------------------------------------------------ views
 
-    fn push_cell_text(&self, out: &mut String, c: Cell) {
-        if c.ch == CONT {
-        } else if c.ch & CLUSTER_BIT != 0 {
-            out.push_str(&self.clusters[(c.ch & !CLUSTER_BIT) as usize]);
-        } else if c.ch < 0x80 {
-            out.push(c.ch as u8 as char);
-        } else {
-            out.push(char::from_u32(c.ch).unwrap_or('\u{FFFD}'));
+    #[inline]
+    fn push_cell_text(&self, out: &mut String, ch: u32) {
+        // CONT and cluster ids are never valid chars.
+        if let Some(c) = char::from_u32(ch) {
+            out.push(c);
+        } else if ch != CONT {
+            out.push_str(&self.clusters[(ch & !CLUSTER_BIT) as usize]);
         }
     }
 
     fn row_text(&self, out: &mut String, line: &Line) {
-        for &c in &line.cells {
-            self.push_cell_text(out, c);
+        out.reserve(line.cells.len());
+        for c in &line.cells {
+            self.push_cell_text(out, c.ch);
         }
     }
 
-    /// Logical lines: (text, runs of (text, style id)) with soft-wrapped rows joined.
-    fn logical(&self, styled: bool) -> Vec<(String, Vec<(String, u32)>)> {
-        let mut out: Vec<(String, Vec<(String, u32)>)> = Vec::new();
-        let mut text = String::new();
-        let mut runs: Vec<(String, u32)> = Vec::new();
-        let finish = |text: &mut String, runs: &mut Vec<(String, u32)>, out: &mut Vec<_>| {
-            let t = text.trim_end_matches(' ').to_owned();
-            text.clear();
-            let mut r = std::mem::take(runs);
-            if styled {
-                while r
-                    .last()
-                    .is_some_and(|(s, _)| s.trim_end_matches(' ').is_empty())
-                {
-                    r.pop();
-                }
-                if let Some(last) = r.last_mut() {
-                    let keep = last.0.trim_end_matches(' ').len();
-                    last.0.truncate(keep);
-                }
-            }
-            out.push((t, r));
-        };
-        for line in self.sb.iter().chain(self.prim.iter()) {
-            self.row_text(&mut text, line);
-            if styled {
-                let cells = &line.cells;
-                let mut i = 0;
-                let mut s = String::new();
-                while i < cells.len() {
-                    let sid = cells[i].style;
-                    let mut j = i;
-                    s.clear();
-                    while j < cells.len() && cells[j].style == sid {
-                        self.push_cell_text(&mut s, cells[j]);
-                        j += 1;
-                    }
-                    if !s.is_empty() {
-                        match runs.last_mut() {
-                            Some(last) if last.1 == sid => last.0.push_str(&s),
-                            _ => runs.push((s.clone(), sid)),
-                        }
-                    }
-                    i = j;
-                }
-            }
-            if line.wrapped {
-                let pad = self.w.saturating_sub(line.cells.len());
-                if pad > 0 {
-                    let spaces = " ".repeat(pad);
-                    text.push_str(&spaces);
-                    if styled {
-                        match runs.last_mut() {
-                            Some(last) if last.1 == 0 => last.0.push_str(&spaces),
-                            _ => runs.push((spaces, 0)),
-                        }
-                    }
-                }
-                continue;
-            }
-            finish(&mut text, &mut runs, &mut out);
-        }
-        if !text.is_empty() || !runs.is_empty() {
-            finish(&mut text, &mut runs, &mut out);
-        }
-        while out.last().is_some_and(|(t, _)| t.is_empty()) {
-            out.pop();
-        }
-        out
+    /// The blanks that complete a soft-wrapped row to the full width.
+    fn wrap_pad(&self, line: &Line) -> usize {
+        self.w.saturating_sub(line.cells.len())
     }
 
     /// Scrollback plus the primary screen as plain text: trailing blanks trimmed, soft-wrapped
     /// rows joined, trailing empty lines dropped.
     pub fn text(&self) -> String {
-        let lines = self.lines();
-        lines.join("\n")
+        let mut out = String::new();
+        // Where the logical line being built starts in `out`.
+        let mut start = 0;
+        for line in self.sb.iter().chain(self.prim.iter()) {
+            self.row_text(&mut out, line);
+            if line.wrapped {
+                out.extend(std::iter::repeat_n(' ', self.wrap_pad(line)));
+                continue;
+            }
+            let keep = start + out[start..].trim_end_matches(' ').len();
+            out.truncate(keep);
+            out.push('\n');
+            start = out.len();
+        }
+        let keep = start + out[start..].trim_end_matches(' ').len();
+        out.truncate(keep);
+        // Lines hold no newline of their own, so this drops exactly the trailing empty lines.
+        let keep = out.trim_end_matches('\n').len();
+        out.truncate(keep);
+        out
     }
 
     /// The logical lines of [`Terminal::text`].
     pub fn lines(&self) -> Vec<String> {
-        self.logical(false).into_iter().map(|(t, _)| t).collect()
+        let text = self.text();
+        if text.is_empty() {
+            return Vec::new();
+        }
+        text.split('\n').map(str::to_owned).collect()
     }
 
     fn style_of(&self, sid: u32) -> Style {
@@ -649,17 +689,57 @@ impl Terminal {
 
     /// Each logical line as runs of one style (adjacent equal styles merged).
     pub fn spans(&self) -> Vec<Vec<Span>> {
-        self.logical(true)
-            .into_iter()
-            .map(|(_, runs)| {
-                runs.into_iter()
-                    .map(|(text, sid)| Span {
-                        text,
-                        style: self.style_of(sid),
-                    })
-                    .collect()
-            })
-            .collect()
+        let mut out: Vec<Vec<Span>> = Vec::new();
+        let mut text = String::new();
+        // Runs of the logical line being built: (start in `text`, style id).
+        let mut runs: Vec<(usize, u32)> = Vec::new();
+        let mut finish = |text: &mut String, runs: &mut Vec<(usize, u32)>| {
+            // Trailing blanks go whatever their style: runs starting in them are dropped.
+            let keep = text.trim_end_matches(' ').len();
+            let mut spans = Vec::new();
+            for (k, &(begin, sid)) in runs.iter().enumerate() {
+                if begin >= keep {
+                    break;
+                }
+                let end = runs.get(k + 1).map_or(keep, |r| r.0.min(keep));
+                spans.push(Span {
+                    text: text[begin..end].to_owned(),
+                    style: self.style_of(sid),
+                });
+            }
+            out.push(spans);
+            text.clear();
+            runs.clear();
+        };
+        for line in self.sb.iter().chain(self.prim.iter()) {
+            for c in &line.cells {
+                if c.ch == CONT {
+                    continue;
+                }
+                if runs.last().is_none_or(|r| r.1 != c.style) {
+                    runs.push((text.len(), c.style));
+                }
+                self.push_cell_text(&mut text, c.ch);
+            }
+            if line.wrapped {
+                let pad = self.wrap_pad(line);
+                if pad > 0 {
+                    if runs.last().is_none_or(|r| r.1 != 0) {
+                        runs.push((text.len(), 0));
+                    }
+                    text.extend(std::iter::repeat_n(' ', pad));
+                }
+                continue;
+            }
+            finish(&mut text, &mut runs);
+        }
+        if !text.is_empty() {
+            finish(&mut text, &mut runs);
+        }
+        while out.last().is_some_and(Vec::is_empty) {
+            out.pop();
+        }
+        out
     }
 
     /// The rows of the active screen, trailing blanks trimmed (`None` when `cols` is `None`).
@@ -687,31 +767,12 @@ impl Terminal {
         while i < n {
             match self.state {
                 State::Ground => {
-                    let j = find_ctrl(&data[i..]).map_or(n, |p| p + i);
-                    if j > i {
-                        self.ground_run(&data[i..j]);
-                    }
-                    if j == n {
+                    i = self.ground(data, i);
+                    if i == n {
                         return;
                     }
-                    if self.utf8_len > 0 {
-                        // A control byte ends an incomplete UTF-8 sequence (one U+FFFD, or two
-                        // for a truncated surrogate), as CPython's final decode does.
-                        let pending = self.utf8;
-                        let n = self.utf8_len;
-                        self.utf8_len = 0;
-                        let text = String::from_utf8_lossy(&pending[..n]).into_owned();
-                        self.print_str(&text);
-                    }
-                    let b = data[j];
-                    i = j + 1;
-                    if b == 0x1B {
-                        self.reset_params();
-                        self.state = State::Escape;
-                    } else {
-                        self.execute(b);
-                    }
                 }
+                State::CsiEntry | State::CsiParam => i = self.csi_params(data, i),
                 State::OscString => {
                     let rest = &data[i..];
                     let j = rest
@@ -766,9 +827,160 @@ impl Terminal {
         }
     }
 
+    /// The ground state from `data[i..]` (not empty) until the state changes or the data ends;
+    /// returns where to continue. Text, C0 controls and CSIs all stay in this loop.
+    #[inline]
+    fn ground(&mut self, data: &[u8], mut i: usize) -> usize {
+        let n = data.len();
+        loop {
+            let (len, ascii) = scan_printable(&data[i..]);
+            let j = i + len;
+            if len > 0 {
+                if ascii && self.utf8_len == 0 {
+                    self.put_ascii(&data[i..j]);
+                } else {
+                    self.ground_run(&data[i..j]);
+                }
+            }
+            if j == n {
+                return n;
+            }
+            if self.utf8_len > 0 {
+                // A control byte ends an incomplete UTF-8 sequence (one U+FFFD, or two for a
+                // truncated surrogate), as CPython's final decode does.
+                let pending = self.utf8;
+                let k = self.utf8_len;
+                self.utf8_len = 0;
+                let text = String::from_utf8_lossy(&pending[..k]).into_owned();
+                self.print_str(&text);
+            }
+            let b = data[j];
+            i = j + 1;
+            if b != 0x1B {
+                self.execute(b);
+                if i == n {
+                    return n;
+                }
+                continue;
+            }
+            // Most escapes are CSIs: enter that state without a round through `step`.
+            if data.get(i) != Some(&b'[') {
+                self.reset_params();
+                self.state = State::Escape;
+                return i;
+            }
+            if let Some(end) = self.plain_csi(data, i + 1) {
+                i = end;
+                if i == n {
+                    return n;
+                }
+                continue;
+            }
+            self.reset_params();
+            self.state = State::CsiEntry;
+            i = self.csi_params(data, i + 1);
+            if i == n || self.state != State::Ground {
+                return i;
+            }
+        }
+    }
+
+    /// A whole CSI at `data[i..]` (after `ESC [`) made of at most 16 `;`-separated decimal
+    /// parameters and a final byte, executed without the state machine; the common case.
+    /// Returns `None`, having changed nothing, for anything else (private markers, colons,
+    /// intermediates, controls, the end of the data): the state machine then takes it.
+    #[inline]
+    fn plain_csi(&mut self, data: &[u8], i: usize) -> Option<usize> {
+        let mut vals = [0u16; 16];
+        let mut count = 0;
+        let mut acc: u32 = 0;
+        for (j, &b) in data.iter().enumerate().skip(i) {
+            match b {
+                b'0'..=b'9' => acc = (acc * 10 + u32::from(b - b'0')).min(65535),
+                b';' => {
+                    if count == vals.len() - 1 {
+                        return None;
+                    }
+                    vals[count] = param16(acc);
+                    count += 1;
+                    acc = 0;
+                }
+                0x40..=0x7E => {
+                    vals[count] = param16(acc);
+                    count += 1;
+                    self.csi_plain(b, &vals[..count]);
+                    return Some(j + 1);
+                }
+                _ => return None,
+            }
+        }
+        None
+    }
+
+    fn csi_plain(&mut self, fin: u8, vals: &[u16]) {
+        if fin == b'm' {
+            let new = sgr(self.pen, &Plain(vals));
+            if new != self.pen {
+                self.pen = new;
+                // The default style is always id 0; `ESC[0m` is the most common SGR.
+                self.pen_id = if new == StyleKey::default() {
+                    Some(0)
+                } else {
+                    None
+                };
+            }
+            return;
+        }
+        self.reset_params();
+        for &v in vals {
+            self.params.push(v);
+        }
+        self.csi(fin);
+    }
+
+    /// The CSI entry and parameter states over `data[i..]`, the transitions of [`Self::step`]
+    /// for the bytes a CSI usually holds, without a dispatch per byte. Any other byte goes to
+    /// `step`. Returns where to continue.
+    fn csi_params(&mut self, data: &[u8], mut i: usize) -> usize {
+        if self.state == State::CsiEntry {
+            let Some(&b) = data.get(i) else { return i };
+            match b {
+                b @ 0x3C..=0x3F => {
+                    self.collect(b);
+                    self.state = State::CsiParam;
+                    i += 1;
+                }
+                0x30..=0x3B | 0x40..=0x7E => {}
+                b => {
+                    self.step(b);
+                    return i + 1;
+                }
+            }
+        }
+        while let Some(&b) = data.get(i) {
+            i += 1;
+            match b {
+                b'0'..=b'9' => self.param_digit(b),
+                b';' => self.param_next(),
+                b':' => self.param_sub(),
+                0x40..=0x7E => {
+                    self.csi_end(b);
+                    return i;
+                }
+                _ => {
+                    self.state = State::CsiParam;
+                    self.step(b);
+                    return i;
+                }
+            }
+            self.state = State::CsiParam;
+        }
+        i
+    }
+
     /// Printable bytes (no C0, no DEL) in the ground state, through the UTF-8 decoder. What
-    /// stays pending at the end of a run is what CPython's incremental decoder buffers: a valid
-    /// but incomplete sequence, or ED followed by A0-BF (a truncated surrogate, a CPython quirk;
+    /// stays pending at the end of a run is what `CPython`'s incremental decoder buffers: a valid
+    /// but incomplete sequence, or ED followed by A0-BF (a truncated surrogate, a `CPython` quirk;
     /// the final text is the same, only the moment the U+FFFDs appear differs).
     fn ground_run(&mut self, run: &[u8]) {
         let combined: Vec<u8>;
@@ -780,11 +992,14 @@ impl Terminal {
             run = &combined;
         }
         loop {
+            run = &run[self.print_utf8(run)..];
+            if run.is_empty() {
+                return;
+            }
+            // An invalid or incomplete sequence starts here: the standard decoder says which.
             match std::str::from_utf8(run) {
                 Ok(s) => {
-                    if !s.is_empty() {
-                        self.print_str(s);
-                    }
+                    self.print_str(s);
                     return;
                 }
                 Err(e) => {
@@ -841,7 +1056,7 @@ impl Terminal {
         if self.params.is_full() {
             self.ignoring = true;
         } else {
-            self.params.push(self.param as u16);
+            self.params.push(param16(self.param));
             self.param = 0;
         }
     }
@@ -850,7 +1065,7 @@ impl Terminal {
         if self.params.is_full() {
             self.ignoring = true;
         } else {
-            self.params.extend(self.param as u16);
+            self.params.extend(param16(self.param));
             self.param = 0;
         }
     }
@@ -936,11 +1151,7 @@ impl Terminal {
                 0x30..=0x3F => self.state = State::CsiIgnore,
                 _ => self.csi_end(b),
             },
-            State::CsiIgnore => {
-                if b >= 0x40 {
-                    self.state = State::Ground;
-                }
-            }
+            State::CsiIgnore if b >= 0x40 => self.state = State::Ground,
             State::DcsEntry | State::DcsParam => match b {
                 0x20..=0x2F => self.state = State::DcsInter,
                 0x30..=0x3B => self.state = State::DcsParam,
@@ -967,7 +1178,7 @@ impl Terminal {
         if self.params.is_full() {
             self.ignoring = true;
         } else {
-            self.params.push(self.param as u16);
+            self.params.push(param16(self.param));
         }
         if !self.ignoring {
             self.csi(fin);
@@ -1048,7 +1259,7 @@ impl Terminal {
             return;
         };
         match num {
-            "0" | "2" => self.title = rest.to_owned(),
+            "0" | "2" => rest.clone_into(&mut self.title),
             "8" => {
                 let Some((_params, uri)) = rest.split_once(';') else {
                     return;
@@ -1057,7 +1268,7 @@ impl Terminal {
                 if !uri.is_empty() && uri.len() <= MAX_LINK_BYTES {
                     link = self.link_ids.get(uri).copied().unwrap_or(0);
                     if link == 0 && self.links.len() <= MAX_LINKS {
-                        link = self.links.len() as u32;
+                        link = id32(self.links.len());
                         let arc: Arc<str> = Arc::from(uri);
                         self.links.push(arc.clone());
                         self.link_ids.insert(arc, link);
@@ -1083,12 +1294,15 @@ impl Terminal {
                         self.progress = Some(Progress {
                             state: 3,
                             percent: None,
-                        })
+                        });
                     }
                     Some(s @ (1 | 2 | 4)) => {
-                        let pct = fields.next().and_then(parse_uint).map(|p| p.min(100) as u8);
+                        let pct = fields
+                            .next()
+                            .and_then(parse_uint)
+                            .map(|p| u8::try_from(p.min(100)).unwrap_or(100));
                         self.progress = Some(Progress {
-                            state: s as u8,
+                            state: u8::try_from(s).unwrap_or(0),
                             percent: pct,
                         });
                     }
@@ -1099,21 +1313,35 @@ impl Terminal {
         }
     }
 
+    #[inline]
     fn style_id(&mut self) -> u32 {
-        if let Some(id) = self.pen_id {
+        match self.pen_id {
+            Some(id) => id,
+            None => self.intern_pen(),
+        }
+    }
+
+    fn intern_pen(&mut self) -> u32 {
+        let key = self.pen;
+        let slot = key.cache_slot();
+        if self.style_cache[slot].0 == key {
+            let id = self.style_cache[slot].1;
+            self.pen_id = Some(id);
             return id;
         }
-        let key = self.pen;
         let id = match self.style_ids.get(&key) {
             Some(&id) => id,
             None if self.styles.len() >= MAX_STYLES => 0,
             None => {
-                let id = self.styles.len() as u32;
+                let id = id32(self.styles.len());
                 self.styles.push(key);
                 self.style_ids.insert(key, id);
                 id
             }
         };
+        if id != 0 || key == StyleKey::default() {
+            self.style_cache[slot] = (key, id);
+        }
         self.pen_id = Some(id);
         id
     }
@@ -1142,45 +1370,87 @@ impl Terminal {
 
     // ------------------------------------------------------------------ print
 
-    fn print_str(&mut self, s: &str) {
-        if s.is_ascii() {
-            let bytes = s.as_bytes();
-            self.last = Some(bytes[bytes.len() - 1] as char);
-            self.put_narrow(bytes.iter().map(|&b| u32::from(b)), bytes.len());
-            return;
+    fn put_ascii(&mut self, bytes: &[u8]) {
+        if let Some(&b) = bytes.last() {
+            self.last = Some(char::from(b));
+            self.put_narrow(bytes);
         }
-        let mut buf: Vec<u32> = Vec::new();
-        for ch in s.chars() {
-            let o = ch as u32;
-            let w = if o < 0xAD {
-                if (0x80..0xA0).contains(&o) {
-                    continue; // C1 code points are never printed
-                }
-                1
-            } else {
-                char_width(ch)
-            };
-            if w == 1 {
-                buf.push(o);
+    }
+
+    fn print_str(&mut self, s: &str) {
+        self.print_utf8(s.as_bytes());
+    }
+
+    /// Width of a non-ASCII printable code point: 0 to join the previous cell, 1, 2, or 3 for
+    /// a C1 code point, which is dropped.
+    #[inline]
+    fn width_of(&mut self, o: u32) -> usize {
+        if o < 0xAD {
+            return if o < 0xA0 { 3 } else { 1 };
+        }
+        let slot = o as usize % WIDTH_CACHE;
+        let e = self.width_cache[slot];
+        if e >> 2 == o {
+            return (e & 3) as usize;
+        }
+        let w = char::from_u32(o).map_or(1, char_width);
+        self.width_cache[slot] = o << 2 | id32(w);
+        w
+    }
+
+    /// Prints the longest valid UTF-8 prefix of `bytes` (no C0, no DEL) and returns its length.
+    /// Narrow characters are gathered into runs; the buffer only bounds a run's length.
+    fn print_utf8(&mut self, bytes: &[u8]) -> usize {
+        let end = bytes.len();
+        let mut buf = [0u32; 64];
+        let mut k = 0;
+        let mut i = 0;
+        while i < end {
+            if k == buf.len() {
+                self.put_narrow_chars(&buf);
+                k = 0;
+            }
+            let b0 = bytes[i];
+            if b0 < 0x80 {
+                buf[k] = u32::from(b0);
+                k += 1;
+                i += 1;
                 continue;
             }
-            if let Some(&l) = buf.last() {
-                self.last = char::from_u32(l);
-                let n = buf.len();
-                self.put_narrow(buf.drain(..), n);
+            let Some((cp, len)) = decode_utf8(&bytes[i..]) else {
+                break;
+            };
+            i += len;
+            let width = self.width_of(cp);
+            if width == 1 {
+                buf[k] = cp;
+                k += 1;
+                continue;
             }
-            if w == 2 {
+            if width == 3 {
+                continue; // C1 code points are never printed
+            }
+            if k > 0 {
+                self.put_narrow_chars(&buf[..k]);
+                k = 0;
+            }
+            let ch = char::from_u32(cp).unwrap_or('\u{FFFD}');
+            if width == 2 {
                 self.last = Some(ch);
-                self.put_wide(o);
+                self.put_wide(cp);
             } else {
                 self.combine(ch);
             }
         }
-        if let Some(&l) = buf.last() {
-            self.last = char::from_u32(l);
-            let n = buf.len();
-            self.put_narrow(buf.drain(..), n);
+        if k > 0 {
+            self.put_narrow_chars(&buf[..k]);
         }
+        i
+    }
+
+    fn put_narrow_chars(&mut self, chars: &[u32]) {
+        self.last = chars.last().and_then(|&c| char::from_u32(c));
+        self.put_narrow(chars);
     }
 
     fn wrap(&mut self) {
@@ -1190,12 +1460,12 @@ impl Terminal {
         self.col = 0;
     }
 
-    /// Writes `n` narrow characters from `chars`, wrapping as needed.
-    fn put_narrow(&mut self, chars: impl Iterator<Item = u32>, n: usize) {
+    /// Writes narrow characters at the cursor, wrapping as needed; the same as writing them one
+    /// at a time.
+    fn put_narrow<T: Copy + Into<u32>>(&mut self, chars: &[T]) {
         let w = self.w;
-        let mut chars = chars;
-        let mut pos = 0;
-        while pos < n {
+        let mut rest = chars;
+        while !rest.is_empty() {
             let mut col = self.col;
             if col >= w {
                 if self.autowrap {
@@ -1206,49 +1476,52 @@ impl Terminal {
                 }
             }
             let room = w - col;
-            let mut k = n - pos;
-            if k > room {
-                if !self.autowrap {
-                    // Without autowrap the rest overwrites the last column: the final one stays.
-                    let mut head: Vec<u32> = chars.by_ref().take(room - 1).collect();
-                    let final_char = chars.last().unwrap_or(u32::from(b' '));
-                    head.push(final_char);
-                    self.write(col, &head);
-                    self.col = w - 1;
-                    return;
+            if rest.len() > room && !self.autowrap {
+                // Without autowrap the rest overwrites the last column: the final one stays.
+                if room > 1 {
+                    self.write(col, &rest[..room - 1]);
                 }
-                k = room;
+                self.write(w - 1, &rest[rest.len() - 1..]);
+                self.col = w - 1;
+                return;
             }
-            let chunk: Vec<u32> = chars.by_ref().take(k).collect();
-            self.write(col, &chunk);
-            pos += k;
+            let k = rest.len().min(room);
+            self.write(col, &rest[..k]);
+            rest = &rest[k..];
             col += k;
             self.col = if col < w || self.autowrap { col } else { w - 1 };
         }
     }
 
-    fn write(&mut self, col: usize, text: &[u32]) {
+    /// Overwrites cells from `col` with `text` (not empty) in the pen's style.
+    fn write<T: Copy + Into<u32>>(&mut self, col: usize, text: &[T]) {
         let sid = self.style_id();
         let row = self.row;
         let cells = &mut self.grid()[row].cells;
         let end = col + text.len();
         let have = cells.len();
-        if col > have {
+        if col >= have {
             cells.resize(col, BLANK);
-        } else {
-            split(cells, col);
+            cells.extend(text.iter().map(|&ch| Cell {
+                ch: ch.into(),
+                style: sid,
+            }));
+            return;
         }
+        split(cells, col);
         split(cells, end);
         let overlap = end.min(cells.len());
         for (cell, &ch) in cells[col..overlap].iter_mut().zip(text) {
-            *cell = Cell { ch, style: sid };
+            *cell = Cell {
+                ch: ch.into(),
+                style: sid,
+            };
         }
         if end > overlap {
-            cells.extend(
-                text[overlap - col..]
-                    .iter()
-                    .map(|&ch| Cell { ch, style: sid }),
-            );
+            cells.extend(text[overlap - col..].iter().map(|&ch| Cell {
+                ch: ch.into(),
+                style: sid,
+            }));
         }
     }
 
@@ -1326,18 +1599,17 @@ impl Terminal {
             return;
         }
         new.push(ch);
-        let id = match self.cluster_ids.get(new.as_str()) {
-            Some(&id) => id,
-            None => {
-                if self.clusters.len() >= MAX_CLUSTERS {
-                    return;
-                }
-                let id = self.clusters.len() as u32;
-                let boxed: Box<str> = new.into_boxed_str();
-                self.clusters.push(boxed.clone());
-                self.cluster_ids.insert(boxed, id);
-                id
+        let id = if let Some(&id) = self.cluster_ids.get(new.as_str()) {
+            id
+        } else {
+            if self.clusters.len() >= MAX_CLUSTERS {
+                return;
             }
+            let id = id32(self.clusters.len());
+            let boxed: Box<str> = new.into_boxed_str();
+            self.clusters.push(boxed.clone());
+            self.cluster_ids.insert(boxed, id);
+            id
         };
         let line = if alt {
             &mut self.alt.as_mut().unwrap()[row]
@@ -1368,13 +1640,24 @@ impl Terminal {
     fn scroll_up(&mut self, n: usize) {
         let (top, bot) = (self.top, self.bot);
         let n = n.min(bot - top + 1);
+        let at = bot + 1 - n;
         let to_scrollback = top == 0 && self.alt.is_none();
         let g = self.grid();
-        let removed: Vec<Line> = g.drain(top..top + n).collect();
-        let at = bot + 1 - n;
-        g.splice(at..at, std::iter::repeat_with(Line::default).take(n));
+        g[top..=bot].rotate_left(n);
         if to_scrollback {
-            self.push_scrollback(removed);
+            for k in at..=bot {
+                let mut line = std::mem::take(&mut self.prim[k]);
+                // Capacity left over from a longer past must not escape the `max_bytes` bound.
+                if line.cells.capacity() > 2 * line.cells.len() + 64 {
+                    line.cells.shrink_to_fit();
+                }
+                self.sb_cost += line.cells.len() + 1;
+                self.sb.push_back(line);
+                self.trim_scrollback();
+                self.prim[k].cells = std::mem::take(&mut self.spare);
+            }
+        } else {
+            g[at..=bot].fill_with(Line::default);
         }
     }
 
@@ -1386,16 +1669,16 @@ impl Terminal {
         g.splice(top..top, std::iter::repeat_with(Line::default).take(n));
     }
 
-    fn push_scrollback(&mut self, lines: Vec<Line>) {
-        for line in lines {
-            self.sb_cost += line.cells.len() + 1;
-            self.sb.push_back(line);
-        }
+    fn trim_scrollback(&mut self) {
         while !self.sb.is_empty() && (self.sb.len() > self.sb_max || self.sb_cost > self.max_bytes)
         {
             if let Some(old) = self.sb.pop_front() {
                 self.sb_cost -= old.cells.len() + 1;
                 self.truncated = true;
+                // Reused for the next blank line: a steady stream then allocates nothing.
+                let mut cells = old.cells;
+                cells.clear();
+                self.spare = cells;
             }
         }
     }
@@ -1450,37 +1733,13 @@ impl Terminal {
             }
             b'd' => self.row = (a0 - 1).min(rows - 1),
             b'I' => self.col = ((self.col.min(w - 1) / 8 + a0) * 8).min(w - 1),
-            b'Z' => {
-                if self.col > 0 {
-                    let stop = ((self.col - 1) / 8) as isize - (a0 as isize - 1);
-                    self.col = (stop.max(0) as usize) * 8;
-                }
-            }
+            b'Z' if self.col > 0 => self.col = ((self.col - 1) / 8).saturating_sub(a0 - 1) * 8,
             b'@' => self.insert_chars(a0),
             b'P' => self.delete_chars(a0),
             b'X' => self.erase_chars(a0),
-            b'L' | b'M' => {
-                let (top, bot, row) = (self.top, self.bot, self.row);
-                if top <= row && row <= bot {
-                    let n = a0.min(bot - row + 1);
-                    let g = self.grid();
-                    if f == b'L' {
-                        g.drain(bot + 1 - n..=bot);
-                        g.splice(row..row, std::iter::repeat_with(Line::default).take(n));
-                    } else {
-                        g.drain(row..row + n);
-                        let at = bot + 1 - n;
-                        g.splice(at..at, std::iter::repeat_with(Line::default).take(n));
-                    }
-                    self.col = 0;
-                }
-            }
+            b'L' | b'M' => self.insert_delete_lines(a0, f == b'L'),
             b'S' => self.scroll_up(a0),
-            b'T' => {
-                if self.params.len() <= 1 {
-                    self.scroll_down(a0);
-                }
-            }
+            b'T' if self.params.len() <= 1 => self.scroll_down(a0),
             b'b' => {
                 if let Some(c) = self.last {
                     let mut b = [0u8; 4];
@@ -1491,7 +1750,8 @@ impl Terminal {
             }
             b'r' => {
                 let top = usize::from(self.params.arg(0, 1));
-                let bot = usize::from(self.params.arg(1, rows.min(65535) as u16)).min(rows);
+                let bot = usize::from(self.params.arg(1, u16::try_from(rows).unwrap_or(u16::MAX)))
+                    .min(rows);
                 if top < bot {
                     self.top = top - 1;
                     self.bot = bot - 1;
@@ -1499,16 +1759,27 @@ impl Terminal {
                     self.col = 0;
                 }
             }
-            b's' | b'u' => {
-                if self.params.is_bare() {
-                    if f == b's' {
-                        self.save_cursor();
-                    } else {
-                        self.restore_cursor();
-                    }
-                }
-            }
+            b's' if self.params.is_bare() => self.save_cursor(),
+            b'u' if self.params.is_bare() => self.restore_cursor(),
             _ => {}
+        }
+    }
+
+    /// IL (`insert`) or DL at the cursor row, within the scroll region.
+    fn insert_delete_lines(&mut self, n: usize, insert: bool) {
+        let (top, bot, row) = (self.top, self.bot, self.row);
+        if top <= row && row <= bot {
+            let n = n.min(bot - row + 1);
+            let g = self.grid();
+            if insert {
+                g.drain(bot + 1 - n..=bot);
+                g.splice(row..row, std::iter::repeat_with(Line::default).take(n));
+            } else {
+                g.drain(row..row + n);
+                let at = bot + 1 - n;
+                g.splice(at..at, std::iter::repeat_with(Line::default).take(n));
+            }
+            self.col = 0;
         }
     }
 
@@ -1563,7 +1834,7 @@ impl Terminal {
                 let end = (x + 1).min(line.cells.len());
                 line.cells[..end].fill(BLANK);
             }
-            2 => *line = Line::default(),
+            2 => line.clear(),
             _ => {}
         }
     }
@@ -1575,19 +1846,19 @@ impl Terminal {
                 self.erase_line(0);
                 let g = self.grid();
                 for line in &mut g[row + 1..rows] {
-                    *line = Line::default();
+                    line.clear();
                 }
             }
             1 => {
                 let g = self.grid();
                 for line in &mut g[..row] {
-                    *line = Line::default();
+                    line.clear();
                 }
                 self.erase_line(1);
             }
             2 => {
                 for line in self.grid().iter_mut() {
-                    *line = Line::default();
+                    line.clear();
                 }
             }
             3 => {
@@ -1642,109 +1913,146 @@ impl Terminal {
     }
 
     fn sgr(&mut self) {
-        let p = &self.params;
-        let n = p.len();
-        let StyleKey {
-            mut fg,
-            mut bg,
-            mut flags,
-            link,
-        } = self.pen;
-        let mut i = 0;
-        while i < n {
-            let g = p.group(i);
-            let v = g[0];
-            i += 1;
-            match v {
-                0 => {
-                    fg = 0;
-                    bg = 0;
-                    flags = 0;
-                }
-                1 => flags |= BOLD,
-                2 => flags |= DIM,
-                3 => flags |= ITALIC,
-                4 => {
-                    if g.len() > 1 && g[1] == 0 {
-                        flags &= !UNDERLINE;
-                    } else {
-                        flags |= UNDERLINE;
-                    }
-                }
-                7 => flags |= INVERSE,
-                9 => flags |= STRIKE,
-                21 => flags |= UNDERLINE,
-                22 => flags &= !(BOLD | DIM),
-                23 => flags &= !ITALIC,
-                24 => flags &= !UNDERLINE,
-                27 => flags &= !INVERSE,
-                29 => flags &= !STRIKE,
-                30..=37 => fg = u32::from(v - 30) + 1,
-                39 => fg = 0,
-                40..=47 => bg = u32::from(v - 40) + 1,
-                49 => bg = 0,
-                90..=97 => fg = u32::from(v - 90) + 9,
-                100..=107 => bg = u32::from(v - 100) + 9,
-                38 | 48 | 58 => {
-                    let mut color: Option<u32> = None;
-                    let rgb = |r: u16, g: u16, b: u16| {
-                        (r <= 255 && g <= 255 && b <= 255).then(|| {
-                            RGB_BIT | u32::from(r) << 16 | u32::from(g) << 8 | u32::from(b)
-                        })
-                    };
-                    if g.len() > 1 {
-                        // Colon form: 38:5:n, 38:2:r:g:b or 38:2:colourspace:r:g:b.
-                        if g[1] == 5 && g.len() >= 3 && g[2] <= 255 {
-                            color = Some(u32::from(g[2]) + 1);
-                        } else if g[1] == 2 && g.len() >= 5 {
-                            let c = if g.len() == 5 { &g[2..5] } else { &g[3..6] };
-                            color = rgb(c[0], c[1], c[2]);
-                        }
-                    } else if i < n {
-                        let mode = p.group(i)[0];
-                        if mode == 5 {
-                            if i + 1 < n {
-                                let idx = p.group(i + 1)[0];
-                                if idx <= 255 {
-                                    color = Some(u32::from(idx) + 1);
-                                }
-                                i += 2;
-                            } else {
-                                i = n;
-                            }
-                        } else if mode == 2 {
-                            if i + 3 < n {
-                                color =
-                                    rgb(p.group(i + 1)[0], p.group(i + 2)[0], p.group(i + 3)[0]);
-                                i += 4;
-                            } else {
-                                i = n;
-                            }
-                        } else {
-                            i += 1;
-                        }
-                    }
-                    if let Some(c) = color {
-                        if v == 38 {
-                            fg = c;
-                        } else if v == 48 {
-                            bg = c;
-                        }
-                    }
-                }
-                _ => {}
-            }
-        }
-        let new = StyleKey {
-            fg,
-            bg,
-            flags,
-            link,
-        };
+        let new = sgr(self.pen, &self.params);
         if new != self.pen {
             self.pen = new;
             self.pen_id = None;
         }
+    }
+}
+
+/// Parameters of a CSI, each with its sub-parameters.
+trait ParamGroups {
+    fn len(&self) -> usize;
+    fn group(&self, i: usize) -> &[u16];
+}
+
+impl ParamGroups for Params {
+    fn len(&self) -> usize {
+        Params::len(self)
+    }
+    fn group(&self, i: usize) -> &[u16] {
+        Params::group(self, i)
+    }
+}
+
+/// Parameters without sub-parameters.
+struct Plain<'a>(&'a [u16]);
+
+impl ParamGroups for Plain<'_> {
+    #[inline]
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+    #[inline]
+    fn group(&self, i: usize) -> &[u16] {
+        std::slice::from_ref(&self.0[i])
+    }
+}
+
+/// The pen after an SGR with parameters `p`.
+#[inline]
+fn sgr<P: ParamGroups>(pen: StyleKey, p: &P) -> StyleKey {
+    let count = p.len();
+    let StyleKey {
+        mut fg,
+        mut bg,
+        mut flags,
+        link,
+    } = pen;
+    let mut i = 0;
+    while i < count {
+        let group = p.group(i);
+        let code = group[0];
+        i += 1;
+        match code {
+            0 => {
+                fg = 0;
+                bg = 0;
+                flags = 0;
+            }
+            1 => flags |= BOLD,
+            2 => flags |= DIM,
+            3 => flags |= ITALIC,
+            4 => {
+                if group.len() > 1 && group[1] == 0 {
+                    flags &= !UNDERLINE;
+                } else {
+                    flags |= UNDERLINE;
+                }
+            }
+            7 => flags |= INVERSE,
+            9 => flags |= STRIKE,
+            21 => flags |= UNDERLINE,
+            22 => flags &= !(BOLD | DIM),
+            23 => flags &= !ITALIC,
+            24 => flags &= !UNDERLINE,
+            27 => flags &= !INVERSE,
+            29 => flags &= !STRIKE,
+            30..=37 => fg = u32::from(code - 30) + 1,
+            39 => fg = 0,
+            40..=47 => bg = u32::from(code - 40) + 1,
+            49 => bg = 0,
+            90..=97 => fg = u32::from(code - 90) + 9,
+            100..=107 => bg = u32::from(code - 100) + 9,
+            38 | 48 | 58 => {
+                let mut color: Option<u32> = None;
+                let rgb = |red: u16, green: u16, blue: u16| {
+                    (red <= 255 && green <= 255 && blue <= 255).then(|| {
+                        RGB_BIT | u32::from(red) << 16 | u32::from(green) << 8 | u32::from(blue)
+                    })
+                };
+                if group.len() > 1 {
+                    // Colon form: 38:5:n, 38:2:r:g:b or 38:2:colourspace:r:g:b.
+                    if group[1] == 5 && group.len() >= 3 && group[2] <= 255 {
+                        color = Some(u32::from(group[2]) + 1);
+                    } else if group[1] == 2 && group.len() >= 5 {
+                        let c = if group.len() == 5 {
+                            &group[2..5]
+                        } else {
+                            &group[3..6]
+                        };
+                        color = rgb(c[0], c[1], c[2]);
+                    }
+                } else if i < count {
+                    let mode = p.group(i)[0];
+                    if mode == 5 {
+                        if i + 1 < count {
+                            let idx = p.group(i + 1)[0];
+                            if idx <= 255 {
+                                color = Some(u32::from(idx) + 1);
+                            }
+                            i += 2;
+                        } else {
+                            i = count;
+                        }
+                    } else if mode == 2 {
+                        if i + 3 < count {
+                            color = rgb(p.group(i + 1)[0], p.group(i + 2)[0], p.group(i + 3)[0]);
+                            i += 4;
+                        } else {
+                            i = count;
+                        }
+                    } else {
+                        i += 1;
+                    }
+                }
+                if let Some(c) = color {
+                    if code == 38 {
+                        fg = c;
+                    } else if code == 48 {
+                        bg = c;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    StyleKey {
+        fg,
+        bg,
+        flags,
+        link,
     }
 }
 

@@ -62,7 +62,10 @@ impl Params {
     pub fn push(&mut self, v: u16) {
         self.vals[self.count] = v;
         self.count += 1;
-        self.groups[self.ngroups] = (self.cur_start as u8, (self.count - self.cur_start) as u8);
+        // Both fit: there are at most MAX_PARAMS (32) values.
+        let start = u8::try_from(self.cur_start).unwrap_or(u8::MAX);
+        let len = u8::try_from(self.count - self.cur_start).unwrap_or(u8::MAX);
+        self.groups[self.ngroups] = (start, len);
         self.ngroups += 1;
         self.cur_start = self.count;
     }

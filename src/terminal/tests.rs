@@ -8,14 +8,14 @@ fn term(cols: Option<usize>, rows: usize) -> Terminal {
     })
 }
 
-fn all_views(
-    t: &Terminal,
-) -> (
+type Views = (
     String,
     Vec<Vec<Span>>,
     Option<Vec<String>>,
     Option<(usize, usize)>,
-) {
+);
+
+fn all_views(t: &Terminal) -> Views {
     (t.text(), t.spans(), t.screen(), t.cursor())
 }
 

@@ -136,6 +136,19 @@ def _build_width_table() -> tuple[list[int], list[int], list[int]]:
 _W_STARTS, _W_ENDS, _W_WIDTHS = _build_width_table()
 
 
+def _special_class() -> re.Pattern[str]:
+    # Code points that may not be simply one cell: C1 (dropped), every width-0/2 range of the
+    # BMP, and all of the supplementary planes (a class reaching past the BMP is a slow linear
+    # scan in `re`, so those take the per-character path whatever their width).
+    parts = ["\x80-\x9f"]
+    for first, last in zip(_W_STARTS, _W_ENDS, strict=True):
+        first, last = max(first, 0xAD), min(last, 0xFFFF)
+        if first <= last:
+            parts.append(f"{re.escape(chr(first))}-{re.escape(chr(last))}")
+    parts.append("\U00010000-\U0010ffff")
+    return re.compile("[" + "".join(parts) + "]")
+
+
 def char_width(cp: int) -> int:
     """Cells taken by the printable code point ``cp``: 0 (joins the previous cell), 1 or 2."""
     if cp < 0xAD:
@@ -144,6 +157,23 @@ def char_width(cp: int) -> int:
     if i >= 0 and cp <= _W_ENDS[i]:
         return _W_WIDTHS[i]
     return 1
+
+
+_SPECIAL = _special_class()
+
+
+# (parameters, (fg, bg, flags)) -> (fg, bg, flags) after that SGR; shared, cleared when full.
+_SGR_MEMO = 4096
+_sgr_memo: dict[tuple[bytes, tuple[int, int, int]], tuple[int, int, int]] = {}
+
+
+def _param(s: bytes) -> int:
+    """A CSI parameter as the state machine accumulates it: decimal, saturating at 65535."""
+    if len(s) > 5:
+        s = s.lstrip(b"0")
+        if len(s) > 5:
+            return 65535
+    return min(int(s or b"0"), 65535)
 
 
 # Style flags and colour encoding (as in Rust): 0 = default, 1..=256 = palette index + 1,
@@ -194,6 +224,9 @@ class _Line:
 ) = range(14)
 
 _CTRL = re.compile(rb"[\x00-\x1f\x7f]")
+# A whole CSI of at most 16 plain decimal parameters: the common case, run without the state
+# machine (which gives the same result, byte by byte).
+_PLAIN_CSI = re.compile(rb"\x1b\[((?:[0-9]*;){0,15}[0-9]*)([\x40-\x7e])")
 _OSC_END = re.compile(rb"[\x07\x18\x1a\x1b]")
 _STRING_END = re.compile(rb"[\x18\x1a\x1b]")
 # C0 bytes that an OSC string ignores (BEL, CAN, SUB and ESC end it).
@@ -483,6 +516,7 @@ class Terminal:
         i = 0
         n = len(data)
         dec = self._dec
+        sgr_memo = _sgr_memo
         while i < n:
             state = self._state
             if state == GROUND:
@@ -500,6 +534,26 @@ class Terminal:
                 b = data[j]
                 i = j + 1
                 if b == 0x1B:
+                    m = _PLAIN_CSI.match(data, j)
+                    if m is not None:
+                        i = m.end()
+                        params, final = m.groups()
+                        if final == b"m":
+                            # SGR is a function of the pen and the parameters: remembered.
+                            pen = (self._fg, self._bg, self._flags)
+                            key = (params, pen)
+                            new = sgr_memo.get(key)
+                            if new is None:
+                                self._plain_csi(params, 0x6D)
+                                if len(sgr_memo) >= _SGR_MEMO:
+                                    sgr_memo.clear()
+                                sgr_memo[key] = (self._fg, self._bg, self._flags)
+                            elif new != pen:
+                                self._fg, self._bg, self._flags = new
+                                self._pen_id = -1
+                        else:
+                            self._plain_csi(params, final[0])
+                        continue
                     self._reset_params()
                     self._state = ESCAPE
                 else:
@@ -539,6 +593,13 @@ class Terminal:
             else:
                 self._step(data[i])
                 i += 1
+
+    def _plain_csi(self, params: bytes, final: int) -> None:
+        self._reset_params()
+        groups = [[_param(p)] for p in params.split(b";")]
+        self._groups = groups
+        self._count = len(groups)
+        self._csi(chr(final))
 
     def _anywhere(self, b: int) -> None:
         if b == 0x1B:
@@ -789,30 +850,33 @@ class Terminal:
             self._last = s[-1]
             self._put_narrow(s)
             return
-        buf: list[str] = []
-        for ch in s:
+        # Runs of one-cell characters are written whole; writing them in pieces is the same.
+        pos = 0
+        n = len(s)
+        search = _SPECIAL.search
+        while pos < n:
+            m = search(s, pos)
+            k = n if m is None else m.start()
+            if k > pos:
+                run = s[pos:k]
+                self._last = run[-1]
+                self._put_narrow(run)
+            if m is None:
+                return
+            pos = k + 1
+            ch = s[k]
             o = ord(ch)
-            if o < 0xAD:
-                if 0x80 <= o < 0xA0:
-                    continue  # C1 code points are never printed
-                buf.append(ch)
-                continue
+            if o < 0xA0:
+                continue  # C1 code points are never printed
             w = char_width(o)
-            if w == 1:
-                buf.append(ch)
-                continue
-            if buf:
-                self._last = buf[-1]
-                self._put_narrow("".join(buf))
-                buf = []
             if w == 2:
                 self._last = ch
                 self._put_wide(ch)
-            else:
+            elif w == 0:
                 self._combine(ch)
-        if buf:
-            self._last = buf[-1]
-            self._put_narrow("".join(buf))
+            else:
+                self._last = ch
+                self._put_narrow(ch)
 
     def _wrap(self) -> None:
         self._grid[self.row].wrapped = True
@@ -858,15 +922,21 @@ class Terminal:
         line = self._grid[self.row]
         chars = line.chars
         styles = line.styles
-        sid = self._style()
+        sid = self._pen_id
+        if sid < 0:
+            sid = self._style()
         end = col + len(text)
         have = len(chars)
-        if col > have:
-            chars.extend(" " * (col - have))
-            styles.extend([0] * (col - have))
-        else:
-            self._split(chars, styles, col)
-        self._split(chars, styles, end)
+        if col >= have:
+            if col > have:
+                chars.extend(" " * (col - have))
+                styles.extend([0] * (col - have))
+            chars.extend(text)
+            styles.extend([sid] * len(text))
+            return
+        self._split(chars, styles, col)
+        if end < have and chars[end] == "":
+            self._split(chars, styles, end)
         chars[col:end] = text
         styles[col:end] = [sid] * len(text)
 
