@@ -1,0 +1,181 @@
+"""The fake agent, driven over real pipes as a client would drive it."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import sys
+
+import pytest
+
+import acpwire
+from acpwire.aio import read_messages
+from acpwire.fake_agent import TurnConfig, build_turn
+
+
+class Client:
+    """A minimal ACP client over a subprocess's pipes."""
+
+    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+        self.proc = proc
+        assert proc.stdout is not None
+        self.messages = read_messages(proc.stdout).__aiter__()
+        self.next_id = 1
+
+    async def send(self, message: dict) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(acpwire.dumps(message))
+        await self.proc.stdin.drain()
+
+    async def request(self, method: str, params: dict) -> int:
+        request_id = self.next_id
+        self.next_id += 1
+        await self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+        return request_id
+
+    async def receive(self) -> dict:
+        return await asyncio.wait_for(self.messages.__anext__(), timeout=20)
+
+    async def until(self, predicate) -> list[dict]:
+        seen = []
+        while True:
+            message = await self.receive()
+            seen.append(message)
+            if predicate(message):
+                return seen
+
+    async def close(self) -> int:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        return await asyncio.wait_for(self.proc.wait(), timeout=20)
+
+
+async def start(*options: str) -> Client:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "acpwire",
+        "fake-agent",
+        *options,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+    )
+    return Client(proc)
+
+
+async def open_session(client: Client, version: int) -> str:
+    init = await client.request("initialize", {"protocolVersion": version})
+    [reply] = await client.until(lambda m: m.get("id") == init)
+    assert reply["result"]["protocolVersion"] == version
+    new = await client.request("session/new", {"cwd": "/tmp", "mcpServers": []})
+    [reply] = await client.until(lambda m: m.get("id") == new)
+    return reply["result"]["sessionId"]
+
+
+def is_idle(message: dict) -> bool:
+    update = message.get("params", {}).get("update", {})
+    return update.get("sessionUpdate") == "state_update" and update.get("state") == "idle"
+
+
+async def test_v2_turn_is_exactly_the_built_turn():
+    options = ("--tokens", "40", "--terminal-bytes", "3000", "--terminal-chunk", "700")
+    client = await start(*options)
+    session = await open_session(client, 2)
+    prompt = await client.request(
+        "session/prompt", {"sessionId": session, "prompt": [{"type": "text", "text": "go"}]}
+    )
+    seen = await client.until(is_idle)
+    assert await client.close() == 0
+    [response] = [m for m in seen if m.get("id") == prompt]
+    updates = [m["params"]["update"] for m in seen if m.get("method") == "session/update"]
+    assert updates[0] == {
+        "sessionUpdate": "user_message",
+        "messageId": response["result"]["messageId"],
+        "content": [{"type": "text", "text": "go"}],
+    }
+    config = TurnConfig(tokens=40, terminal_bytes=3000, terminal_chunk=700)
+    assert updates[1:-1] == build_turn(session, 1, 2, config)
+    assert updates[-1] == {
+        "sessionUpdate": "state_update",
+        "state": "idle",
+        "stopReason": "end_turn",
+    }
+    pty = b"".join(
+        base64.b64decode(u["data"])
+        for u in updates
+        if u["sessionUpdate"] == "terminal_output_chunk"
+    )
+    assert len(pty) == 3000 and b"\x1b[K" in pty
+    text = "".join(
+        u["content"]["text"] for u in updates if u["sessionUpdate"] == "agent_message_chunk"
+    )
+    assert len(text.split()) == 40
+
+
+async def test_default_turn_is_a_few_hundred_updates():
+    client = await start()
+    session = await open_session(client, 2)
+    await client.request("session/prompt", {"sessionId": session, "prompt": []})
+    seen = await client.until(is_idle)
+    await client.close()
+    assert 150 <= sum(m.get("method") == "session/update" for m in seen) <= 600
+
+
+async def test_v1_turn_ends_with_the_prompt_response():
+    client = await start("--tokens", "10", "--terminal-bytes", "500")
+    session = await open_session(client, 1)
+    prompt = await client.request("session/prompt", {"sessionId": session, "prompt": []})
+    seen = await client.until(lambda m: m.get("id") == prompt)
+    await client.close()
+    assert seen[-1]["result"] == {"stopReason": "end_turn"}
+    kinds = [m["params"]["update"]["sessionUpdate"] for m in seen[:-1]]
+    assert "tool_call" in kinds and "plan" in kinds
+    assert "terminal_output_chunk" not in kinds and "state_update" not in kinds
+    assert all("messageId" not in m["params"]["update"] for m in seen[:-1])
+
+
+@pytest.mark.parametrize(("choice", "stop"), [("allow-once", "end_turn"), (None, "cancelled")])
+async def test_permission_round_trip(choice, stop):
+    client = await start("--permission", "--tokens", "5")
+    session = await open_session(client, 2)
+    await client.request("session/prompt", {"sessionId": session, "prompt": []})
+    seen = await client.until(lambda m: m.get("method") == "session/request_permission")
+    ask = seen[-1]
+    assert ask["params"]["subject"]["toolCall"]["toolCallId"].startswith("call_")
+    outcome = {"outcome": "selected", "optionId": choice} if choice else {"outcome": "cancelled"}
+    await client.send({"jsonrpc": "2.0", "id": ask["id"], "result": {"outcome": outcome}})
+    seen = await client.until(is_idle)
+    await client.close()
+    assert seen[-1]["params"]["update"]["stopReason"] == stop
+
+
+async def test_cancel_stops_a_paced_turn():
+    client = await start("--rate", "200", "--tokens", "2000")
+    session = await open_session(client, 2)
+    await client.request("session/prompt", {"sessionId": session, "prompt": []})
+    await client.until(lambda m: m.get("method") == "session/update")
+    await client.send(
+        {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": session}}
+    )
+    seen = await client.until(is_idle)
+    await client.close()
+    assert seen[-1]["params"]["update"]["stopReason"] == "cancelled"
+    assert len(seen) < 2000
+
+
+async def test_errors_for_unknown_methods_and_sessions():
+    client = await start()
+    await open_session(client, 2)
+    unknown = await client.request("fs/teleport", {})
+    [reply] = await client.until(lambda m: m.get("id") == unknown)
+    assert reply["error"]["code"] == -32601
+    bad = await client.request("session/prompt", {"sessionId": "nope", "prompt": []})
+    [reply] = await client.until(lambda m: m.get("id") == bad)
+    assert reply["error"]["code"] == -32602
+    await client.close()
+
+
+def test_turns_are_deterministic():
+    config = TurnConfig(seed=7)
+    assert build_turn("s", 3, 2, config) == build_turn("s", 3, 2, config)
+    assert build_turn("s", 3, 2, config) != build_turn("s", 4, 2, config)
