@@ -135,6 +135,11 @@ def slow_decode(text: str) -> Any:
         raise SlowPathError("invalid JSON", exc.msg, exc.pos) from None
     except (ValueError, RecursionError) as exc:
         raise SlowPathError("invalid JSON", str(exc), start) from None
+    # jiter fails inside the value before it looks past it, so these come first.
+    if _has_lone_surrogate(value):
+        raise SlowPathError("invalid JSON", "lone surrogate in string escape", start)
+    if too_deep(value):
+        raise SlowPathError("invalid JSON", "recursion limit exceeded", start)
     rest = len(text) - len(text[end:].lstrip(JSON_WHITESPACE))
     if rest < len(text):
         if (
@@ -146,10 +151,6 @@ def slow_decode(text: str) -> Any:
             # followed by junk.
             raise SlowPathError("invalid JSON", "invalid number", start)
         raise SlowPathError("trailing data after JSON value", "trailing characters", rest)
-    if _has_lone_surrogate(value):
-        raise SlowPathError("invalid JSON", "lone surrogate in string escape", start)
-    if too_deep(value):
-        raise SlowPathError("invalid JSON", "recursion limit exceeded", start)
     return value
 
 
