@@ -22,6 +22,8 @@ __all__ = [
     "EncodeError",
     "FrameDecoder",
     "FrameError",
+    "Session",
+    "Sessions",
     "Span",
     "Terminal",
     "TerminalDataError",
@@ -31,6 +33,7 @@ __all__ = [
     "iter_messages",
     "loads",
     "render_text",
+    "replay",
 ]
 
 
@@ -70,7 +73,10 @@ dumps = _backend.dumps
 Terminal = _backend.Terminal
 render_text = _backend.render_text
 char_width = _backend.char_width
+Sessions = _backend.Sessions
+Session = _backend.Session
 
 from ._span import Span  # noqa: E402
 from ._stream import iter_messages  # noqa: E402  (needs the backend chosen above)
 from ._version import __version__  # noqa: E402
+from .traces import load as replay  # noqa: E402

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from . import cli
 from .fake_agent import TurnConfig
+from .render import FORMATS
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -49,6 +50,53 @@ def build_parser() -> argparse.ArgumentParser:
             "chunks and usage. The options set the size and pace of each turn."
         ),
     )
+    replay = commands.add_parser(
+        "replay",
+        help="render each session of a trace as it looked: messages, tool calls, terminals",
+        description=(
+            "Reduce a trace (plain ACP NDJSON, or records written by 'acpwire record') and "
+            "render each session: user and agent messages, thoughts, tool calls with their "
+            "content and diffs, plans, and terminals with their colours. Exit status: 0 on "
+            "success, 1 when the trace had bad frames, 2 when it could not be read or a "
+            "--session is unknown."
+        ),
+    )
+    replay.add_argument("trace", metavar="TRACE", help="trace file; '-' reads standard input")
+    replay.add_argument(
+        "--format",
+        choices=FORMATS,
+        default=None,
+        help="ansi (default on a terminal), text (default otherwise), markdown, json (the "
+        "snapshot), html (a self-contained page)",
+    )
+    replay.add_argument("--session", metavar="ID", help="render only this session")
+    replay.add_argument("--out", metavar="FILE", help="write here instead of standard output")
+    replay.add_argument("--hide-thoughts", action="store_true", help="leave agent thoughts out")
+    replay.add_argument(
+        "--follow",
+        action="store_true",
+        help="keep reading the trace as it grows and re-render on every change (Ctrl-C stops)",
+    )
+    replay.add_argument(
+        "--terminal-cols",
+        type=int,
+        default=None,
+        metavar="N",
+        help="render terminals on an N-column grid (default: unbounded lines)",
+    )
+
+    stats = commands.add_parser(
+        "stats",
+        help="per-session counts: turns, stop reasons, messages, tool calls, terminals, usage",
+        description=(
+            "Per session: turns, stop reasons, messages and chunks, tool calls by kind and "
+            "status, terminal bytes in and retained, usage and cost, errors; with a recorded "
+            "trace also time to first update and updates per second per turn."
+        ),
+    )
+    stats.add_argument("trace", metavar="TRACE", help="trace file; '-' reads standard input")
+    stats.add_argument("--json", action="store_true", help="print the statistics as JSON")
+
     defaults = TurnConfig()
     agent.add_argument(
         "--tokens",
@@ -111,6 +159,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.command == "check":
         return cli.check(args.file, max_frame_bytes=args.max_frame_bytes, as_json=args.json)
+    if args.command == "replay":
+        return cli.replay(
+            args.trace,
+            fmt=args.format,
+            session=args.session,
+            out=args.out,
+            thoughts=not args.hide_thoughts,
+            follow=args.follow,
+            terminal_cols=args.terminal_cols,
+        )
+    if args.command == "stats":
+        return cli.stats(args.trace, as_json=args.json)
     if args.command == "fake-agent":
         import asyncio
 

@@ -3,7 +3,9 @@
 ``acpwire._pure`` provides the same names with the same signatures.
 """
 
-from typing import Any, final
+from collections.abc import Iterator
+from os import PathLike
+from typing import IO, Any, final
 
 from ._errors import DecodeError as DecodeError
 from ._errors import EncodeError as EncodeError
@@ -17,6 +19,8 @@ __all__ = [
     "EncodeError",
     "FrameDecoder",
     "FrameError",
+    "Session",
+    "Sessions",
     "Span",
     "Terminal",
     "TerminalDataError",
@@ -26,6 +30,7 @@ __all__ = [
     "dumps",
     "loads",
     "render_text",
+    "replay",
 ]
 
 _Buffer = bytes | bytearray | memoryview
@@ -143,3 +148,62 @@ def char_width(cp: int) -> int:
     """Cells taken by the printable code point ``cp``: 0 (joins the previous cell), 1 or 2."""
 
 def _b64decode(data: str | _Buffer) -> bytes: ...
+
+@final
+class Sessions:
+    """All sessions of one connection or trace, keyed by ``params.sessionId``.
+
+    NDJSON bytes go in (``feed``), or decoded messages (``apply``); each session's state comes
+    out on demand (``store[session_id].snapshot()``). Bad frames and malformed known updates
+    become error records; the rest of the stream is still reduced.
+    """
+
+    def __new__(
+        cls,
+        max_frame_bytes: int = 33554432,
+        terminal_cols: int | None = None,
+        scrollback: int = 10000,
+    ) -> Sessions: ...
+    def feed(self, data: _Buffer) -> int:
+        """Frame, decode and reduce NDJSON bytes (without the GIL); return frames consumed."""
+    def finish(self) -> int:
+        """End of stream: reduce a last line without newline; return frames consumed."""
+    def apply(self, message: Any) -> None:
+        """Reduce one decoded JSON-RPC message of either direction."""
+    def ids(self) -> list[str]:
+        """Session ids in first-seen order."""
+    def __len__(self) -> int: ...
+    def __contains__(self, key: object, /) -> bool: ...
+    def __getitem__(self, key: str, /) -> Session: ...
+    def __iter__(self) -> Iterator[str]: ...
+    @property
+    def protocol_version(self) -> int | None: ...
+    @property
+    def errors(self) -> list[dict[str, Any]]:
+        """Error records ``{line, offset, sessionId, reason}``, oldest first."""
+    def take_errors(self) -> list[dict[str, Any]]:
+        """Return the error records and forget them."""
+    @property
+    def errors_dropped(self) -> int: ...
+    def changes(self) -> list[tuple[str, str, str]]:
+        """(sessionId, entity type, id) of everything changed since the last call."""
+
+@final
+class Session:
+    """One session's reduced state (a live view into its ``Sessions``)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def state(self) -> str | None: ...
+    @property
+    def stop_reason(self) -> str | None: ...
+    def snapshot(self) -> dict[str, Any]:
+        """The session as a JSON-serializable dict (a copy); see the README for its shape."""
+    def terminal(self, terminal_id: str) -> Terminal | None:
+        """The live terminal of ``terminal_id``, or None."""
+    def message_text(self, message_id: str, role: str = "agent") -> str | None:
+        """The concatenated text of a message, or None."""
+
+def replay(source: str | PathLike[str] | IO[bytes], **options: Any) -> Sessions:
+    """Reduce a whole NDJSON trace (a path or a binary file) into a new Sessions."""

@@ -119,3 +119,136 @@ def _print_report(report: dict[str, Any], errors: list[FrameError]) -> None:
             print(f"  line {e.line}, byte {e.offset}: {e.reason}{detail}: {e.excerpt!r}", file=out)
     else:
         print("\nno bad frames", file=out)
+
+
+def _fail(command: str, message: str) -> int:
+    print(f"acpwire {command}: {message}", file=sys.stderr)
+    return 2
+
+
+def replay(
+    path: str,
+    *,
+    fmt: str | None,
+    session: str | None,
+    out: str | None,
+    thoughts: bool,
+    follow: bool,
+    terminal_cols: int | None,
+) -> int:
+    from . import traces
+    from .render import render_page, render_session
+
+    if fmt is None:
+        fmt = "ansi" if out is None and sys.stdout.isatty() else "text"
+    options = {"terminal_cols": terminal_cols}
+    try:
+        store = traces.load(path, **options)
+    except OSError as exc:
+        return _fail("replay", f"cannot read {path}: {exc.strerror or exc}")
+    except traces.TraceError as exc:
+        return _fail("replay", f"{path}: {exc}")
+    if session is not None and session not in store:
+        known = ", ".join(store.ids()) or "none"
+        return _fail("replay", f"no session {session!r} in {path} (sessions: {known})")
+
+    def render() -> str:
+        chosen = [store[session]] if session is not None else [store[i] for i in store.ids()]
+        if fmt == "html":
+            return render_page(chosen, thoughts=thoughts)
+        if fmt == "json":
+            return dumps({s.id: s.snapshot() for s in chosen}).decode()
+        return "\n".join(render_session(s, fmt, thoughts=thoughts) for s in chosen)
+
+    def emit(text: str) -> None:
+        if out is None:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        else:
+            with open(out, "w", encoding="utf-8") as fp:
+                fp.write(text)
+
+    try:
+        emit(render())
+    except OSError as exc:
+        return _fail("replay", f"cannot write {out}: {exc.strerror or exc}")
+    if follow:
+        _follow(path, store, render, emit, clear=fmt == "ansi" and out is None)
+    bad = [e for e in store.errors if e.get("line") is not None]
+    return 1 if bad else 0
+
+
+def _follow(path: str, store: Any, render: Any, emit: Any, *, clear: bool) -> None:
+    """Feed what is appended to ``path`` and re-render whenever a session changed."""
+    import os
+
+    position = os.path.getsize(path)
+    store.changes()
+    try:
+        while True:
+            time.sleep(0.2)
+            size = os.path.getsize(path)
+            if size < position:  # truncated or replaced: start over
+                position = 0
+            if size == position:
+                continue
+            with open(path, "rb") as fp:
+                fp.seek(position)
+                data = fp.read(size - position)
+            position = size
+            store.feed(data)
+            if store.changes():
+                emit(("\x1b[H\x1b[2J" if clear else "") + render())
+    except KeyboardInterrupt:
+        pass
+
+
+def stats(path: str, *, as_json: bool) -> int:
+    from . import traces
+    from .stats import trace_stats
+
+    try:
+        report = trace_stats(path)
+    except OSError as exc:
+        return _fail("stats", f"cannot read {path}: {exc.strerror or exc}")
+    except traces.TraceError as exc:
+        return _fail("stats", f"{path}: {exc}")
+    if as_json:
+        sys.stdout.buffer.write(dumps(report))
+    else:
+        _print_stats(report)
+    return 1 if report["frameErrors"] else 0
+
+
+def _print_stats(report: dict[str, Any]) -> None:
+    for session_id, s in report["sessions"].items():
+        print(f"session {session_id} (protocol v{s['protocolVersion']}, state {s['state']})")
+        stops = ", ".join(f"{k} ×{v}" for k, v in s["stopReasons"].items()) or "none"
+        print(f"  turns: {s['turns']}   stop reasons: {stops}")
+        roles = ", ".join(f"{k} {v}" for k, v in s["messages"].items()) or "none"
+        chunks = ", ".join(f"{k} {v:,}" for k, v in s["chunks"].items()) or "none"
+        print(f"  messages: {roles}   chunks: {chunks}")
+        kinds = ", ".join(f"{k} {v}" for k, v in s["toolCalls"]["byKind"].items()) or "none"
+        status = ", ".join(f"{k} {v}" for k, v in s["toolCalls"]["byStatus"].items())
+        print(f"  tool calls: {kinds}" + (f"   ({status})" if status else ""))
+        t = s["terminals"]
+        print(
+            f"  terminals: {t['count']}, {t['bytesIn']:,} bytes in, {t['bytesRetained']:,} "
+            f"retained" + (" (truncated)" if t["truncated"] else "")
+        )
+        usage = s["usage"]
+        if usage:
+            cost = usage.get("cost") or {}
+            money = f", cost {cost.get('amount')} {cost.get('currency', '')}" if cost else ""
+            print(f"  usage: {usage.get('used')} of {usage.get('size')} tokens{money}")
+        print(f"  errors: {s['errors']}")
+        for i, turn in enumerate(s.get("timing", []), 1):
+            first = turn["firstUpdateSeconds"]
+            rate = turn["updatesPerSecond"]
+            print(
+                f"  turn {i}: first update after "
+                f"{'-' if first is None else f'{first * 1e3:.1f} ms'}, {turn['updates']} updates"
+                + ("" if rate is None else f", {rate:,.0f}/s")
+            )
+    for error in report["frameErrors"]:
+        print(f"bad frame at line {error['line']}, byte {error['offset']}: {error['reason']}")

@@ -9,6 +9,7 @@ use pyo3::types::PyType;
 mod decoder;
 mod fastjson;
 mod json;
+mod session;
 pub(crate) mod terminal;
 
 static FRAME_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
@@ -38,6 +39,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(json::loads, m)?)?;
     m.add_function(wrap_pyfunction!(json::dumps, m)?)?;
     m.add_class::<terminal::Terminal>()?;
+    m.add_class::<session::Sessions>()?;
+    m.add_class::<session::Session>()?;
+    m.add_function(wrap_pyfunction!(session::replay, m)?)?;
     m.add_function(wrap_pyfunction!(terminal::render_text, m)?)?;
     m.add_function(wrap_pyfunction!(terminal::char_width, m)?)?;
     m.add_function(wrap_pyfunction!(terminal::_b64decode, m)?)?;

@@ -60,7 +60,7 @@ fn type_name(obj: &Bound<'_, PyAny>) -> String {
 
 /// A Python message as a parse tree, with the pure backend's type rules: None, bool, str,
 /// int, float, dict with str keys, list and tuple (subclasses included); anything else is a
-/// TypeError.
+/// `TypeError`.
 fn from_py(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<JsonValue<'static>> {
     if depth > MAX_APPLY_DEPTH {
         return Err(PyValueError::new_err("message nests too deeply"));
@@ -96,7 +96,10 @@ fn from_py(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<JsonValue<'static>>
                     type_name(&k)
                 )));
             };
-            members.push((Cow::Owned(key.to_str()?.to_owned()), from_py(&v, depth + 1)?));
+            members.push((
+                Cow::Owned(key.to_str()?.to_owned()),
+                from_py(&v, depth + 1)?,
+            ));
         }
         return Ok(JsonValue::Object(Arc::new(members)));
     }
@@ -136,7 +139,10 @@ impl Sessions {
             .filter(|&n| n > 0)
             .ok_or_else(|| PyValueError::new_err("max_frame_bytes must be positive"))?;
         let terminal_cols = terminal_cols
-            .map(|c| usize::try_from(c).map_err(|_| PyValueError::new_err("terminal_cols must not be negative")))
+            .map(|c| {
+                usize::try_from(c)
+                    .map_err(|_| PyValueError::new_err("terminal_cols must not be negative"))
+            })
             .transpose()?;
         let scrollback = usize::try_from(scrollback)
             .map_err(|_| PyValueError::new_err("scrollback must not be negative"))?;
@@ -261,7 +267,10 @@ impl Session {
     fn with<R>(&self, py: Python<'_>, f: impl FnOnce(&core::Session) -> R) -> R {
         let store = self.store.bind(py).borrow();
         // A store never forgets a session, so the id found at creation stays valid.
-        let session = store.inner.get(&self.id).expect("sessions are never removed");
+        let session = store
+            .inner
+            .get(&self.id)
+            .expect("sessions are never removed");
         f(session)
     }
 }
@@ -299,7 +308,7 @@ impl Session {
             .transpose()
     }
 
-    /// The concatenated text blocks of message (role, message_id), None if absent.
+    /// The concatenated text blocks of message (role, `message_id`), None if absent.
     #[pyo3(signature = (message_id, role = "agent"))]
     fn message_text(&self, py: Python<'_>, message_id: &str, role: &str) -> Option<String> {
         self.with(py, |s| s.message_text(message_id, role))
@@ -310,7 +319,8 @@ impl Session {
             format!(
                 "Session({:?}, state={}, messages={})",
                 self.id,
-                s.state().map_or_else(|| "None".to_owned(), |v| format!("{v:?}")),
+                s.state()
+                    .map_or_else(|| "None".to_owned(), |v| format!("{v:?}")),
                 s.message_count()
             )
         })
@@ -325,10 +335,13 @@ pub fn replay<'py>(
     source: &Bound<'py, PyAny>,
     options: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, Sessions>> {
-    let store = py.get_type::<Sessions>().call((), options)?.cast_into::<Sessions>()?;
+    let store = py
+        .get_type::<Sessions>()
+        .call((), options)?
+        .cast_into::<Sessions>()?;
     let os = py.import("os")?;
-    let is_path = source.is_instance_of::<PyString>()
-        || source.is_instance(&os.getattr("PathLike")?)?;
+    let is_path =
+        source.is_instance_of::<PyString>() || source.is_instance(&os.getattr("PathLike")?)?;
     if is_path {
         let path: String = os.call_method1("fspath", (source,))?.extract()?;
         let mut file = std::fs::File::open(&path)

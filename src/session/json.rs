@@ -5,6 +5,7 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::fmt::Write as _;
 
 use jiter::JsonValue;
 
@@ -127,7 +128,7 @@ impl Json {
             Json::BigInt(s) => out.push_str(s),
             Json::Float(f) => {
                 if f.is_finite() {
-                    out.push_str(ryu::Buffer::new().format_finite(*f));
+                    out.push_str(zmij::Buffer::new().format_finite(*f));
                 } else {
                     out.push_str("null");
                 }
@@ -174,7 +175,7 @@ fn write_str(s: &str, out: &mut String) {
         };
         out.push_str(&s[start..i]);
         if escape.is_empty() {
-            out.push_str(&format!("\\u{b:04x}"));
+            let _ = write!(out, "\\u{b:04x}");
         } else {
             out.push_str(escape);
         }

@@ -38,8 +38,8 @@ use std::sync::{Arc, Mutex};
 
 use jiter::{Jiter, JsonValue};
 
-pub use json::{Json, Obj, dedup, member, obj_get, obj_get_mut, obj_remove, obj_set};
 use json::Members;
+pub use json::{Json, Obj, dedup, member, obj_get, obj_get_mut, obj_remove, obj_set};
 
 use crate::framing::{self, Event, Framer};
 use crate::terminal::{Terminal, TerminalConfig, decode_base64};
@@ -182,10 +182,12 @@ impl Block {
     fn text(&self) -> Option<&str> {
         match self {
             Block::Text(text) => Some(text),
-            Block::Raw(Json::Object(members)) => match (obj_get(members, "type"), obj_get(members, "text")) {
-                (Some(Json::Str(kind)), Some(Json::Str(text))) if kind == "text" => Some(text),
-                _ => None,
-            },
+            Block::Raw(Json::Object(members)) => {
+                match (obj_get(members, "type"), obj_get(members, "text")) {
+                    (Some(Json::Str(kind)), Some(Json::Str(text))) if kind == "text" => Some(text),
+                    _ => None,
+                }
+            }
             Block::Raw(_) => None,
         }
     }
@@ -242,7 +244,7 @@ impl<T> Keyed<T> {
             return false;
         };
         self.items.remove(i);
-        for (_, slot) in self.index.iter_mut() {
+        for slot in self.index.values_mut() {
             if *slot > i {
                 *slot -= 1;
             }
@@ -409,7 +411,10 @@ impl Session {
                 .iter()
                 .map(|(id, t)| {
                     let mut o = t.fields.clone();
-                    let term = t.term.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                    let term = t
+                        .term
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
                     obj_set(&mut o, "text", Json::Str(term.text()));
                     obj_set(&mut o, "bytes", term.bytes_fed().into());
                     obj_set(&mut o, "truncated", Json::Bool(term.truncated()));
@@ -472,7 +477,10 @@ impl Session {
                 Json::Array(self.errors.iter().map(ErrorRecord::to_json).collect()),
             ),
             ("subagents".into(), keyed(&self.subagents)),
-            ("updateExtras".into(), Json::Object(self.update_extras.clone())),
+            (
+                "updateExtras".into(),
+                Json::Object(self.update_extras.clone()),
+            ),
         ])
     }
 }
@@ -619,7 +627,10 @@ impl PendingMap {
         self.map.insert((side, key), (self.seq, what));
         if self.map.len() > MAX_PENDING {
             while let Some((s, k, q)) = self.order.pop_front() {
-                let live = self.map.get(&(s, k.clone())).is_some_and(|(seq, _)| *seq == q);
+                let live = self
+                    .map
+                    .get(&(s, k.clone()))
+                    .is_some_and(|(seq, _)| *seq == q);
                 if live {
                     self.map.remove(&(s, k));
                     break;
@@ -782,12 +793,11 @@ impl Reducer {
                 if self.fast_chunk(frame.bytes) {
                     return;
                 }
-                match JsonValue::parse(frame.bytes, false) {
-                    Ok(value) => self.apply_top(&value, Some(frame.bytes)),
-                    Err(_) => {
-                        let e = framing::diagnose(frame.bytes, frame.line, frame.offset);
-                        self.error(None, e.kind.reason().to_owned());
-                    }
+                if let Ok(value) = JsonValue::parse(frame.bytes, false) {
+                    self.apply_top(&value, Some(frame.bytes));
+                } else {
+                    let e = framing::diagnose(frame.bytes, frame.line, frame.offset);
+                    self.error(None, e.kind.reason().to_owned());
                 }
             }
             Event::Error(e) => {
@@ -802,7 +812,10 @@ impl Reducer {
         if let JsonValue::Array(items) = value {
             if items.is_empty() {
                 if frame.is_some() {
-                    self.error(None, framing::FrameErrorKind::EmptyBatch.reason().to_owned());
+                    self.error(
+                        None,
+                        framing::FrameErrorKind::EmptyBatch.reason().to_owned(),
+                    );
                 }
                 return;
             }
@@ -914,10 +927,16 @@ impl Reducer {
             } else if let Some(error) = member(m, "error") {
                 self.response(id, None, Some(error));
             } else {
-                self.error(None, "invalid message: no method, result or error".to_owned());
+                self.error(
+                    None,
+                    "invalid message: no method, result or error".to_owned(),
+                );
             }
         } else {
-            self.error(None, "invalid message: no method, result or error".to_owned());
+            self.error(
+                None,
+                "invalid message: no method, result or error".to_owned(),
+            );
         }
     }
 
@@ -944,7 +963,12 @@ impl Reducer {
         }
     }
 
-    fn request(&mut self, method: &str, id: Option<&JsonValue<'_>>, params: Option<&JsonValue<'_>>) {
+    fn request(
+        &mut self,
+        method: &str,
+        id: Option<&JsonValue<'_>>,
+        params: Option<&JsonValue<'_>>,
+    ) {
         match method {
             "session/update" => self.session_update(params),
             "session/prompt" => {
@@ -1109,11 +1133,17 @@ impl Reducer {
             return;
         };
         let Some(raw @ JsonValue::Object(update)) = member(p, "update") else {
-            self.error(Some(sid), "session/update: update must be an object".to_owned());
+            self.error(
+                Some(sid),
+                "session/update: update must be an object".to_owned(),
+            );
             return;
         };
         let Some(kind) = as_str(member(update, "sessionUpdate")) else {
-            self.error(Some(sid), "session/update: sessionUpdate must be a string".to_owned());
+            self.error(
+                Some(sid),
+                "session/update: sessionUpdate must be a string".to_owned(),
+            );
             return;
         };
         let mode = self.mode();
@@ -1261,7 +1291,11 @@ impl Reducer {
     }
 
     fn tool_call(&mut self, sid: &str, u: &Members<'_>, create: bool) {
-        let kind = if create { "tool_call" } else { "tool_call_update" };
+        let kind = if create {
+            "tool_call"
+        } else {
+            "tool_call_update"
+        };
         let Some(id) = as_str(member(u, "toolCallId")) else {
             self.error(Some(sid), format!("{kind}: toolCallId must be a string"));
             return;
@@ -1299,11 +1333,17 @@ impl Reducer {
 
     fn tool_call_chunk(&mut self, sid: &str, u: &Members<'_>) {
         let Some(id) = as_str(member(u, "toolCallId")) else {
-            self.error(Some(sid), "tool_call_content_chunk: toolCallId must be a string".to_owned());
+            self.error(
+                Some(sid),
+                "tool_call_content_chunk: toolCallId must be a string".to_owned(),
+            );
             return;
         };
         let Some(content @ JsonValue::Object(_)) = member(u, "content") else {
-            self.error(Some(sid), "tool_call_content_chunk: content must be an object".to_owned());
+            self.error(
+                Some(sid),
+                "tool_call_content_chunk: content must be an object".to_owned(),
+            );
             return;
         };
         let s = self.session(sid);
@@ -1332,27 +1372,31 @@ impl Reducer {
 
     fn terminal_update(&mut self, sid: &str, u: &Members<'_>) {
         let Some(id) = as_str(member(u, "terminalId")) else {
-            self.error(Some(sid), "terminal_update: terminalId must be a string".to_owned());
+            self.error(
+                Some(sid),
+                "terminal_update: terminalId must be a string".to_owned(),
+            );
             return;
         };
         // Decode before touching anything: an invalid snapshot drops the whole update.
-        let output: Option<Option<Vec<u8>>> = match member(u, "output") {
-            Some(JsonValue::Null) => Some(None),
-            Some(JsonValue::Object(o)) => match member(o, "data") {
-                Some(JsonValue::Str(data)) => match decode_base64(data.as_bytes()) {
-                    Ok(bytes) => Some(Some(bytes)),
-                    Err(_) => {
+        // The bytes to reset the terminal to (`null` resets it empty), if any.
+        let mut output: Option<Vec<u8>> = None;
+        match member(u, "output") {
+            Some(JsonValue::Null) => output = Some(Vec::new()),
+            Some(JsonValue::Object(o)) => {
+                if let Some(JsonValue::Str(data)) = member(o, "data") {
+                    let Ok(bytes) = decode_base64(data.as_bytes()) else {
                         self.error(
                             Some(sid),
                             "terminal_update: output.data is not valid base64".to_owned(),
                         );
                         return;
-                    }
-                },
-                _ => None,
-            },
-            _ => None,
-        };
+                    };
+                    output = Some(bytes);
+                }
+            }
+            _ => {}
+        }
         let entry = self.terminal_entry(sid, id);
         for (k, v) in dedup(u) {
             match k {
@@ -1361,19 +1405,28 @@ impl Reducer {
             }
         }
         if let Some(output) = output {
-            let mut term = entry.term.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            term.reset(output.as_deref().unwrap_or(&[]));
+            let mut term = entry
+                .term
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            term.reset(&output);
         }
         self.change(sid, "terminal", id);
     }
 
     fn terminal_chunk(&mut self, sid: &str, u: &Members<'_>) {
         let Some(id) = as_str(member(u, "terminalId")) else {
-            self.error(Some(sid), "terminal_output_chunk: terminalId must be a string".to_owned());
+            self.error(
+                Some(sid),
+                "terminal_output_chunk: terminalId must be a string".to_owned(),
+            );
             return;
         };
         let Some(data) = as_str(member(u, "data")) else {
-            self.error(Some(sid), "terminal_output_chunk: data must be a string".to_owned());
+            self.error(
+                Some(sid),
+                "terminal_output_chunk: data must be a string".to_owned(),
+            );
             return;
         };
         let Ok(bytes) = decode_base64(data.as_bytes()) else {
@@ -1425,11 +1478,17 @@ impl Reducer {
             return;
         };
         let Some(id) = as_str(member(plan, "planId")) else {
-            self.error(Some(sid), "plan_update: plan.planId must be a string".to_owned());
+            self.error(
+                Some(sid),
+                "plan_update: plan.planId must be a string".to_owned(),
+            );
             return;
         };
         if as_str(member(plan, "type")).is_none() {
-            self.error(Some(sid), "plan_update: plan.type must be a string".to_owned());
+            self.error(
+                Some(sid),
+                "plan_update: plan.type must be a string".to_owned(),
+            );
             return;
         }
         let plan: Obj = dedup(plan)
@@ -1441,7 +1500,10 @@ impl Reducer {
 
     fn plan_removed(&mut self, sid: &str, u: &Members<'_>) {
         let Some(id) = as_str(member(u, "planId")) else {
-            self.error(Some(sid), "plan_removed: planId must be a string".to_owned());
+            self.error(
+                Some(sid),
+                "plan_removed: planId must be a string".to_owned(),
+            );
             return;
         };
         let s = self.session(sid);
@@ -1460,7 +1522,11 @@ impl Reducer {
             _ => matches!(value, Some(JsonValue::Array(_))),
         };
         if !ok {
-            let want = if field == "currentModeId" { "a string" } else { "an array" };
+            let want = if field == "currentModeId" {
+                "a string"
+            } else {
+                "an array"
+            };
             self.error(Some(sid), format!("{kind}: {field} must be {want}"));
             return;
         }
@@ -1527,14 +1593,18 @@ impl Reducer {
             return;
         }
         if as_str(member(u, "title")).is_none_or(str::is_empty) {
-            self.error(Some(sid), "notice: title must be a non-empty string".to_owned());
+            self.error(
+                Some(sid),
+                "notice: title must be a non-empty string".to_owned(),
+            );
             return;
         }
         let s = self.session(sid);
         if s.notices.len() == MAX_NOTICES {
             s.notices.pop_front();
         }
-        s.notices.push_back(Json::Object(without(u, &["sessionUpdate"])));
+        s.notices
+            .push_back(Json::Object(without(u, &["sessionUpdate"])));
         self.change(sid, "session", "notices");
     }
 
@@ -1551,20 +1621,25 @@ impl Reducer {
 
     fn compaction(&mut self, sid: &str, u: &Members<'_>) {
         let Some(id) = as_str(member(u, "compactionId")) else {
-            self.error(Some(sid), "compaction_update: compactionId must be a string".to_owned());
+            self.error(
+                Some(sid),
+                "compaction_update: compactionId must be a string".to_owned(),
+            );
             return;
         };
         if as_str(member(u, "status")).is_none() {
-            self.error(Some(sid), "compaction_update: status must be a string".to_owned());
+            self.error(
+                Some(sid),
+                "compaction_update: status must be a string".to_owned(),
+            );
             return;
         }
         let c = self.compaction_entry(sid, id);
         for (k, v) in dedup(u) {
             match (k, v) {
-                ("sessionUpdate" | "compactionId", _) => {}
                 ("summary", JsonValue::Array(items)) if items.is_empty() => obj_remove(c, k),
                 ("summary", JsonValue::Array(_) | JsonValue::Null) => patch(c, k, v),
-                ("summary", _) => {}
+                ("sessionUpdate" | "compactionId" | "summary", _) => {}
                 _ => patch(c, k, v),
             }
         }
@@ -1721,6 +1796,7 @@ fn key(k: Option<&str>) -> Option<Key> {
 }
 
 /// `Some(Some(key))` for the next key, `Some(None)` at the end of the object, `None` on error.
+#[allow(clippy::option_option)] // the outer level is "parsed", the inner "more keys"
 fn next_key(j: &mut Jiter<'_>) -> Option<Option<Key>> {
     j.next_key().ok().map(key)
 }

@@ -10,6 +10,7 @@ from __future__ import annotations
 from .._errors import DecodeError, EncodeError, FrameError, TerminalDataError
 from ._framing import DEFAULT_MAX_FRAME_BYTES, FrameDecoder
 from ._json import dumps, loads
+from .session import Session, Sessions, replay
 from .terminal import Span, Terminal, char_width, render_text
 from .terminal import _decode_base64 as _b64decode
 
@@ -19,6 +20,8 @@ __all__ = [
     "EncodeError",
     "FrameDecoder",
     "FrameError",
+    "Session",
+    "Sessions",
     "Span",
     "Terminal",
     "TerminalDataError",
@@ -27,4 +30,5 @@ __all__ = [
     "dumps",
     "loads",
     "render_text",
+    "replay",
 ]

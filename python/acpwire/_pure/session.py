@@ -1,0 +1,1207 @@
+"""Session reduction for the pure backend: the rules of ``src/session/mod.rs``, in Python.
+
+A stream of ACP JSON-RPC messages (both directions) goes in; per ``params.sessionId`` the
+reducer keeps what a client renders. Every rule, error reason and change record matches the
+Rust reducer, so both backends give identical snapshots, errors and changes. See
+``Session.snapshot`` for the shape.
+
+Rules in brief: ``initialize`` picks v1 (``protocolVersion`` < 2) or v2 rules; before it, the
+variants of both versions are accepted with v2 patch rules and optional ``messageId``. Patch
+fields: omitted = unchanged, ``null`` = clear, a value replaces; arrays replace whole and
+``[]`` clears; v1 ``tool_call_update``/``subagent_update`` treat ``null`` as omitted. A known
+variant with missing or mistyped required fields is an error record and changes nothing; a
+variant unknown to the active version is kept raw in ``other``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from typing import Any, BinaryIO
+
+from .._errors import FrameError, TerminalDataError
+from ._framing import DEFAULT_MAX_FRAME_BYTES, FrameDecoder
+from .terminal import Terminal, _decode_base64
+
+__all__ = ["Session", "Sessions", "replay"]
+
+MAX_ERRORS = 10_000
+MAX_SESSION_ERRORS = 1_000
+MAX_NOTICES = 100
+MAX_PENDING = 10_000
+_EMPTY_BATCH = "empty batch"
+_INT64 = 1 << 63
+
+# Methods handled by the agent (sent by the client) and by the client (sent by the agent),
+# from meta.json and meta.unstable.json of v1 and v2. mcp/message goes both ways: untracked.
+_AGENT_METHODS = frozenset(
+    [
+        "initialize",
+        "authenticate",
+        "auth/login",
+        "auth/logout",
+        "logout",
+        "providers/list",
+        "providers/set",
+        "providers/disable",
+        "session/new",
+        "session/load",
+        "session/set_mode",
+        "session/set_config_option",
+        "session/prompt",
+        "session/cancel",
+        "session/list",
+        "session/delete",
+        "session/fork",
+        "session/resume",
+        "session/close",
+        "nes/start",
+        "nes/suggest",
+        "nes/accept",
+        "nes/reject",
+        "nes/close",
+        "document/didOpen",
+        "document/didChange",
+        "document/didClose",
+        "document/didSave",
+        "document/didFocus",
+    ]
+)
+_CLIENT_METHODS = frozenset(
+    [
+        "session/request_permission",
+        "session/update",
+        "fs/write_text_file",
+        "fs/read_text_file",
+        "terminal/create",
+        "terminal/output",
+        "terminal/release",
+        "terminal/wait_for_exit",
+        "terminal/kill",
+        "mcp/connect",
+        "mcp/disconnect",
+        "elicitation/create",
+        "elicitation/complete",
+    ]
+)
+_V1_ONLY = frozenset(("tool_call", "plan", "current_mode_update"))
+_V2_ONLY = frozenset(
+    (
+        "user_message",
+        "agent_message",
+        "agent_thought",
+        "state_update",
+        "tool_call_content_chunk",
+        "terminal_update",
+        "terminal_output_chunk",
+    )
+)
+_UNKNOWN, _V1, _V2 = 0, 1, 2
+_CLIENT, _AGENT = 0, 1
+# Pending request kinds.
+_INITIALIZE, _NEW, _LOAD, _PROMPT, _PERMISSION, _OTHER = range(6)
+
+
+def _copy(value: Any) -> Any:
+    """A deep copy of a JSON value (snapshots must not share state with the reducer)."""
+    kind = type(value)
+    if kind is dict:
+        return {k: _copy(v) for k, v in value.items()}
+    if kind is list:
+        return [_copy(v) for v in value]
+    return value
+
+
+def _normalize(value: Any, depth: int = 0) -> Any:
+    """A private JSON copy of a message given to ``apply``, with the binding's type rules."""
+    if depth > 10_000:
+        raise ValueError("message nests too deeply")
+    if value is None or isinstance(value, bool):
+        return value if value is None else bool(value)
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, dict):
+        out = {}
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise TypeError(f"message keys must be str, not {type(k).__name__}")
+            out[str(k)] = _normalize(v, depth + 1)
+        return out
+    if isinstance(value, (list, tuple)):
+        return [_normalize(v, depth + 1) for v in value]
+    raise TypeError(f"{type(value).__name__} is not a JSON value")
+
+
+def _id_key(value: Any) -> str | None:
+    kind = type(value)
+    if kind is str:
+        return "s" + value
+    if kind is int:
+        return f"i{value}"
+    return None
+
+
+def _error_dict(record: tuple) -> dict:
+    line, offset, sid, reason = record
+    return {"line": line, "offset": offset, "sessionId": sid, "reason": reason}
+
+
+class _Framer(FrameDecoder):
+    """The pure FrameDecoder, reporting each frame's (line, offset) before its values."""
+
+    __slots__ = ()
+
+    def _emit(self, line: bytes, out: list, inline: bool) -> None:
+        # JSON values are never tuples, so the marker cannot be mistaken for a message.
+        out.append((self._line, self._line_start))
+        FrameDecoder._emit(self, line, out, inline)
+
+
+class _Message:
+    __slots__ = ("content", "fields", "id", "role")
+
+    def __init__(self, mid: str, role: str) -> None:
+        self.id = mid
+        self.role = role
+        self.content: list | None = None
+        self.fields: dict = {}
+
+
+class Session:
+    """The reduced state of one session (a live view: it follows later updates)."""
+
+    __slots__ = (
+        "_anonymous",
+        "_available_commands",
+        "_compactions",
+        "_config_options",
+        "_current",
+        "_current_mode_id",
+        "_errors",
+        "_id",
+        "_info",
+        "_message_index",
+        "_messages",
+        "_notices",
+        "_other",
+        "_permissions",
+        "_plans",
+        "_prompts",
+        "_subagents",
+        "_term_args",
+        "_terminals",
+        "_timeline",
+        "_tool_calls",
+        "_update_extras",
+        "_usage",
+        "_version",
+        "state_",
+        "stop_reason_",
+    )
+
+    def __init__(self, sid: str, version: int | None, term_args: tuple) -> None:
+        self._id = sid
+        self._version = version
+        self.state_: str | None = None
+        self.stop_reason_: str | None = None
+        self._messages: list[_Message] = []
+        self._message_index: dict[tuple[str, str], int] = {}
+        self._current: int | None = None
+        self._anonymous = 0
+        self._tool_calls: dict[str, dict] = {}
+        self._terminals: dict[str, list] = {}
+        self._plans: dict[str, dict] = {}
+        self._compactions: dict[str, dict] = {}
+        self._subagents: dict[str, dict] = {}
+        self._usage: dict | None = None
+        self._info: dict = {}
+        self._available_commands: list | None = None
+        self._config_options: list | None = None
+        self._current_mode_id: str | None = None
+        self._update_extras: dict = {}
+        self._permissions: list[dict] = []
+        self._prompts: list[dict] = []
+        self._notices: deque = deque(maxlen=MAX_NOTICES)
+        self._other: list = []
+        self._timeline: list[tuple] = []
+        self._errors: deque = deque(maxlen=MAX_SESSION_ERRORS)
+        self._term_args = term_args
+
+    @property
+    def id(self) -> str:
+        """The session id."""
+        return self._id
+
+    @property
+    def state(self) -> str | None:
+        """The foreground state (``running``, ``idle``, ``requires_action`` or any other string
+        sent), None before the first report. In v1 a prompt sets ``running``, its response
+        ``idle``."""
+        return self.state_
+
+    @property
+    def stop_reason(self) -> str | None:
+        """Why the last turn stopped (only while idle)."""
+        return self.stop_reason_
+
+    def terminal(self, terminal_id: str) -> Terminal | None:
+        """The live Terminal ``terminal_id`` (None if the session has no such terminal)."""
+        entry = self._terminals.get(terminal_id)
+        return None if entry is None else entry[1]
+
+    def message_text(self, message_id: str, role: str = "agent") -> str | None:
+        """The concatenated text blocks of message (role, message_id), None if absent.
+
+        ``role`` is ``"user"``, ``"agent"``, ``"thought"`` or ``"session"``.
+        """
+        index = self._message_index.get((role, message_id))
+        if index is None:
+            return None
+        parts = []
+        for block in self._messages[index].content or ():
+            if type(block) is dict and block.get("type") == "text":
+                text = block.get("text")
+                if type(text) is str:
+                    parts.append(text)
+        return "".join(parts)
+
+    def snapshot(self) -> dict:
+        """The session as a JSON-serializable dict (a copy).
+
+        Top-level keys, always present: ``sessionId``, ``protocolVersion``, ``state``,
+        ``stopReason``, ``messages`` (list of ``{id, role, content?, _meta?, ...}`` in timeline
+        order), ``toolCalls`` (by id), ``terminals`` (by id: ``terminalId``, ``command?``,
+        ``cwd?``, ``exitStatus?``, ``_meta?``, ``text``, ``bytes``, ``truncated``), ``plans``
+        (by planId), ``compactions`` (by id), ``usage``, ``info``, ``availableCommands``,
+        ``configOptions``, ``currentModeId``, ``permissions`` and ``prompts`` (request order,
+        with ``response`` or ``error`` once answered), ``notices`` (the last 100), ``other``
+        (raw unknown updates), ``timeline`` (``{type, id}`` plus ``role`` for messages),
+        ``errors`` (this session's, the last 1000), ``subagents`` (by id) and ``updateExtras``.
+        Inside entities, a field never set or cleared is absent.
+        """
+        messages = []
+        for m in self._messages:
+            o: dict = {"id": m.id, "role": m.role}
+            if m.content is not None:
+                o["content"] = _copy(m.content)
+            for k, v in m.fields.items():
+                o[k] = _copy(v)
+            messages.append(o)
+        terminals = {}
+        for tid, (fields, term) in self._terminals.items():
+            o = _copy(fields)
+            o["text"] = term.text
+            o["bytes"] = term.bytes_fed
+            o["truncated"] = term.truncated
+            terminals[tid] = o
+        timeline = []
+        for kind, eid, role in self._timeline:
+            entry = {"type": kind, "id": eid}
+            if role is not None:
+                entry["role"] = role
+            timeline.append(entry)
+        return {
+            "sessionId": self._id,
+            "protocolVersion": self._version,
+            "state": self.state_,
+            "stopReason": self.stop_reason_,
+            "messages": messages,
+            "toolCalls": _copy(self._tool_calls),
+            "terminals": terminals,
+            "plans": _copy(self._plans),
+            "compactions": _copy(self._compactions),
+            "usage": _copy(self._usage),
+            "info": _copy(self._info),
+            "availableCommands": _copy(self._available_commands),
+            "configOptions": _copy(self._config_options),
+            "currentModeId": self._current_mode_id,
+            "permissions": _copy(self._permissions),
+            "prompts": _copy(self._prompts),
+            "notices": _copy(list(self._notices)),
+            "other": _copy(self._other),
+            "timeline": timeline,
+            "errors": [_error_dict(e) for e in self._errors],
+            "subagents": _copy(self._subagents),
+            "updateExtras": _copy(self._update_extras),
+        }
+
+    def __repr__(self) -> str:
+        return f"Session({self._id!r}, state={self.state_!r}, messages={len(self._messages)})"
+
+
+def _patch(obj: dict, key: str, value: Any) -> None:
+    if value is None:
+        obj.pop(key, None)
+    else:
+        obj[key] = value
+
+
+def _push_item(obj: dict, key: str, item: Any) -> None:
+    items = obj.get(key)
+    if type(items) is list:
+        items.append(item)
+    else:
+        obj[key] = [item]
+
+
+def _without(u: dict, skip: tuple) -> dict:
+    return {k: v for k, v in u.items() if k not in skip}
+
+
+def _set_extras(extras: dict, kind: str, u: dict, skip: tuple) -> None:
+    rest = _without(u, skip)
+    if rest:
+        extras[kind] = rest
+    else:
+        extras.pop(kind, None)
+
+
+def _request_entry(rid: Any, params: Any, has_id: bool) -> dict:
+    entry = {"requestId": rid if has_id else None}
+    if type(params) is dict:
+        for k, v in params.items():
+            if k != "sessionId":
+                entry[k] = v
+    return entry
+
+
+def _answer(entry: dict, has_result: bool, result: Any, error: Any) -> None:
+    if has_result:
+        entry["response"] = result
+    else:
+        entry["error"] = error
+
+
+class Sessions:
+    """All sessions of one connection or trace, keyed by ``params.sessionId``.
+
+    Args:
+        max_frame_bytes: longest accepted NDJSON frame.
+        terminal_cols: width of terminal grids (None: unwrapped transcripts).
+        scrollback: lines of scrollback kept per terminal.
+    """
+
+    __slots__ = (
+        "_change_set",
+        "_changes",
+        "_decoder",
+        "_errors",
+        "_errors_dropped",
+        "_order",
+        "_pending",
+        "_pos",
+        "_sessions",
+        "_term_args",
+        "_version",
+    )
+
+    def __init__(
+        self,
+        max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
+        terminal_cols: int | None = None,
+        scrollback: int = 10_000,
+    ) -> None:
+        if terminal_cols is not None and terminal_cols < 0:
+            raise ValueError("terminal_cols must not be negative")
+        if scrollback < 0:
+            raise ValueError("scrollback must not be negative")
+        self._decoder = _Framer(max_frame_bytes)
+        # The Rust terminal treats cols=0 as 1; the pure one refuses 0.
+        cols = None if terminal_cols is None else max(terminal_cols, 1)
+        self._term_args = (cols, scrollback)
+        self._version: int | None = None
+        self._sessions: dict[str, Session] = {}
+        self._order: list[str] = []
+        self._pending: dict[tuple, tuple] = {}
+        self._errors: deque = deque()
+        self._errors_dropped = 0
+        self._changes: list[tuple[str, str, str]] = []
+        self._change_set: set = set()
+        self._pos: tuple | None = None
+
+    # -- input -------------------------------------------------------------------------------
+
+    def feed(self, data: bytes | bytearray | memoryview) -> int:
+        """Feed NDJSON bytes (any split); return the frames completed, good or bad."""
+        decoder = self._decoder
+        before = decoder._frames
+        self._run(decoder._feed_events(data))
+        return decoder._frames - before
+
+    def finish(self) -> int:
+        """End of stream: reduce a last line that had no newline; return frames completed."""
+        decoder = self._decoder
+        before = decoder._frames
+        self._run(decoder._finish_events())
+        return decoder._frames - before
+
+    def _run(self, items: list) -> None:
+        message = self._message
+        update = self._session_update
+        for item in items:
+            kind = type(item)
+            if kind is dict:
+                if item.get("method") == "session/update":
+                    update(item.get("params"))
+                else:
+                    message(item)
+            elif kind is tuple:
+                self._pos = item
+            elif isinstance(item, FrameError):
+                self._pos = (item.line, item.offset)
+                self._error(None, item.reason)
+            else:
+                message(item)
+
+    def apply(self, message: Any) -> None:
+        """Reduce one decoded JSON-RPC message of either direction (a list applies each entry).
+
+        Error records from it have no line or offset.
+        """
+        value = _normalize(message)
+        self._pos = None
+        if type(value) is list:
+            for item in value:
+                self._message(item)
+        else:
+            self._message(value)
+
+    # -- queries -----------------------------------------------------------------------------
+
+    def ids(self) -> list[str]:
+        """Session ids in first-seen order."""
+        return list(self._order)
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    def __contains__(self, session_id: object) -> bool:
+        return session_id in self._sessions
+
+    def __getitem__(self, session_id: str) -> Session:
+        return self._sessions[session_id]
+
+    def __iter__(self):
+        return iter(list(self._order))
+
+    @property
+    def protocol_version(self) -> int | None:
+        """The negotiated protocol version, None before ``initialize``."""
+        return self._version
+
+    @property
+    def errors(self) -> list[dict]:
+        """Error records not yet taken, oldest first: ``{line, offset, sessionId, reason}``."""
+        return [_error_dict(e) for e in self._errors]
+
+    def take_errors(self) -> list[dict]:
+        """Return the error records and forget them."""
+        taken = self.errors
+        self._errors.clear()
+        return taken
+
+    @property
+    def errors_dropped(self) -> int:
+        """Errors dropped because more than 10,000 were waiting to be taken."""
+        return self._errors_dropped
+
+    def changes(self) -> list[tuple[str, str, str]]:
+        """(sessionId, entity type, id) of everything changed since the last call.
+
+        Deduplicated, in first-change order. Entity types: ``message``, ``toolCall``,
+        ``terminal``, ``plan``, ``compaction``, ``other`` (id: index in ``other``),
+        ``subagent``, and ``session`` (id: the snapshot key that moved).
+        """
+        out = self._changes
+        self._changes = []
+        self._change_set = set()
+        return out
+
+    def __repr__(self) -> str:
+        return f"Sessions({len(self._order)} sessions)"
+
+    # -- bookkeeping -------------------------------------------------------------------------
+
+    def _error(self, sid: str | None, reason: str) -> None:
+        pos = self._pos
+        record = (None, None, sid, reason) if pos is None else (pos[0], pos[1], sid, reason)
+        if sid is not None:
+            self._session(sid)._errors.append(record)
+            self._change(sid, "session", "errors")
+        if len(self._errors) == MAX_ERRORS:
+            self._errors.popleft()
+            self._errors_dropped += 1
+        self._errors.append(record)
+
+    def _change(self, sid: str, kind: str, eid: str) -> None:
+        change = (sid, kind, eid)
+        changes = self._changes
+        if changes and changes[-1] == change:
+            return
+        if change not in self._change_set:
+            self._change_set.add(change)
+            changes.append(change)
+
+    def _session(self, sid: str) -> Session:
+        session = self._sessions.get(sid)
+        if session is None:
+            session = Session(sid, self._version, self._term_args)
+            self._sessions[sid] = session
+            self._order.append(sid)
+            self._change(sid, "session", "sessionId")
+        return session
+
+    def _mode(self) -> int:
+        version = self._version
+        if version is None:
+            return _UNKNOWN
+        return _V1 if version < 2 else _V2
+
+    def _set_version(self, value: Any) -> None:
+        if type(value) is not int or not -_INT64 <= value < _INT64:
+            return
+        self._version = value
+        for sid in list(self._order):
+            self._sessions[sid]._version = value
+            self._change(sid, "session", "protocolVersion")
+
+    def _track(self, side: int, has_id: bool, rid: Any, what: tuple) -> None:
+        key = _id_key(rid) if has_id else None
+        if key is None:
+            return
+        pending = self._pending
+        pending.pop((side, key), None)
+        pending[(side, key)] = what
+        if len(pending) > MAX_PENDING:
+            del pending[next(iter(pending))]
+
+    # -- messages ----------------------------------------------------------------------------
+
+    def _message(self, msg: Any) -> None:
+        if type(msg) is not dict:
+            self._error(None, "invalid message: not a JSON object")
+            return
+        if "method" in msg:
+            method = msg["method"]
+            if type(method) is not str:
+                self._error(None, "invalid message: method must be a string")
+                return
+            if method == "session/update":
+                self._session_update(msg.get("params"))
+            else:
+                self._request(method, "id" in msg, msg.get("id"), msg.get("params"))
+        elif "id" in msg:
+            if "result" in msg:
+                self._response(msg["id"], True, msg["result"], None)
+            elif "error" in msg:
+                self._response(msg["id"], False, None, msg["error"])
+            else:
+                self._error(None, "invalid message: no method, result or error")
+        else:
+            self._error(None, "invalid message: no method, result or error")
+
+    def _params_session(self, method: str, params: Any) -> str | None:
+        if type(params) is not dict:
+            self._error(None, f"{method}: params must be an object")
+            return None
+        sid = params.get("sessionId")
+        if type(sid) is not str:
+            self._error(None, f"{method}: sessionId must be a string")
+            return None
+        return sid
+
+    def _request(self, method: str, has_id: bool, rid: Any, params: Any) -> None:
+        if method == "session/prompt":
+            sid = self._params_session(method, params)
+            if sid is None:
+                return
+            entry = _request_entry(rid, params, has_id)
+            mode = self._mode()
+            s = self._session(sid)
+            s._prompts.append(entry)
+            index = len(s._prompts) - 1
+            if mode != _V2:
+                s.state_ = "running"
+                s.stop_reason_ = None
+                self._change(sid, "session", "state")
+            self._change(sid, "session", "prompts")
+            self._track(_CLIENT, has_id, rid, (_PROMPT, sid, index))
+        elif method == "session/request_permission":
+            sid = self._params_session(method, params)
+            if sid is None:
+                return
+            entry = _request_entry(rid, params, has_id)
+            s = self._session(sid)
+            s._permissions.append(entry)
+            index = len(s._permissions) - 1
+            self._change(sid, "session", "permissions")
+            self._track(_AGENT, has_id, rid, (_PERMISSION, sid, index))
+        elif method == "session/cancel":
+            sid = self._params_session(method, params)
+            if sid is None:
+                return
+            s = self._session(sid)
+            if s._prompts:
+                s._prompts[-1]["cancelRequested"] = True
+                self._change(sid, "session", "prompts")
+        elif method == "initialize":
+            if type(params) is dict:
+                self._set_version(params.get("protocolVersion"))
+            self._track(_CLIENT, has_id, rid, (_INITIALIZE,))
+        elif method == "session/new" or method == "session/fork":
+            self._track(_CLIENT, has_id, rid, (_NEW,))
+        elif method == "session/load" or method == "session/resume":
+            sid = self._params_session(method, params)
+            if sid is None:
+                return
+            self._session(sid)
+            self._track(_CLIENT, has_id, rid, (_LOAD, sid))
+        else:
+            client = method in _AGENT_METHODS
+            agent = method in _CLIENT_METHODS
+            if client and not agent:
+                self._track(_CLIENT, has_id, rid, (_OTHER,))
+            elif agent and not client:
+                self._track(_AGENT, has_id, rid, (_OTHER,))
+
+    def _response(self, rid: Any, has_result: bool, result: Any, error: Any) -> None:
+        key = _id_key(rid)
+        if key is None:
+            return
+        pending = self._pending
+        client = (_CLIENT, key) in pending
+        agent = (_AGENT, key) in pending
+        if client and agent:
+            side = _AGENT if type(result) is dict and "outcome" in result else _CLIENT
+        elif client:
+            side = _CLIENT
+        elif agent:
+            side = _AGENT
+        else:
+            return
+        what = pending.pop((side, key))
+        kind = what[0]
+        if kind == _INITIALIZE:
+            if type(result) is dict:
+                self._set_version(result.get("protocolVersion"))
+        elif kind == _NEW:
+            if type(result) is dict:
+                sid = result.get("sessionId")
+                if type(sid) is str:
+                    self._session(sid)
+                    self._session_setup(sid, result)
+        elif kind == _LOAD:
+            if type(result) is dict:
+                self._session_setup(what[1], result)
+        elif kind == _PROMPT:
+            sid, index = what[1], what[2]
+            mode = self._mode()
+            s = self._session(sid)
+            _answer(s._prompts[index], has_result, result, error)
+            if mode != _V2:
+                stop = result.get("stopReason") if type(result) is dict else None
+                if type(stop) is not str:
+                    stop = None
+                if stop is not None or not has_result:
+                    s.state_ = "idle"
+                    s.stop_reason_ = stop
+                    self._change(sid, "session", "state")
+            self._change(sid, "session", "prompts")
+        elif kind == _PERMISSION:
+            sid, index = what[1], what[2]
+            s = self._session(sid)
+            _answer(s._permissions[index], has_result, result, error)
+            self._change(sid, "session", "permissions")
+
+    def _session_setup(self, sid: str, r: dict) -> None:
+        s = self._session(sid)
+        options = r.get("configOptions")
+        moved_options = type(options) is list
+        if moved_options:
+            s._config_options = options
+        modes = r.get("modes")
+        moved_mode = False
+        if type(modes) is dict:
+            mode = modes.get("currentModeId")
+            if type(mode) is str:
+                s._current_mode_id = mode
+                moved_mode = True
+        if moved_options:
+            self._change(sid, "session", "configOptions")
+        if moved_mode:
+            self._change(sid, "session", "currentModeId")
+
+    # -- session/update ----------------------------------------------------------------------
+
+    def _session_update(self, params: Any) -> None:
+        # The streaming hot path first: a well-formed message chunk with an id. It has exactly
+        # the effect of the general path below, with fewer calls.
+        if type(params) is dict:
+            sid = params.get("sessionId")
+            u = params.get("update")
+            if type(sid) is str and type(u) is dict:
+                role = _FAST_ROLES.get(u.get("sessionUpdate"))
+                mid = u.get("messageId")
+                content = u.get("content")
+                if role is not None and type(mid) is str and type(content) is dict:
+                    s = self._sessions.get(sid) or self._session(sid)
+                    index = s._message_index.get((role, mid))
+                    if index is None:
+                        index = self._message_index(sid, role, mid)
+                    s._current = index
+                    m = s._messages[index]
+                    if m.content is None:
+                        m.content = [content]
+                    else:
+                        m.content.append(content)
+                    change = (sid, "message", mid)
+                    changes = self._changes
+                    if not changes or changes[-1] != change:
+                        self._change(sid, "message", mid)
+                    return
+        sid = self._params_session("session/update", params)
+        if sid is None:
+            return
+        u = params.get("update")
+        if type(u) is not dict:
+            self._error(sid, "session/update: update must be an object")
+            return
+        kind = u.get("sessionUpdate")
+        if type(kind) is not str:
+            self._error(sid, "session/update: sessionUpdate must be a string")
+            return
+        if kind in _V1_ONLY:
+            known = self._mode() != _V2
+        elif kind in _V2_ONLY:
+            known = self._mode() != _V1
+        else:
+            known = True
+        if sid not in self._sessions:
+            self._session(sid)
+        handler = _HANDLERS.get(kind) if known else None
+        if handler is None:
+            self._other(sid, u)
+        else:
+            handler(self, sid, kind, u)
+
+    def _other(self, sid: str, u: dict) -> None:
+        s = self._session(sid)
+        index = str(len(s._other))
+        s._other.append(u)
+        s._timeline.append(("other", index, None))
+        self._change(sid, "other", index)
+
+    def _message_index(self, sid: str, role: str, mid: str) -> int:
+        s = self._session(sid)
+        index = s._message_index.get((role, mid))
+        if index is not None:
+            return index
+        index = len(s._messages)
+        s._messages.append(_Message(mid, role))
+        s._message_index[(role, mid)] = index
+        s._timeline.append(("message", mid, role))
+        return index
+
+    def _chunk(self, sid: str, kind: str, u: dict) -> None:
+        role = _CHUNK_ROLES[kind]
+        content = u.get("content")
+        if type(content) is not dict:
+            self._error(sid, f"{kind}: content must be an object")
+            return
+        mid = u.get("messageId")
+        if type(mid) is str:
+            index = self._message_index(sid, role, mid)
+        elif role == "session" or self._mode() == _V2:
+            self._error(sid, f"{kind}: messageId must be a string")
+            return
+        else:
+            s = self._session(sid)
+            current = s._current
+            if current is not None and s._messages[current].role == role:
+                index = current
+            else:
+                s._anonymous += 1
+                index = self._message_index(sid, role, f"~{s._anonymous}")
+        s = self._sessions[sid]
+        s._current = index
+        m = s._messages[index]
+        if role == "session":
+            for key in ("senderSessionId", "recipientSessionId"):
+                value = u.get(key)
+                if value is not None:
+                    m.fields[key] = value
+        if m.content is None:
+            m.content = [content]
+        else:
+            m.content.append(content)
+        self._change(sid, "message", m.id)
+
+    def _upsert_message(self, sid: str, kind: str, u: dict) -> None:
+        role = _UPSERT_ROLES[kind]
+        mid = u.get("messageId")
+        if type(mid) is not str:
+            self._error(sid, f"{kind}: messageId must be a string")
+            return
+        index = self._message_index(sid, role, mid)
+        s = self._sessions[sid]
+        s._current = index
+        m = s._messages[index]
+        for k, v in u.items():
+            if k == "sessionUpdate" or k == "messageId":
+                continue
+            if k == "content":
+                if type(v) is list:
+                    m.content = list(v) if v else None
+                elif v is None:
+                    m.content = None
+            elif role == "session" and (k == "senderSessionId" or k == "recipientSessionId"):
+                if v is not None:
+                    m.fields[k] = v
+            else:
+                _patch(m.fields, k, v)
+        self._change(sid, "message", mid)
+
+    def _tool_call(self, sid: str, kind: str, u: dict) -> None:
+        create = kind == "tool_call"
+        tid = u.get("toolCallId")
+        if type(tid) is not str:
+            self._error(sid, f"{kind}: toolCallId must be a string")
+            return
+        if create and type(u.get("title")) is not str:
+            self._error(sid, "tool_call: title must be a string")
+            return
+        null_clears = self._mode() != _V1
+        s = self._session(sid)
+        call = s._tool_calls.get(tid)
+        new = call is None
+        if new or create:
+            call = {"toolCallId": tid}
+            s._tool_calls[tid] = call
+        for k, v in u.items():
+            if k == "sessionUpdate" or k == "toolCallId":
+                continue
+            if v is None and not null_clears:
+                continue
+            if k == "content" or k == "locations":
+                if type(v) is list:
+                    if v:
+                        call[k] = v
+                    else:
+                        call.pop(k, None)
+                elif v is None:
+                    call.pop(k, None)
+            else:
+                _patch(call, k, v)
+        if new:
+            s._timeline.append(("toolCall", tid, None))
+        self._change(sid, "toolCall", tid)
+
+    def _tool_call_chunk(self, sid: str, kind: str, u: dict) -> None:
+        tid = u.get("toolCallId")
+        if type(tid) is not str:
+            self._error(sid, "tool_call_content_chunk: toolCallId must be a string")
+            return
+        content = u.get("content")
+        if type(content) is not dict:
+            self._error(sid, "tool_call_content_chunk: content must be an object")
+            return
+        s = self._session(sid)
+        call = s._tool_calls.get(tid)
+        if call is None:
+            call = s._tool_calls[tid] = {"toolCallId": tid}
+            _push_item(call, "content", content)
+            s._timeline.append(("toolCall", tid, None))
+        else:
+            _push_item(call, "content", content)
+        self._change(sid, "toolCall", tid)
+
+    def _terminal_entry(self, sid: str, tid: str) -> list:
+        s = self._session(sid)
+        entry = s._terminals.get(tid)
+        if entry is None:
+            cols, scrollback = s._term_args
+            entry = [{"terminalId": tid}, Terminal(cols=cols, scrollback=scrollback)]
+            s._terminals[tid] = entry
+            s._timeline.append(("terminal", tid, None))
+        return entry
+
+    def _terminal_update(self, sid: str, kind: str, u: dict) -> None:
+        tid = u.get("terminalId")
+        if type(tid) is not str:
+            self._error(sid, "terminal_update: terminalId must be a string")
+            return
+        # Decode before touching anything: an invalid snapshot drops the whole update.
+        reset = False
+        snapshot = b""
+        if "output" in u:
+            output = u["output"]
+            if output is None:
+                reset = True
+            elif type(output) is dict:
+                data = output.get("data")
+                if type(data) is str:
+                    try:
+                        snapshot = _decode_base64(data)
+                    except TerminalDataError:
+                        self._error(sid, "terminal_update: output.data is not valid base64")
+                        return
+                    reset = True
+        entry = self._terminal_entry(sid, tid)
+        fields = entry[0]
+        for k, v in u.items():
+            if k != "sessionUpdate" and k != "terminalId" and k != "output":
+                _patch(fields, k, v)
+        if reset:
+            entry[1].reset(snapshot)
+        self._change(sid, "terminal", tid)
+
+    def _terminal_chunk(self, sid: str, kind: str, u: dict) -> None:
+        tid = u.get("terminalId")
+        if type(tid) is not str:
+            self._error(sid, "terminal_output_chunk: terminalId must be a string")
+            return
+        data = u.get("data")
+        if type(data) is not str:
+            self._error(sid, "terminal_output_chunk: data must be a string")
+            return
+        try:
+            raw = _decode_base64(data)
+        except TerminalDataError:
+            self._error(sid, "terminal_output_chunk: data is not valid base64")
+            return
+        self._terminal_entry(sid, tid)[1].feed(raw)
+        self._change(sid, "terminal", tid)
+
+    def _set_plan(self, sid: str, pid: str, plan: dict) -> None:
+        s = self._session(sid)
+        new = pid not in s._plans
+        s._plans[pid] = plan
+        if new:
+            s._timeline.append(("plan", pid, None))
+        self._change(sid, "plan", pid)
+
+    def _plan_v1(self, sid: str, kind: str, u: dict) -> None:
+        if type(u.get("entries")) is not list:
+            self._error(sid, "plan: entries must be an array")
+            return
+        plan = {"type": "items", "planId": "main"}
+        for k, v in u.items():
+            if k != "sessionUpdate":
+                plan[k] = v
+        self._set_plan(sid, "main", plan)
+
+    def _plan_update(self, sid: str, kind: str, u: dict) -> None:
+        plan = u.get("plan")
+        if type(plan) is not dict:
+            self._error(sid, "plan_update: plan must be an object")
+            return
+        pid = plan.get("planId")
+        if type(pid) is not str:
+            self._error(sid, "plan_update: plan.planId must be a string")
+            return
+        if type(plan.get("type")) is not str:
+            self._error(sid, "plan_update: plan.type must be a string")
+            return
+        self._set_plan(sid, pid, plan)
+
+    def _plan_removed(self, sid: str, kind: str, u: dict) -> None:
+        pid = u.get("planId")
+        if type(pid) is not str:
+            self._error(sid, "plan_removed: planId must be a string")
+            return
+        s = self._session(sid)
+        if s._plans.pop(pid, None) is not None:
+            s._timeline = [t for t in s._timeline if not (t[0] == "plan" and t[1] == pid)]
+        self._change(sid, "plan", pid)
+
+    def _replace(self, sid: str, kind: str, u: dict) -> None:
+        field = _REPLACE_FIELDS[kind]
+        value = u.get(field)
+        if field == "currentModeId":
+            ok, want = type(value) is str, "a string"
+        else:
+            ok, want = type(value) is list, "an array"
+        if not ok:
+            self._error(sid, f"{kind}: {field} must be {want}")
+            return
+        s = self._session(sid)
+        if field == "availableCommands":
+            s._available_commands = value
+        elif field == "configOptions":
+            s._config_options = value
+        else:
+            s._current_mode_id = value
+        _set_extras(s._update_extras, kind, u, ("sessionUpdate", field))
+        self._change(sid, "session", field)
+
+    def _info(self, sid: str, kind: str, u: dict) -> None:
+        info = self._session(sid)._info
+        for k, v in u.items():
+            if k != "sessionUpdate":
+                _patch(info, k, v)
+        self._change(sid, "session", "info")
+
+    def _usage(self, sid: str, kind: str, u: dict) -> None:
+        for field in ("used", "size"):
+            value = u.get(field)
+            if type(value) is not int or value < 0:
+                self._error(sid, f"usage_update: {field} must be a non-negative integer")
+                return
+        self._session(sid)._usage = _without(u, ("sessionUpdate",))
+        self._change(sid, "session", "usage")
+
+    def _state(self, sid: str, kind: str, u: dict) -> None:
+        state = u.get("state")
+        if type(state) is not str:
+            self._error(sid, "state_update: state must be a string")
+            return
+        s = self._session(sid)
+        stop = u.get("stopReason") if state == "idle" else None
+        s.stop_reason_ = stop if type(stop) is str else None
+        s.state_ = state
+        _set_extras(s._update_extras, "state_update", u, ("sessionUpdate", "state", "stopReason"))
+        self._change(sid, "session", "state")
+
+    def _notice(self, sid: str, kind: str, u: dict) -> None:
+        if type(u.get("severity")) is not str:
+            self._error(sid, "notice: severity must be a string")
+            return
+        title = u.get("title")
+        if type(title) is not str or not title:
+            self._error(sid, "notice: title must be a non-empty string")
+            return
+        self._session(sid)._notices.append(_without(u, ("sessionUpdate",)))
+        self._change(sid, "session", "notices")
+
+    def _compaction_entry(self, sid: str, cid: str) -> dict:
+        s = self._session(sid)
+        entry = s._compactions.get(cid)
+        if entry is None:
+            entry = s._compactions[cid] = {"compactionId": cid}
+            s._timeline.append(("compaction", cid, None))
+        return entry
+
+    def _compaction(self, sid: str, kind: str, u: dict) -> None:
+        cid = u.get("compactionId")
+        if type(cid) is not str:
+            self._error(sid, "compaction_update: compactionId must be a string")
+            return
+        if type(u.get("status")) is not str:
+            self._error(sid, "compaction_update: status must be a string")
+            return
+        c = self._compaction_entry(sid, cid)
+        for k, v in u.items():
+            if k == "sessionUpdate" or k == "compactionId":
+                continue
+            if k == "summary":
+                if type(v) is list:
+                    if v:
+                        c[k] = v
+                    else:
+                        c.pop(k, None)
+                elif v is None:
+                    c.pop(k, None)
+            else:
+                _patch(c, k, v)
+        self._change(sid, "compaction", cid)
+
+    def _compaction_chunk(self, sid: str, kind: str, u: dict) -> None:
+        cid = u.get("compactionId")
+        if type(cid) is not str:
+            self._error(sid, "compaction_summary_chunk: compactionId must be a string")
+            return
+        content = u.get("content")
+        if type(content) is not dict:
+            self._error(sid, "compaction_summary_chunk: content must be an object")
+            return
+        _push_item(self._compaction_entry(sid, cid), "summary", content)
+        self._change(sid, "compaction", cid)
+
+    def _subagent(self, sid: str, kind: str, u: dict) -> None:
+        aid = u.get("subagentSessionId")
+        if type(aid) is not str:
+            aid = u.get("sessionId")
+            if type(aid) is not str:
+                self._error(sid, "subagent_update: subagentSessionId must be a string")
+                return
+        null_clears = self._mode() != _V1
+        s = self._session(sid)
+        entry = s._subagents.get(aid)
+        if entry is None:
+            entry = s._subagents[aid] = {}
+        for k, v in u.items():
+            if k == "sessionUpdate" or (v is None and not null_clears):
+                continue
+            _patch(entry, k, v)
+        self._change(sid, "subagent", aid)
+
+
+_CHUNK_ROLES = {
+    "user_message_chunk": "user",
+    "agent_message_chunk": "agent",
+    "agent_thought_chunk": "thought",
+    "session_message_chunk": "session",
+}
+_FAST_ROLES = {k: v for k, v in _CHUNK_ROLES.items() if v != "session"}
+_UPSERT_ROLES = {
+    "user_message": "user",
+    "agent_message": "agent",
+    "agent_thought": "thought",
+    "session_message": "session",
+}
+_REPLACE_FIELDS = {
+    "available_commands_update": "availableCommands",
+    "config_option_update": "configOptions",
+    "current_mode_update": "currentModeId",
+}
+_HANDLERS = {
+    **{k: Sessions._chunk for k in _CHUNK_ROLES},
+    **{k: Sessions._upsert_message for k in _UPSERT_ROLES},
+    "tool_call": Sessions._tool_call,
+    "tool_call_update": Sessions._tool_call,
+    "tool_call_content_chunk": Sessions._tool_call_chunk,
+    "terminal_update": Sessions._terminal_update,
+    "terminal_output_chunk": Sessions._terminal_chunk,
+    "plan": Sessions._plan_v1,
+    "plan_update": Sessions._plan_update,
+    "plan_removed": Sessions._plan_removed,
+    **{k: Sessions._replace for k in _REPLACE_FIELDS},
+    "session_info_update": Sessions._info,
+    "usage_update": Sessions._usage,
+    "state_update": Sessions._state,
+    "notice": Sessions._notice,
+    "compaction_update": Sessions._compaction,
+    "compaction_summary_chunk": Sessions._compaction_chunk,
+    "subagent_update": Sessions._subagent,
+}
+
+_READ_BYTES = 1 << 20
+
+
+def replay(source: str | os.PathLike | BinaryIO, **options: Any) -> Sessions:
+    """Reduce a whole NDJSON trace (a path or a binary file) into a new Sessions.
+
+    ``options`` are Sessions' keyword arguments.
+    """
+    store = Sessions(**options)
+    if isinstance(source, (str, os.PathLike)):
+        with open(source, "rb") as f:
+            _replay_file(store, f)
+    else:
+        _replay_file(store, source)
+    store.finish()
+    return store
+
+
+def _replay_file(store: Sessions, f: BinaryIO) -> None:
+    while True:
+        data = f.read(_READ_BYTES)
+        if not data:
+            break
+        if isinstance(data, str):
+            raise TypeError("replay needs a binary file")
+        store.feed(data)

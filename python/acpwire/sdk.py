@@ -1,0 +1,526 @@
+"""Use acpwire under the official ACP Python SDK (``agent-client-protocol``, import ``acp``).
+
+Install with the ``sdk`` extra. The SDK is imported lazily: ``import acpwire`` never needs it,
+and :class:`FrameTransport` works on plain asyncio streams without it.
+
+Switching a client takes one line; the call signatures are the SDK's own::
+
+    from acpwire.sdk import spawn_agent_process   # was: from acp import spawn_agent_process
+    from acpwire.sdk import connect_to_agent      # was: from acp import connect_to_agent
+
+Both accept two extra keyword arguments: ``max_frame_bytes`` (default 32 MiB; a longer line is
+reported and skipped without being buffered) and ``on_error`` (called with each rejected frame
+as a :class:`acpwire.FrameError`; by default a warning is logged on the ``acpwire.sdk``
+logger). Frames are split and decoded by :class:`acpwire.FrameDecoder`, so a frame of any size
+up to the cap gets through: SDK releases up to 0.10 read with ``StreamReader.readline()``, which
+fails past the stream's limit (64 KiB for the pipes ``spawn_agent_process`` creates) and ends
+the connection; 0.11 and later read lines of any size with no cap at all.
+
+Supported SDK versions: 0.7 to 0.12 (``connect_to_agent`` and ``spawn_stdio_transport`` are
+public from 0.7 on). Tested end to end against 0.12.1 and 0.10.1.
+
+* 0.12 and later accept a message-level transport in ``connect_to_agent(client, transport)``;
+  :class:`FrameTransport` is one, so messages go from the decoder to the SDK without being
+  parsed twice.
+* 0.7 to 0.11 only take an ``asyncio.StreamReader``; :class:`FrameStreamReader` is one whose
+  ``readline()``/``readuntil()`` return one validated message per call, re-encoded as a single
+  line.
+
+:class:`SessionAccumulator` replaces ``acp.contrib.session_state.SessionAccumulator`` with one
+backed by :class:`acpwire.Sessions`; see its docstring.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import logging
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from . import FrameDecoder, FrameError, dumps
+
+__all__ = [
+    "DEFAULT_MAX_FRAME_BYTES",
+    "FrameStreamReader",
+    "FrameTransport",
+    "SessionAccumulator",
+    "connect_to_agent",
+    "spawn_agent_process",
+]
+
+DEFAULT_MAX_FRAME_BYTES = 32 * 1024 * 1024
+"""The default cap on one frame, in bytes (FrameDecoder's default)."""
+
+_LOG = logging.getLogger("acpwire.sdk")
+_NOT_AN_OBJECT = "not a JSON-RPC message object"
+
+OnError = Callable[[FrameError], object]
+
+
+def _log_error(error: FrameError) -> None:
+    _LOG.warning("skipped a bad frame from the agent: %s", error)
+
+
+def _not_an_object(value: Any) -> FrameError:
+    # The decoder has already consumed the frame, so its line and offset are unknown here.
+    return FrameError(_NOT_AN_OBJECT, 0, 0, repr(value)[:64], "expected a JSON object")
+
+
+class _MessageSource:
+    """Pulls JSON-RPC message objects out of a byte reader, reporting and skipping the rest."""
+
+    def __init__(
+        self,
+        reader: Any,
+        max_frame_bytes: int,
+        on_error: OnError | None,
+        chunk_size: int,
+        receive_timeout: float | None,
+    ) -> None:
+        if chunk_size <= 0:
+            raise ValueError("chunk_size must be positive")
+        self._reader = reader
+        self._decoder = FrameDecoder(max_frame_bytes=max_frame_bytes)
+        self._on_error = on_error or _log_error
+        self._chunk_size = chunk_size
+        self._timeout = receive_timeout
+        self._ready: deque[Any] = deque()
+        self._eof = False
+
+    @property
+    def decoder(self) -> Any:
+        return self._decoder
+
+    async def next(self) -> dict[str, Any] | None:
+        while True:
+            while self._ready:
+                item = self._ready.popleft()
+                if isinstance(item, dict):
+                    return item
+                # A raising on_error propagates: the SDK then ends the connection, which is
+                # how a caller makes bad frames fatal.
+                self._on_error(item if isinstance(item, FrameError) else _not_an_object(item))
+            if self._eof:
+                return None
+            read = self._reader.read(self._chunk_size)
+            chunk = await (read if self._timeout is None else asyncio.wait_for(read, self._timeout))
+            if chunk:
+                self._ready.extend(self._decoder._feed_events(chunk))
+            else:
+                self._eof = True
+                self._ready.extend(self._decoder._finish_events())
+
+
+class FrameTransport:
+    """A message-level transport for the SDK (0.12+) over a pair of asyncio byte streams.
+
+    It satisfies the SDK's ``Transport`` protocol (``send``/``receive``/``close``), so
+    ``acp.connect_to_agent(client, FrameTransport(reader, writer))`` gives a client connection
+    that reads with :class:`acpwire.FrameDecoder` and writes with :func:`acpwire.dumps`.
+
+    ``reader`` is the agent's stdout (anything with ``async read(n)``), ``writer`` its stdin
+    (``write(bytes)`` and ``async drain()``). Rejected frames, and frames whose JSON is not an
+    object, go to ``on_error`` and are skipped. ``receive_timeout`` bounds each read, as the
+    SDK's own ``receive_timeout`` does. :meth:`close` leaves the streams open: whoever opened
+    them closes them (``spawn_agent_process`` does).
+    """
+
+    def __init__(
+        self,
+        reader: Any,
+        writer: Any,
+        *,
+        max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
+        on_error: OnError | None = None,
+        chunk_size: int = 65536,
+        receive_timeout: float | None = None,
+    ) -> None:
+        self._source = _MessageSource(
+            reader, max_frame_bytes, on_error, chunk_size, receive_timeout
+        )
+        self._writer = writer
+        self._write_lock = asyncio.Lock()
+        self._closed = False
+
+    @property
+    def decoder(self) -> Any:
+        """The :class:`acpwire.FrameDecoder` in use (for its counters)."""
+        return self._source.decoder
+
+    async def send(self, message: dict[str, Any]) -> None:
+        """Write one message as one line."""
+        if self._closed:
+            raise ConnectionError("transport closed")
+        data = dumps(message)
+        # One write per message keeps frames whole; the lock keeps concurrent drains orderly.
+        async with self._write_lock:
+            self._writer.write(data)
+            await self._writer.drain()
+
+    async def receive(self) -> dict[str, Any] | None:
+        """The next message object from the agent, or None at end of stream."""
+        return await self._source.next()
+
+    async def close(self) -> None:
+        """Refuse further sends (idempotent); the streams stay open."""
+        self._closed = True
+
+
+class FrameStreamReader(asyncio.StreamReader):
+    """An ``asyncio.StreamReader`` that yields one validated JSON-RPC message per line read.
+
+    For SDK releases before 0.12, which only accept a ``StreamReader``. ``readline()`` and
+    ``readuntil(b"\\n")`` return the next good message re-encoded by :func:`acpwire.dumps` as a
+    single line (whatever its size, up to ``max_frame_bytes`` as received), and ``b""`` at end
+    of stream; bad frames go to ``on_error`` and are skipped. Entries of a batch frame come out
+    one per line. Byte-level reads (``read``, ``readexactly``) are not supported.
+    """
+
+    def __init__(
+        self,
+        source: Any,
+        *,
+        max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
+        on_error: OnError | None = None,
+        chunk_size: int = 65536,
+    ) -> None:
+        super().__init__()
+        self._source = _MessageSource(source, max_frame_bytes, on_error, chunk_size, None)
+        self._done = False
+
+    @property
+    def decoder(self) -> Any:
+        """The :class:`acpwire.FrameDecoder` in use (for its counters)."""
+        return self._source.decoder
+
+    async def readline(self) -> bytes:
+        """The next message as one line ending in ``\\n``; ``b""`` at end of stream."""
+        if self._done:
+            return b""
+        message = await self._source.next()
+        if message is None:
+            self._done = True
+            return b""
+        return dumps(message)
+
+    async def readuntil(self, separator: bytes = b"\n") -> bytes:
+        """Same as :meth:`readline`; only ``b"\\n"`` is supported as the separator."""
+        if separator != b"\n":
+            raise ValueError("FrameStreamReader only splits on b'\\n'")
+        return await self.readline()
+
+    async def read(self, n: int = -1) -> bytes:
+        raise NotImplementedError("FrameStreamReader yields whole lines: use readline()")
+
+    async def readexactly(self, n: int) -> bytes:
+        raise NotImplementedError("FrameStreamReader yields whole lines: use readline()")
+
+    def at_eof(self) -> bool:
+        return self._done
+
+
+def _sdk() -> Any:
+    try:
+        import acp
+    except ImportError as exc:
+        raise ImportError(
+            "acpwire.sdk needs the official ACP SDK: pip install 'acpwire[sdk]' "
+            "(or agent-client-protocol)"
+        ) from exc
+    return acp
+
+
+def _takes_transport(acp: Any) -> bool:
+    # 0.12 made output_stream optional so that a lone Transport can be passed; earlier
+    # releases require a (StreamWriter, StreamReader) pair.
+    parameter = inspect.signature(acp.connect_to_agent).parameters.get("output_stream")
+    return parameter is not None and parameter.default is None
+
+
+def connect_to_agent(
+    client: Any,
+    input_stream: Any,
+    output_stream: Any,
+    *,
+    max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
+    on_error: OnError | None = None,
+    chunk_size: int = 65536,
+    **connection_kwargs: Any,
+) -> Any:
+    """``acp.connect_to_agent`` reading the agent's frames with :class:`acpwire.FrameDecoder`.
+
+    Same arguments as the SDK's: ``client`` (a ``Client``, or a callable taking the connection
+    and returning one), ``input_stream`` the agent's stdin (``asyncio.StreamWriter``),
+    ``output_stream`` its stdout (``asyncio.StreamReader``), and keyword arguments for the
+    SDK's ``ClientSideConnection``. Returns that ``ClientSideConnection``.
+    """
+    acp = _sdk()
+    if _takes_transport(acp):
+        transport = FrameTransport(
+            output_stream,
+            input_stream,
+            max_frame_bytes=max_frame_bytes,
+            on_error=on_error,
+            chunk_size=chunk_size,
+            # The SDK applies receive_timeout only to its own stdio reader; keep its meaning.
+            receive_timeout=connection_kwargs.pop("receive_timeout", None),
+        )
+        return acp.connect_to_agent(client, transport, **connection_kwargs)
+    reader = FrameStreamReader(
+        output_stream, max_frame_bytes=max_frame_bytes, on_error=on_error, chunk_size=chunk_size
+    )
+    return acp.connect_to_agent(client, input_stream, reader, **connection_kwargs)
+
+
+@contextlib.asynccontextmanager
+async def spawn_agent_process(
+    to_client: Any,
+    command: str,
+    *args: str,
+    env: Mapping[str, str] | None = None,
+    cwd: str | Path | None = None,
+    transport_kwargs: Mapping[str, Any] | None = None,
+    max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
+    on_error: OnError | None = None,
+    **connection_kwargs: Any,
+) -> AsyncIterator[tuple[Any, asyncio.subprocess.Process]]:
+    """``acp.spawn_agent_process`` reading the agent's frames with :class:`acpwire.FrameDecoder`.
+
+    Starts the agent with the SDK's ``spawn_stdio_transport`` (same environment, same
+    shutdown: close stdin, wait, then terminate and kill) and yields
+    ``(ClientSideConnection, process)``, exactly as the SDK's function does.
+    """
+    acp = _sdk()
+    async with acp.spawn_stdio_transport(
+        command, *args, env=env, cwd=cwd, **dict(transport_kwargs or {})
+    ) as (reader, writer, process):
+        conn = connect_to_agent(
+            to_client,
+            writer,
+            reader,
+            max_frame_bytes=max_frame_bytes,
+            on_error=on_error,
+            **connection_kwargs,
+        )
+        try:
+            yield conn, process
+        finally:
+            await conn.close()
+
+
+def _sessions_class() -> Any:
+    import acpwire
+
+    sessions = getattr(acpwire, "Sessions", None)
+    if sessions is None:  # packages built before Sessions was exported
+        from ._pure.session import Sessions as sessions
+    return sessions
+
+
+def _as_params(notification: Any) -> dict[str, Any]:
+    """``{"sessionId", "update"}`` from an SDK ``SessionNotification`` or a plain dict."""
+    if isinstance(notification, dict):
+        params = notification.get("params") if "method" in notification else notification
+        if not isinstance(params, dict):
+            raise TypeError("a session/update message needs params to be an object")
+        return params
+    dump = getattr(notification, "model_dump", None)
+    if dump is None:
+        raise TypeError(
+            f"expected a SessionNotification or a dict, not {type(notification).__name__}"
+        )
+    # exclude_unset keeps an explicit null apart from an omitted field, as on the wire.
+    params = dump(mode="json", by_alias=True, exclude_unset=True)
+    update = params.get("update")
+    kind = getattr(getattr(notification, "update", None), "session_update", None)
+    if isinstance(update, dict) and kind is not None:
+        # The discriminator has a default, so a model built in code may not count it as set.
+        update.setdefault("sessionUpdate", kind)
+    params.setdefault("sessionId", notification.session_id)
+    return params
+
+
+class SessionAccumulator:
+    """``acp.contrib.session_state.SessionAccumulator``, in linear time, backed by ``Sessions``.
+
+    Same constructor, ``session_id``, :meth:`apply`, :meth:`snapshot`, :meth:`subscribe` and
+    :meth:`reset`. It accepts the SDK's ``SessionNotification`` models or plain dicts (the
+    notification's params, or the whole JSON-RPC message), of protocol v1 or v2.
+
+    The difference that makes it linear: the SDK builds a deep-copied snapshot of the whole
+    session on every ``apply`` (quadratic over a turn). Here ``apply`` only reduces the update
+    and returns the accumulator itself, a live view with the snapshot's fields as properties
+    (``tool_calls``, ``agent_messages``, ...); subscribers get that view too. Call
+    :meth:`snapshot` for a frozen ``SessionSnapshot`` of the SDK (needs the SDK).
+
+    ``protocol_version`` picks the update rules: 1 (the default, what the SDK speaks), 2, or
+    None to accept the variants of both.
+    """
+
+    def __init__(
+        self, *, auto_reset_on_session_change: bool = True, protocol_version: int | None = 1
+    ) -> None:
+        self._auto_reset = auto_reset_on_session_change
+        self._version = protocol_version
+        self._subscribers: list[Callable[[Any, Any], None]] = []
+        self.reset()
+
+    def reset(self) -> None:
+        """Clear all accumulated state."""
+        self.session_id: str | None = None
+        self.sessions = _sessions_class()()
+        """The underlying :class:`acpwire.Sessions` store."""
+        if self._version is not None:
+            # Sessions takes its rules from the initialize exchange; replay one.
+            self.sessions.apply(
+                {"jsonrpc": "2.0", "id": "init", "method": "initialize",
+                 "params": {"protocolVersion": self._version}}
+            )  # fmt: skip
+            self.sessions.apply(
+                {"jsonrpc": "2.0", "id": "init", "result": {"protocolVersion": self._version}}
+            )
+
+    def subscribe(self, callback: Callable[[Any, Any], None]) -> Callable[[], None]:
+        """Call ``callback(view, notification)`` after every :meth:`apply`; returns an
+        ``unsubscribe`` callable."""
+        self._subscribers.append(callback)
+
+        def unsubscribe() -> None:
+            with contextlib.suppress(ValueError):
+                self._subscribers.remove(callback)
+
+        return unsubscribe
+
+    def apply(self, notification: Any) -> SessionAccumulator:
+        """Reduce one session/update notification; return this accumulator (a live view)."""
+        params = _as_params(notification)
+        session_id = params.get("sessionId")
+        if not isinstance(session_id, str):
+            raise ValueError("a session/update notification needs a string sessionId")
+        if self.session_id is None:
+            self.session_id = session_id
+        elif session_id != self.session_id:
+            if not self._auto_reset:
+                raise _mismatch_error(self.session_id, session_id)
+            self.reset()
+            self.session_id = session_id
+        self.sessions.apply({"jsonrpc": "2.0", "method": "session/update", "params": params})
+        for callback in list(self._subscribers):
+            callback(self, notification)
+        return self
+
+    # -- the snapshot's fields, read from the live state ---------------------------------------
+
+    def _state(self) -> dict[str, Any]:
+        if self.session_id is None or self.session_id not in self.sessions:
+            raise _unavailable_error()
+        return self.sessions[self.session_id].snapshot()
+
+    @property
+    def tool_calls(self) -> dict[str, Any]:
+        """Tool calls by id, as wire dicts (``toolCallId``, ``title``, ``status``, ...)."""
+        return self._state()["toolCalls"]
+
+    @property
+    def plan_entries(self) -> tuple[Any, ...]:
+        """Entries of the latest plan."""
+        plans = list(self._state()["plans"].values())
+        return tuple(plans[-1].get("entries") or ()) if plans else ()
+
+    @property
+    def current_mode_id(self) -> str | None:
+        return self._state()["currentModeId"]
+
+    @property
+    def available_commands(self) -> tuple[Any, ...]:
+        return tuple(self._state()["availableCommands"] or ())
+
+    def _chunks(self, role: str, kind: str) -> tuple[dict[str, Any], ...]:
+        out = []
+        for message in self._state()["messages"]:
+            if message["role"] != role:
+                continue
+            for block in message.get("content") or ():
+                chunk = {"sessionUpdate": kind, "content": block}
+                if not message["id"].startswith("~"):  # "~n": v1 message without an id
+                    chunk["messageId"] = message["id"]
+                out.append(chunk)
+        return tuple(out)
+
+    @property
+    def user_messages(self) -> tuple[dict[str, Any], ...]:
+        """One ``user_message_chunk`` dict per content block, in order."""
+        return self._chunks("user", "user_message_chunk")
+
+    @property
+    def agent_messages(self) -> tuple[dict[str, Any], ...]:
+        """One ``agent_message_chunk`` dict per content block, in order."""
+        return self._chunks("agent", "agent_message_chunk")
+
+    @property
+    def agent_thoughts(self) -> tuple[dict[str, Any], ...]:
+        """One ``agent_thought_chunk`` dict per content block, in order."""
+        return self._chunks("thought", "agent_thought_chunk")
+
+    def snapshot(self) -> Any:
+        """A frozen ``acp.contrib.session_state.SessionSnapshot`` of the current state."""
+        from acp import schema
+        from acp.contrib.session_state import SessionSnapshot, ToolCallView
+
+        state = self._state()
+        tool_calls = {}
+        for call_id, call in state["toolCalls"].items():
+            # Validating through the SDK's own update model turns wire dicts into its types.
+            model = schema.ToolCallProgress.model_validate(
+                {**call, "sessionUpdate": "tool_call_update", "toolCallId": call_id}
+            )
+            tool_calls[call_id] = ToolCallView(
+                tool_call_id=call_id,
+                title=model.title,
+                kind=model.kind,
+                status=model.status,
+                content=tuple(model.content) if model.content else None,
+                locations=tuple(model.locations) if model.locations else None,
+                raw_input=model.raw_input,
+                raw_output=model.raw_output,
+            )
+        return SessionSnapshot(
+            session_id=self.session_id,
+            tool_calls=tool_calls,
+            plan_entries=tuple(schema.PlanEntry.model_validate(e) for e in self.plan_entries),
+            current_mode_id=state["currentModeId"],
+            available_commands=tuple(
+                schema.AvailableCommand.model_validate(c) for c in self.available_commands
+            ),
+            user_messages=tuple(
+                schema.UserMessageChunk.model_validate(c) for c in self.user_messages
+            ),
+            agent_messages=tuple(
+                schema.AgentMessageChunk.model_validate(c) for c in self.agent_messages
+            ),
+            agent_thoughts=tuple(
+                schema.AgentThoughtChunk.model_validate(c) for c in self.agent_thoughts
+            ),
+        )
+
+
+def _mismatch_error(expected: str, actual: str) -> Exception:
+    try:
+        from acp.contrib.session_state import SessionNotificationMismatchError
+    except ImportError:
+        return ValueError(
+            f"SessionAccumulator received notification for {actual}, expected {expected}"
+        )
+    return SessionNotificationMismatchError(expected, actual)
+
+
+def _unavailable_error() -> Exception:
+    try:
+        from acp.contrib.session_state import SessionSnapshotUnavailableError
+    except ImportError:
+        return RuntimeError("SessionAccumulator has not processed any notifications yet")
+    return SessionSnapshotUnavailableError()

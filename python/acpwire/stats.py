@@ -1,0 +1,123 @@
+"""Per-session statistics of a trace (``acpwire stats``)."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import IO, Any
+
+from .traces import iter_records
+
+__all__ = ["trace_stats"]
+
+
+def _b64_size(data: Any) -> int:
+    if not isinstance(data, str):
+        return 0
+    return len(data) * 3 // 4 - data.count("=", max(0, len(data) - 2))
+
+
+class _Turn:
+    __slots__ = ("first_update", "last_update", "start", "updates")
+
+    def __init__(self, start: float | None) -> None:
+        self.start = start
+        self.first_update: float | None = None
+        self.last_update: float | None = None
+        self.updates = 0
+
+
+def trace_stats(path: str | Path | IO[bytes], **options: Any) -> dict[str, Any]:
+    """Reduce a trace and count what happened in each session.
+
+    Returns ``{"sessions": {id: {...}}, "frameErrors": [...], "timed": bool}``.
+    """
+    from . import Sessions
+
+    store = Sessions(**options)
+    frame_errors: list[dict] = []
+    updates: dict[str, Counter[str]] = defaultdict(Counter)
+    terminal_in: Counter[str] = Counter()
+    stop_reasons: dict[str, Counter[str]] = defaultdict(Counter)
+    turns: dict[str, list[_Turn]] = defaultdict(list)
+    prompt_session: dict[Any, str] = {}
+    timed = False
+
+    def on_error(error: Any) -> None:
+        frame_errors.append({"line": error.line, "offset": error.offset, "reason": error.reason})
+
+    for record in iter_records(path, on_error=on_error):
+        message = record.message
+        store.apply(message)
+        if not isinstance(message, dict):
+            continue
+        timed = timed or record.t is not None
+        method = message.get("method")
+        params = message.get("params") if isinstance(message.get("params"), dict) else {}
+        session_id = params.get("sessionId")
+        if method == "session/prompt" and isinstance(session_id, str):
+            turns[session_id].append(_Turn(record.t))
+            prompt_session[message.get("id")] = session_id
+        elif method == "session/update" and isinstance(session_id, str):
+            update = params.get("update") if isinstance(params.get("update"), dict) else {}
+            kind = str(update.get("sessionUpdate"))
+            updates[session_id][kind] += 1
+            if kind == "terminal_output_chunk":
+                terminal_in[session_id] += _b64_size(update.get("data"))
+            if kind == "state_update" and update.get("state") == "idle":
+                stop_reasons[session_id][str(update.get("stopReason"))] += 1
+            if turns[session_id]:
+                turn = turns[session_id][-1]
+                turn.updates += 1
+                if record.t is not None:
+                    if turn.first_update is None:
+                        turn.first_update = record.t
+                    turn.last_update = record.t
+        elif method is None and message.get("id") in prompt_session:
+            result = message.get("result")
+            if isinstance(result, dict) and "stopReason" in result:
+                stop_reasons[prompt_session[message["id"]]][str(result["stopReason"])] += 1
+
+    sessions: dict[str, Any] = {}
+    for session_id in store.ids():
+        snap = store[session_id].snapshot()
+        tool_kinds = Counter(str(c.get("kind", "other")) for c in snap["toolCalls"].values())
+        tool_status = Counter(str(c.get("status", "pending")) for c in snap["toolCalls"].values())
+        retained = sum(len(t.get("text", "").encode()) for t in snap["terminals"].values())
+        counts = updates.get(session_id, Counter())
+        entry: dict[str, Any] = {
+            "protocolVersion": snap["protocolVersion"],
+            "state": snap["state"],
+            "turns": len(snap["prompts"]),
+            "stopReasons": dict(stop_reasons.get(session_id, {})),
+            "messages": dict(Counter(m.get("role") for m in snap["messages"])),
+            "chunks": {k: v for k, v in sorted(counts.items()) if k.endswith("_chunk")},
+            "updates": dict(sorted(counts.items())),
+            "toolCalls": {"byKind": dict(tool_kinds), "byStatus": dict(tool_status)},
+            "terminals": {
+                "count": len(snap["terminals"]),
+                "bytesIn": terminal_in.get(session_id, 0),
+                "bytesRetained": retained,
+                "truncated": any(t.get("truncated") for t in snap["terminals"].values()),
+            },
+            "usage": snap["usage"],
+            "errors": len(snap["errors"]),
+        }
+        if timed:
+            entry["timing"] = [
+                {
+                    "firstUpdateSeconds": None
+                    if t.first_update is None or t.start is None
+                    else round(t.first_update - t.start, 6),
+                    "updates": t.updates,
+                    "updatesPerSecond": None
+                    if t.first_update is None
+                    or t.last_update is None
+                    or t.updates < 2
+                    or t.last_update <= t.first_update
+                    else round((t.updates - 1) / (t.last_update - t.first_update), 1),
+                }
+                for t in turns.get(session_id, [])
+            ]
+        sessions[session_id] = entry
+    return {"sessions": sessions, "frameErrors": frame_errors, "timed": timed}
