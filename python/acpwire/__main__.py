@@ -50,6 +50,35 @@ def build_parser() -> argparse.ArgumentParser:
             "chunks and usage. The options set the size and pace of each turn."
         ),
     )
+    bench = commands.add_parser(
+        "bench",
+        help="compare acpwire with the codecs and reducers in use today, on one workload",
+        description=(
+            "Reduce the same ACP traffic with acpwire (native and pure) and every baseline "
+            "that is installed (orjson + dict reducer, msgspec typed decoding, the official "
+            "SDK's json + pydantic decode path, pyte for terminal screens), in interleaved "
+            "rounds, and print MB/s, messages/s and the ratio to native. With no --trace it "
+            "runs the package's built-in workloads: a token stream, a heavy terminal session "
+            "and a mixed multi-session stream. Exit status: 0, or 1 if final states disagree."
+        ),
+    )
+    bench.add_argument("--trace", metavar="FILE", help="benchmark this NDJSON trace instead")
+    bench.add_argument("--rounds", type=int, default=3, help="rounds per contender (default 3)")
+    bench.add_argument(
+        "--scale",
+        type=float,
+        default=1.0,
+        help="size of the built-in workloads (default 1.0, about a minute on 2 cores)",
+    )
+    bench.add_argument(
+        "--only",
+        metavar="NAMES",
+        help="comma-separated contenders: native, pure, dict, msgspec, sdk, pyte",
+    )
+    bench.add_argument("--json", metavar="OUT", help="also write the results as JSON")
+    bench.add_argument("--plot", metavar="OUT.png", help="also draw a bar chart (matplotlib)")
+    bench.add_argument("--no-progress", action="store_true", help="no progress bar")
+
     replay = commands.add_parser(
         "replay",
         help="render each session of a trace as it looked: messages, tool calls, terminals",
@@ -159,6 +188,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.command == "check":
         return cli.check(args.file, max_frame_bytes=args.max_frame_bytes, as_json=args.json)
+    if args.command == "bench":
+        return cli.bench(
+            trace=args.trace,
+            rounds=args.rounds,
+            scale=args.scale,
+            only=args.only,
+            json_out=args.json,
+            plot_out=args.plot,
+            progress=not args.no_progress,
+        )
     if args.command == "replay":
         return cli.replay(
             args.trace,

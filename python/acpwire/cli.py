@@ -252,3 +252,40 @@ def _print_stats(report: dict[str, Any]) -> None:
             )
     for error in report["frameErrors"]:
         print(f"bad frame at line {error['line']}, byte {error['offset']}: {error['reason']}")
+
+
+def bench(
+    *,
+    trace: str | None,
+    rounds: int,
+    scale: float,
+    only: str | None,
+    json_out: str | None,
+    plot_out: str | None,
+    progress: bool,
+) -> int:
+    from .bench import format_table, plot, run_bench
+
+    if rounds < 1 or scale <= 0:
+        return _fail("bench", "--rounds must be at least 1 and --scale positive")
+    selected = {name.strip() for name in only.split(",")} if only else None
+    if plot_out:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            return _fail("bench", "--plot needs matplotlib (pip install 'acpwire[plot]')")
+    try:
+        report = run_bench(
+            trace=trace, rounds=rounds, scale=scale, contenders=selected, progress=progress
+        )
+    except OSError as exc:
+        return _fail("bench", f"cannot read {trace}: {exc.strerror or exc}")
+    except ValueError as exc:
+        return _fail("bench", str(exc))
+    print(format_table(report))
+    if json_out:
+        with open(json_out, "wb") as fp:
+            fp.write(dumps(report))
+    if plot_out:
+        plot(report, plot_out)
+    return 1 if report["mismatches"] else 0

@@ -233,16 +233,34 @@ impl Default for TerminalConfig {
     }
 }
 
+/// A cell: its text (low half) and style id (high half) in one word, so that writing a run
+/// of characters is a loop the compiler vectorizes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Cell {
-    ch: u32,
-    style: u32,
+#[repr(transparent)]
+struct Cell(u64);
+
+impl Cell {
+    #[inline]
+    const fn new(ch: u32, style: u32) -> Cell {
+        Cell((style as u64) << 32 | ch as u64)
+    }
+    #[inline]
+    fn ch(self) -> u32 {
+        #[allow(clippy::cast_possible_truncation, reason = "the low half is the text")]
+        let ch = self.0 as u32;
+        ch
+    }
+    #[inline]
+    fn style(self) -> u32 {
+        u32::try_from(self.0 >> 32).unwrap_or(0)
+    }
+    #[inline]
+    fn set_ch(&mut self, ch: u32) {
+        self.0 = self.0 & !u64::from(u32::MAX) | u64::from(ch);
+    }
 }
 
-const BLANK: Cell = Cell {
-    ch: b' ' as u32,
-    style: 0,
-};
+const BLANK: Cell = Cell::new(b' ' as u32, 0);
 
 #[derive(Clone, Debug, Default)]
 struct Line {
@@ -260,10 +278,27 @@ impl Line {
     }
 }
 
+/// Sets `dst` to the characters of `src` (at least as long) in style `style`.
+#[inline]
+fn fill<T: Copy + Into<u32>>(dst: &mut [Cell], src: &[T], style: u32) {
+    let src = &src[..dst.len()];
+    let hi = u64::from(style) << 32;
+    for (cell, &ch) in dst.iter_mut().zip(src) {
+        *cell = Cell(hi | u64::from(ch.into()));
+    }
+}
+
+/// Appends the characters of `src` in style `style`.
+#[inline]
+fn extend<T: Copy + Into<u32>>(cells: &mut Vec<Cell>, src: &[T], style: u32) {
+    let hi = u64::from(style) << 32;
+    cells.extend(src.iter().map(|&ch| Cell(hi | u64::from(ch.into()))));
+}
+
 /// Cutting between the halves of a wide character blanks both halves.
 #[inline]
 fn split(cells: &mut [Cell], x: usize) {
-    if x > 0 && x < cells.len() && cells[x].ch == CONT {
+    if x > 0 && x < cells.len() && cells[x].ch() == CONT {
         cells[x - 1] = BLANK;
         cells[x] = BLANK;
     }
@@ -336,8 +371,37 @@ fn scan_printable(bytes: &[u8]) -> (usize, bool) {
     const LO: u64 = 0x0101_0101_0101_0101;
     const HI: u64 = 0x8080_8080_8080_8080;
     let mut high = 0u64;
-    let mut chunks = bytes.chunks_exact(8);
     let mut i = 0;
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{
+            _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8, _mm_or_si128,
+            _mm_set1_epi8,
+        };
+        let mut top = 0;
+        while i + 16 <= bytes.len() {
+            // SAFETY: SSE2 is baseline on x86_64 and the load reads `bytes[i..i + 16]`.
+            let (stop, hi) = unsafe {
+                let v = _mm_loadu_si128(bytes.as_ptr().add(i).cast());
+                let ctl = _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1F)), v);
+                let del = _mm_cmpeq_epi8(v, _mm_set1_epi8(0x7F));
+                (
+                    _mm_movemask_epi8(_mm_or_si128(ctl, del)).cast_unsigned(),
+                    _mm_movemask_epi8(v).cast_unsigned(),
+                )
+            };
+            if stop != 0 {
+                let p = stop.trailing_zeros();
+                return (i + p as usize, (top | (hi & ((1 << p) - 1))) == 0);
+            }
+            top |= hi;
+            i += 16;
+        }
+        if top != 0 {
+            high = HI;
+        }
+    }
+    let mut chunks = bytes[i..].chunks_exact(8);
     for chunk in &mut chunks {
         let x = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
         // Bytes below 0x20 (ignoring bytes >= 0x80) or equal to 0x7F set their high bit here.
@@ -359,6 +423,24 @@ fn scan_printable(bytes: &[u8]) -> (usize, bool) {
         i += 1;
     }
     (i, ascii)
+}
+
+/// Length of the ASCII prefix of `bytes`, eight bytes at a time.
+#[inline]
+fn ascii_prefix(bytes: &[u8]) -> usize {
+    let mut i = 0;
+    for chunk in bytes.chunks_exact(8) {
+        let x = u64::from_le_bytes(chunk.try_into().unwrap_or([0x80; 8]));
+        let high = x & 0x8080_8080_8080_8080;
+        if high != 0 {
+            return i + (high.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    i + bytes[i..]
+        .iter()
+        .position(|&b| b >= 0x80)
+        .unwrap_or(bytes.len() - i)
 }
 
 /// The multi-byte UTF-8 sequence at the start of `b` as (code point, length), or `None` when
@@ -625,7 +707,7 @@ impl Terminal {
     fn row_text(&self, out: &mut String, line: &Line) {
         out.reserve(line.cells.len());
         for c in &line.cells {
-            self.push_cell_text(out, c.ch);
+            self.push_cell_text(out, c.ch());
         }
     }
 
@@ -713,13 +795,13 @@ impl Terminal {
         };
         for line in self.sb.iter().chain(self.prim.iter()) {
             for c in &line.cells {
-                if c.ch == CONT {
+                if c.ch() == CONT {
                     continue;
                 }
-                if runs.last().is_none_or(|r| r.1 != c.style) {
-                    runs.push((text.len(), c.style));
+                if runs.last().is_none_or(|r| r.1 != c.style()) {
+                    runs.push((text.len(), c.style()));
                 }
-                self.push_cell_text(&mut text, c.ch);
+                self.push_cell_text(&mut text, c.ch());
             }
             if line.wrapped {
                 let pad = self.wrap_pad(line);
@@ -919,7 +1001,15 @@ impl Terminal {
 
     fn csi_plain(&mut self, fin: u8, vals: &[u16]) {
         if fin == b'm' {
-            let new = sgr(self.pen, &Plain(vals));
+            let new = if vals == [0] {
+                // `ESC[0m`, the most common SGR by far.
+                StyleKey {
+                    link: self.pen.link,
+                    ..StyleKey::default()
+                }
+            } else {
+                sgr(self.pen, &Plain(vals))
+            };
             if new != self.pen {
                 self.pen = new;
                 // The default style is always id 0; `ESC[0m` is the most common SGR.
@@ -1009,7 +1099,8 @@ impl Terminal {
                         self.print_str(s);
                     }
                     let rest = &run[v..];
-                    let surrogate_tail = rest.len() == 2 && rest[0] == 0xED && rest[1] >= 0xA0;
+                    let surrogate_tail =
+                        rest.len() == 2 && rest[0] == 0xED && (0xA0..=0xBF).contains(&rest[1]);
                     match e.error_len() {
                         Some(l) if !surrogate_tail => {
                             self.print_str("\u{FFFD}");
@@ -1235,13 +1326,7 @@ impl Terminal {
                 let g = self.grid();
                 for line in g.iter_mut().take(rows) {
                     *line = Line {
-                        cells: vec![
-                            Cell {
-                                ch: u32::from(b'E'),
-                                style: 0
-                            };
-                            w
-                        ],
+                        cells: vec![Cell::new(u32::from(b'E'), 0); w],
                         wrapped: false,
                     };
                 }
@@ -1412,13 +1497,35 @@ impl Terminal {
             }
             let b0 = bytes[i];
             if b0 < 0x80 {
-                buf[k] = u32::from(b0);
-                k += 1;
-                i += 1;
+                // A stretch of ASCII, as far as the buffer has room.
+                let stop = end.min(i + buf.len() - k);
+                let m = ascii_prefix(&bytes[i..stop]);
+                for (d, &b) in buf[k..k + m].iter_mut().zip(&bytes[i..i + m]) {
+                    *d = u32::from(b);
+                }
+                k += m;
+                i += m;
                 continue;
             }
-            let Some((cp, len)) = decode_utf8(&bytes[i..]) else {
-                break;
+            let (cp, len) = if b0 & 0xF0 == 0xE0
+                && i + 2 < end
+                && bytes[i + 1] & 0xC0 == 0x80
+                && bytes[i + 2] & 0xC0 == 0x80
+            {
+                // Three bytes (box drawing, CJK, most symbols): only overlongs and surrogates
+                // are invalid.
+                let o = u32::from(b0 & 0x0F) << 12
+                    | u32::from(bytes[i + 1] & 0x3F) << 6
+                    | u32::from(bytes[i + 2] & 0x3F);
+                if o < 0x800 || (0xD800..0xE000).contains(&o) {
+                    break;
+                }
+                (o, 3)
+            } else {
+                let Some(d) = decode_utf8(&bytes[i..]) else {
+                    break;
+                };
+                d
             };
             i += len;
             let width = self.width_of(cp);
@@ -1462,8 +1569,17 @@ impl Terminal {
 
     /// Writes narrow characters at the cursor, wrapping as needed; the same as writing them one
     /// at a time.
+    #[inline]
     fn put_narrow<T: Copy + Into<u32>>(&mut self, chars: &[T]) {
         let w = self.w;
+        let col = self.col;
+        if col + chars.len() <= w && !chars.is_empty() {
+            // Fits without wrapping: the common case.
+            self.write(col, chars);
+            let col = col + chars.len();
+            self.col = if col < w || self.autowrap { col } else { w - 1 };
+            return;
+        }
         let mut rest = chars;
         while !rest.is_empty() {
             let mut col = self.col;
@@ -1502,26 +1618,15 @@ impl Terminal {
         let have = cells.len();
         if col >= have {
             cells.resize(col, BLANK);
-            cells.extend(text.iter().map(|&ch| Cell {
-                ch: ch.into(),
-                style: sid,
-            }));
+            extend(cells, text, sid);
             return;
         }
         split(cells, col);
         split(cells, end);
         let overlap = end.min(cells.len());
-        for (cell, &ch) in cells[col..overlap].iter_mut().zip(text) {
-            *cell = Cell {
-                ch: ch.into(),
-                style: sid,
-            };
-        }
+        fill(&mut cells[col..overlap], text, sid);
         if end > overlap {
-            cells.extend(text[overlap - col..].iter().map(|&ch| Cell {
-                ch: ch.into(),
-                style: sid,
-            }));
+            extend(cells, &text[overlap - col..], sid);
         }
     }
 
@@ -1560,11 +1665,8 @@ impl Terminal {
         if cells.len() < col + 2 {
             cells.resize(col + 2, BLANK);
         }
-        cells[col] = Cell { ch, style: sid };
-        cells[col + 1] = Cell {
-            ch: CONT,
-            style: sid,
-        };
+        cells[col] = Cell::new(ch, sid);
+        cells[col + 1] = Cell::new(CONT, sid);
         col += 2;
         self.col = if col < w || self.autowrap { col } else { w - 1 };
     }
@@ -1582,13 +1684,13 @@ impl Terminal {
             &mut self.prim[row]
         };
         let have = line.cells.len();
-        if x < have && line.cells[x].ch == CONT && x > 0 {
+        if x < have && line.cells[x].ch() == CONT && x > 0 {
             x -= 1;
         }
         if x >= have {
             line.cells.resize(x + 1, BLANK);
         }
-        let old = line.cells[x].ch;
+        let old = line.cells[x].ch();
         let mut new = String::new();
         if old & CLUSTER_BIT != 0 && old != CONT {
             new.push_str(&self.clusters[(old & !CLUSTER_BIT) as usize]);
@@ -1616,7 +1718,7 @@ impl Terminal {
         } else {
             &mut self.prim[row]
         };
-        line.cells[x].ch = CLUSTER_BIT | id;
+        line.cells[x].set_ch(CLUSTER_BIT | id);
     }
 
     // -------------------------------------------------------------- scrolling

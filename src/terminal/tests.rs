@@ -65,6 +65,12 @@ fn utf8_replacement_is_cpython_compatible() {
     t.feed(b"\x82");
     t.feed(b"\xac!");
     assert_eq!(t.text(), "\u{20AC}!");
+    // ED then a byte that is no continuation is an error at once, not a pending surrogate
+    // (C4 stays pending as the start of a sequence).
+    let mut t = term(None, 2);
+    t.feed(b"a\xed");
+    t.feed(b"\xc4");
+    assert_eq!(t.text(), "a\u{FFFD}");
 }
 
 #[test]
