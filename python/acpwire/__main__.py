@@ -126,6 +126,13 @@ def build_parser() -> argparse.ArgumentParser:
     stats.add_argument("trace", metavar="TRACE", help="trace file; '-' reads standard input")
     stats.add_argument("--json", action="store_true", help="print the statistics as JSON")
 
+    commands.add_parser(
+        "record",
+        help="proxy a client and an agent over stdio, writing every frame to a trace",
+        description="acpwire record --out TRACE -- AGENT_CMD ... (see 'acpwire record --help')",
+        add_help=False,
+    )
+
     defaults = TurnConfig()
     agent.add_argument(
         "--tokens",
@@ -179,8 +186,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments[:1] == ["record"]:
+        # The proxy has its own parser: everything after `--` is the agent's command line.
+        from .record import main as record_main
+
+        return record_main(arguments[1:])
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(arguments)
     if args.version:
         from . import BACKEND, __version__
 

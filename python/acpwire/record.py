@@ -262,11 +262,12 @@ def main(argv: Sequence[str]) -> int:
         print(f"{_PROG}: cannot run {command[0]!r}: {reason}", file=sys.stderr)
         return 127 if isinstance(exc, FileNotFoundError) else 126
     assert agent.stdin is not None and agent.stdout is not None
+    agent_stdin = agent.stdin
     recorder = Recorder(out, max_frame_bytes=args.max_frame_bytes, start=start)
 
     def close_agent_stdin() -> None:
         with contextlib.suppress(OSError):
-            agent.stdin.close()
+            agent_stdin.close()
 
     def close_our_stdout() -> None:
         # dup2 over fd 1 releases the pipe (the client sees EOF) while keeping fd 1 valid for
@@ -280,7 +281,7 @@ def main(argv: Sequence[str]) -> int:
 
     upstream = threading.Thread(
         target=_pump,
-        args=(0, agent.stdin.fileno(), "client", recorder, close_agent_stdin),
+        args=(0, agent_stdin.fileno(), "client", recorder, close_agent_stdin),
         name="acpwire-record-client",
         daemon=True,  # it may sit in read(0) forever if the client never closes
     )

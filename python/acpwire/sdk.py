@@ -207,7 +207,7 @@ class FrameStreamReader(asyncio.StreamReader):
             return b""
         return dumps(message)
 
-    async def readuntil(self, separator: bytes = b"\n") -> bytes:
+    async def readuntil(self, separator: Any = b"\n") -> bytes:
         """Same as :meth:`readline`; only ``b"\\n"`` is supported as the separator."""
         if separator != b"\n":
             raise ValueError("FrameStreamReader only splits on b'\\n'")
@@ -489,7 +489,7 @@ class SessionAccumulator:
                 raw_output=model.raw_output,
             )
         return SessionSnapshot(
-            session_id=self.session_id,
+            session_id=state["sessionId"],
             tool_calls=tool_calls,
             plan_entries=tuple(schema.PlanEntry.model_validate(e) for e in self.plan_entries),
             current_mode_id=state["currentModeId"],

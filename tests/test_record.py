@@ -1,0 +1,224 @@
+"""acpwire record: a real session through the proxy, byte-exact forwarding, the trace, exits."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+import acpwire
+
+RECORD = (sys.executable, "-m", "acpwire.record")
+FAKE_AGENT = (
+    f"{sys.executable} -m acpwire fake-agent --tokens 30 --terminal-bytes 3000 --permission"
+)
+
+
+def _frames(data: bytes) -> list[bytes]:
+    """Non-blank lines, as the trace counts frames (a trailing partial line included)."""
+    lines = data.split(b"\n")
+    return [line[:-1] if line.endswith(b"\r") else line for line in lines if line.strip()]
+
+
+def _read_trace(path) -> list[tuple[dict, bytes]]:
+    """Each trace line decoded, with the exact bytes it embeds under "msg" (or None)."""
+    out = []
+    for line in path.read_bytes().splitlines():
+        record = json.loads(line)
+        embedded = None
+        if "msg" in record:
+            embedded = line[line.index(b'"msg":') + len(b'"msg":') : -1]
+        out.append((record, embedded))
+    return out
+
+
+async def _drive(proc: asyncio.subprocess.Process) -> tuple[bytes, bytes]:
+    """A v1 client session with a permission round trip and two bad frames; returns the bytes
+    it sent and the bytes it received."""
+    sent = bytearray()
+    received = bytearray()
+    decoder = acpwire.FrameDecoder()
+
+    async def send(data: bytes) -> None:
+        sent.extend(data)
+        proc.stdin.write(data)
+        await proc.stdin.drain()
+
+    async def until(predicate) -> dict:
+        while True:
+            chunk = await asyncio.wait_for(proc.stdout.read(65536), timeout=8)
+            assert chunk, "proxy closed its output early"
+            received.extend(chunk)
+            for message in decoder.feed(chunk):
+                if message.get("method") == "session/request_permission" and "id" in message:
+                    await send(
+                        acpwire.dumps(
+                            {
+                                "jsonrpc": "2.0",
+                                "id": message["id"],
+                                "result": {
+                                    "outcome": {"outcome": "selected", "optionId": "allow-once"}
+                                },
+                            }
+                        )
+                    )
+                if predicate(message):
+                    return message
+
+    await send(b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}\n')
+    await until(lambda m: m.get("id") == 1)
+    # Not JSON, and not UTF-8: the agent reports and skips them; the trace keeps them raw.
+    await send(b"this is not json\n\xff\xfe broken\r\n")
+    await send(
+        b'{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/w","mcpServers":[]}}\n'
+    )
+    await until(lambda m: m.get("id") == 2)
+    await send(
+        b'{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"sess_0001",'
+        b'"prompt":[{"type":"text","text":"go"}]}}\n'
+    )
+    await until(lambda m: m.get("id") == 3 and "result" in m)
+    proc.stdin.close()
+    received.extend(await asyncio.wait_for(proc.stdout.read(), timeout=8))
+    return bytes(sent), bytes(received)
+
+
+@pytest.mark.skipif(shutil.which("tee") is None, reason="needs tee")
+async def test_a_recorded_session_is_byte_exact_and_fully_traced(tmp_path):
+    trace = tmp_path / "trace.ndjson"
+    at_agent_in = tmp_path / "agent_in.bin"
+    at_agent_out = tmp_path / "agent_out.bin"
+    # tee on both sides of the agent captures exactly what it read and what it wrote.
+    agent = f"tee {at_agent_in} | {FAKE_AGENT} | tee {at_agent_out}"
+    proc = await asyncio.create_subprocess_exec(
+        *RECORD,
+        "--out",
+        str(trace),
+        "--",
+        "sh",
+        "-c",
+        agent,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    sent, received = await _drive(proc)
+    assert await asyncio.wait_for(proc.wait(), timeout=8) == 0
+
+    assert at_agent_in.read_bytes() == sent
+    assert at_agent_out.read_bytes() == received
+
+    records = _read_trace(trace)
+    times = [r["t"] for r, _ in records]
+    assert times == sorted(times) and times[0] >= 0
+    for direction, data in (("client", sent), ("agent", received)):
+        frames = _frames(data)
+        mine = [(r, e) for r, e in records if r["dir"] == direction]
+        assert len(mine) == len(frames)
+        for (record, embedded), frame in zip(mine, frames, strict=True):
+            if embedded is not None:
+                assert embedded == frame  # byte for byte
+            else:
+                assert record["raw"] == frame.decode("utf-8", "replace")
+    raws = [r["raw"] for r, _ in records if "raw" in r]
+    assert raws == ["this is not json", "\ufffd\ufffd broken"]
+    assert all(r["dir"] == "client" for r, _ in records if "raw" in r)
+
+    # Causality across directions: each request comes before its response.
+    order = [(r["dir"], json.loads(e)) for r, e in records if e is not None]
+    position = {}
+    for index, (direction, message) in enumerate(order):
+        if "method" in message and "id" in message:
+            position[(direction, message["id"])] = index
+    for index, (direction, message) in enumerate(order):
+        if "method" not in message and "id" in message:
+            asker = "agent" if direction == "client" else "client"
+            assert position[(asker, message["id"])] < index
+
+
+def _run(args: list[str], data: bytes = b"", timeout: float = 8) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [*RECORD, *args], input=data, capture_output=True, timeout=timeout, check=False
+    )
+
+
+def test_exit_code_eof_and_a_partial_last_frame(tmp_path):
+    trace = tmp_path / "t.ndjson"
+    data = b'{"a":1}\n\n  \n{"b": [1, 2]}\r\n{"c"'
+    result = _run(["--out", str(trace), "--", "sh", "-c", "cat; exit 7"], data)
+    assert result.returncode == 7
+    assert result.stdout == data  # EOF reached the agent, and its EOF reached us
+    records = _read_trace(trace)
+    assert [r["dir"] for r, _ in records] == ["client"] * 3 + ["agent"] * 3
+    assert [e for _, e in records[:3]] == [b'{"a":1}', b'{"b": [1, 2]}', None]
+    assert records[2][0]["raw"] == '{"c"'
+
+
+def test_agent_killed_by_a_signal(tmp_path):
+    result = _run(["--out", str(tmp_path / "t.ndjson"), "--", "sh", "-c", "kill -9 $$"])
+    assert result.returncode == 128 + 9
+
+
+def test_agent_dying_mid_session_ends_the_proxy(tmp_path):
+    trace = tmp_path / "t.ndjson"
+    script = (
+        'import sys; sys.stdin.readline(); print(\'{"id":1,"result":{}}\', flush=True); sys.exit(3)'
+    )
+    proc = subprocess.Popen(
+        [*RECORD, "--out", str(trace), "--", sys.executable, "-c", script],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    proc.stdin.write(b'{"id":1,"method":"initialize"}\n')
+    proc.stdin.flush()
+    # The client keeps its end open: the agent's exit alone must end the proxy.
+    assert proc.stdout.read() == b'{"id":1,"result":{}}\n'
+    assert proc.wait(timeout=8) == 3
+    proc.stdin.close()
+    assert [r["dir"] for r, _ in _read_trace(trace)] == ["client", "agent"]
+
+
+def test_an_oversized_frame_is_forwarded_whole_and_traced_as_an_excerpt(tmp_path):
+    trace = tmp_path / "t.ndjson"
+    big = b'{"x":"' + b"y" * 5000 + b'"}\n'
+    result = _run(["--out", str(trace), "--max-frame-bytes", "1000", "--", "cat"], big + b"[1]\n")
+    assert result.returncode == 0 and result.stdout == big + b"[1]\n"
+    records = [r for r, _ in _read_trace(trace) if r["dir"] == "agent"]
+    assert records[0]["error"] == "frame exceeds max_frame_bytes"
+    assert records[0]["raw"].startswith('{"x":"yyy')
+    assert records[1]["msg"] == [1]
+
+
+def test_an_unwritable_trace_is_a_clear_error(tmp_path):
+    result = _run(["--out", str(tmp_path / "missing" / "t.ndjson"), "--", "cat"])
+    assert result.returncode == 2
+    assert b"cannot write the trace" in result.stderr
+    result = _run(["--out", str(tmp_path), "--", "cat"])
+    assert result.returncode == 2
+    assert b"Is a directory" in result.stderr
+
+
+def test_a_missing_command_is_a_clear_error(tmp_path):
+    result = _run(["--out", str(tmp_path / "t.ndjson"), "--", "no-such-agent-xyz"])
+    assert result.returncode == 127
+    assert b"cannot run 'no-such-agent-xyz'" in result.stderr
+    result = _run(["--out", str(tmp_path / "t.ndjson")])
+    assert result.returncode == 2
+    assert b"missing the agent command" in result.stderr
+
+
+def test_help_names_the_trace_format():
+    result = _run(["--help"])
+    assert result.returncode == 0
+    assert b"acpwire record" in result.stdout and b'"dir"' in result.stdout
+
+
+def test_main_is_callable_for_the_cli(tmp_path):
+    from acpwire.record import build_parser
+
+    args = build_parser().parse_args(["--out", "x", "--", "agent", "--flag"])
+    assert args.out == "x" and args.command[-2:] == ["agent", "--flag"]

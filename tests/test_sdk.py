@@ -1,0 +1,338 @@
+"""acpwire.sdk against the official ACP Python SDK, over real pipes with real agent processes."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+acp = pytest.importorskip("acp")
+
+import acpwire  # noqa: E402
+from acpwire import sdk  # noqa: E402
+from acpwire.fake_agent import TurnConfig, build_turn  # noqa: E402
+
+FAKE_AGENT = (sys.executable, "-m", "acpwire", "fake-agent")
+# The SDK starts agents with a trimmed environment; this keeps acpwire importable for the agent
+# wherever it is installed from.
+AGENT_ENV = {"PYTHONPATH": str(Path(acpwire.__file__).resolve().parent.parent)}
+
+
+class RecordingClient:
+    """An SDK client that keeps every update and allows every permission request."""
+
+    def __init__(self) -> None:
+        self.updates: list = []
+        self.permissions: list = []
+
+    async def session_update(self, session_id, update, **kwargs):
+        self.updates.append((session_id, update))
+
+    async def request_permission(self, session_id, tool_call, options, **kwargs):
+        from acp.schema import AllowedOutcome, RequestPermissionResponse
+
+        self.permissions.append(tool_call.tool_call_id)
+        return RequestPermissionResponse(
+            outcome=AllowedOutcome(outcome="selected", option_id=options[0].option_id)
+        )
+
+
+async def _prompt(conn, session_id: str, text: str = "fix the bug"):
+    return await asyncio.wait_for(
+        conn.prompt(session_id=session_id, prompt=[acp.text_block(text)]), timeout=8
+    )
+
+
+async def test_spawn_agent_process_runs_a_v1_session_with_frames_over_64_kib():
+    options = ["--tokens", "40", "--terminal-bytes", "150000", "--permission"]
+    client = RecordingClient()
+    errors: list = []
+    async with sdk.spawn_agent_process(
+        client, *FAKE_AGENT, *options, env=AGENT_ENV, on_error=errors.append
+    ) as (
+        conn,
+        process,
+    ):
+        # The SDK speaks protocol version 1; the fake agent follows the client's choice.
+        init = await asyncio.wait_for(conn.initialize(protocol_version=acp.PROTOCOL_VERSION), 8)
+        assert init.protocol_version == 1
+        session = await asyncio.wait_for(conn.new_session(cwd="/tmp"), 8)
+        response = await _prompt(conn, session.session_id)
+    assert process.returncode == 0
+    assert errors == []
+    assert response.stop_reason == "end_turn"
+
+    config = TurnConfig(tokens=40, terminal_bytes=150_000, permission=True)
+    expected = build_turn(session.session_id, 1, 1, config)
+    sent = [u for u in expected if "sessionUpdate" in u]
+    assert len(client.updates) == len(sent)
+    assert [u.session_update for _, u in client.updates] == [u["sessionUpdate"] for u in sent]
+    assert client.permissions == [u["permission"] for u in expected if "permission" in u]
+
+    # The execute call's terminal text arrives whole, in one frame far past 64 KiB.
+    texts = [
+        block.content.text
+        for _, update in client.updates
+        if update.session_update == "tool_call_update" and update.content
+        for block in update.content
+        if getattr(block, "type", None) == "content"
+    ]
+    assert max(len(t) for t in texts) >= 100_000
+    words = "".join(
+        u.content.text for _, u in client.updates if u.session_update == "agent_message_chunk"
+    )
+    assert words == "".join(
+        u["content"]["text"] for u in sent if u["sessionUpdate"] == "agent_message_chunk"
+    )
+
+
+# An agent that sends what a stock reader trips on: a 1 MB update, garbage, a bare JSON value
+# and a line over the cap, then ends the turn normally.
+TINY_AGENT = textwrap.dedent(
+    """
+    import json, sys
+
+    def send(obj):
+        sys.stdout.write(json.dumps(obj) + "\\n")
+        sys.stdout.flush()
+
+    for line in sys.stdin:
+        msg = json.loads(line)
+        method, rid = msg.get("method"), msg.get("id")
+        if method == "initialize":
+            send({"jsonrpc": "2.0", "id": rid, "result": {"protocolVersion": 1,
+                  "agentCapabilities": {}, "authMethods": []}})
+        elif method == "session/new":
+            send({"jsonrpc": "2.0", "id": rid, "result": {"sessionId": "s1"}})
+        elif method == "session/prompt":
+            big = "y" * 1_000_000
+            sys.stdout.write("this is not json\\n")
+            sys.stdout.write("42\\n")
+            sys.stdout.write('"' + "z" * 3_000_000 + '"\\n')
+            send({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s1",
+                  "update": {"sessionUpdate": "agent_message_chunk",
+                             "content": {"type": "text", "text": big}}}})
+            send({"jsonrpc": "2.0", "id": rid, "result": {"stopReason": "end_turn"}})
+    """
+)
+
+
+async def _tiny_agent(tmp_path):
+    script = tmp_path / "tiny_agent.py"
+    script.write_text(TINY_AGENT)
+    # Default StreamReader limit (64 KiB), as the SDK's own spawn helper leaves it.
+    return await asyncio.create_subprocess_exec(
+        sys.executable, str(script), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
+    )
+
+
+async def _run_tiny_session(conn, client) -> str:
+    await asyncio.wait_for(conn.initialize(protocol_version=1), 8)
+    session = await asyncio.wait_for(conn.new_session(cwd="/tmp"), 8)
+    response = await _prompt(conn, session.session_id)
+    assert len(client.updates) == 1
+    assert len(client.updates[0][1].content.text) == 1_000_000
+    return response.stop_reason
+
+
+def _reasons(errors) -> list[str]:
+    return [e.reason for e in errors]
+
+
+async def test_connect_to_agent_reads_a_1_mb_update_and_skips_bad_frames(tmp_path):
+    proc = await _tiny_agent(tmp_path)
+    client = RecordingClient()
+    errors: list = []
+    conn = sdk.connect_to_agent(
+        client, proc.stdin, proc.stdout, max_frame_bytes=2_000_000, on_error=errors.append
+    )
+    try:
+        assert await _run_tiny_session(conn, client) == "end_turn"
+    finally:
+        await conn.close()
+        proc.stdin.close()
+        await asyncio.wait_for(proc.wait(), 8)
+    assert _reasons(errors) == [
+        "invalid JSON",
+        "not a JSON-RPC message object",
+        "frame exceeds max_frame_bytes",
+    ]
+    assert all(isinstance(e, acpwire.FrameError) for e in errors)
+
+
+async def test_frame_stream_reader_serves_the_sdk_stream_api(tmp_path):
+    # The path SDK releases before 0.12 take; the current SDK accepts it too.
+    proc = await _tiny_agent(tmp_path)
+    client = RecordingClient()
+    errors: list = []
+    reader = sdk.FrameStreamReader(proc.stdout, max_frame_bytes=2_000_000, on_error=errors.append)
+    conn = acp.connect_to_agent(client, proc.stdin, reader)
+    try:
+        assert await _run_tiny_session(conn, client) == "end_turn"
+    finally:
+        await conn.close()
+        proc.stdin.close()
+        await asyncio.wait_for(proc.wait(), 8)
+    assert len(errors) == 3
+    assert reader.decoder.frames >= 7
+
+
+async def test_bad_frames_are_logged_by_default(tmp_path, caplog):
+    proc = await _tiny_agent(tmp_path)
+    client = RecordingClient()
+    conn = sdk.connect_to_agent(client, proc.stdin, proc.stdout, max_frame_bytes=2_000_000)
+    try:
+        with caplog.at_level("WARNING", logger="acpwire.sdk"):
+            assert await _run_tiny_session(conn, client) == "end_turn"
+    finally:
+        await conn.close()
+        proc.stdin.close()
+        await asyncio.wait_for(proc.wait(), 8)
+    logged = [r for r in caplog.records if r.name == "acpwire.sdk"]
+    assert len(logged) == 3
+    assert "invalid JSON" in logged[0].getMessage()
+
+
+async def test_frame_transport_round_trip_over_memory_streams():
+    reader = asyncio.StreamReader()
+    sent = bytearray()
+
+    class Writer:
+        def write(self, data):
+            sent.extend(data)
+
+        async def drain(self):
+            pass
+
+    transport = sdk.FrameTransport(reader, Writer(), max_frame_bytes=64)
+    await transport.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}})
+    assert sent.endswith(b"\n") and acpwire.loads(bytes(sent))["id"] == 1
+    reader.feed_data(b'{"id":1,"result":{}}\n[{"id":2,"result":1},{"id":3,"result":2}]\n')
+    reader.feed_data(b'{"unterminated":' + b" " * 100 + b"\n" + b'{"id":4,"result":null}')
+    reader.feed_eof()
+    got = [await transport.receive() for _ in range(5)]
+    assert [m and m["id"] for m in got] == [1, 2, 3, 4, None]
+    await transport.close()
+    with pytest.raises(ConnectionError):
+        await transport.send({"jsonrpc": "2.0", "method": "x"})
+
+
+async def test_raising_on_error_ends_the_connection(tmp_path):
+    proc = await _tiny_agent(tmp_path)
+    client = RecordingClient()
+
+    def fatal(error):
+        raise error
+
+    conn = sdk.connect_to_agent(client, proc.stdin, proc.stdout, on_error=fatal)
+    try:
+        await asyncio.wait_for(conn.initialize(protocol_version=1), 8)
+        session = await asyncio.wait_for(conn.new_session(cwd="/tmp"), 8)
+        with pytest.raises(ConnectionError):
+            await _prompt(conn, session.session_id)
+    finally:
+        await conn.close()
+        # Nobody reads the agent any more, so it is stuck writing its big frames.
+        proc.kill()
+        await asyncio.wait_for(proc.wait(), 8)
+
+
+def _v1_notifications(config: TurnConfig):
+    from acp.schema import SessionNotification
+
+    updates = [u for u in build_turn("s1", 1, 1, config) if "sessionUpdate" in u]
+    return [SessionNotification.model_validate({"sessionId": "s1", "update": u}) for u in updates]
+
+
+def test_session_accumulator_matches_the_sdk_snapshot():
+    from acp.contrib.session_state import SessionAccumulator as Stock
+
+    notifications = _v1_notifications(TurnConfig(tokens=30, thoughts=5, terminal_bytes=2000))
+    stock, ours = Stock(), sdk.SessionAccumulator()
+    seen = []
+    unsubscribe = ours.subscribe(lambda view, note: seen.append(note))
+    for note in notifications:
+        stock.apply(note)
+        assert ours.apply(note) is ours
+    unsubscribe()
+    assert seen == notifications
+    assert ours.snapshot().model_dump() == stock.snapshot().model_dump()
+    assert ours.session_id == "s1"
+    assert (
+        len(ours.agent_messages) == 30 and ours.tool_calls["call_0001_00"]["status"] == "completed"
+    )
+
+
+def test_session_accumulator_takes_plain_dicts_of_v1_and_v2():
+    config = TurnConfig(tokens=5, thoughts=2, terminal_bytes=100)
+    for version in (1, 2):
+        acc = sdk.SessionAccumulator(protocol_version=version)
+        for update in build_turn("s2", 1, version, config):
+            if "sessionUpdate" in update:
+                params = {"sessionId": "s2", "update": update}
+                # Both forms: the params alone, and the whole JSON-RPC message.
+                message = {"jsonrpc": "2.0", "method": "session/update", "params": params}
+                acc.apply(params if version == 1 else message)
+        assert "".join(c["content"]["text"] for c in acc.agent_messages) == "".join(
+            u["content"]["text"]
+            for u in build_turn("s2", 1, version, config)
+            if u.get("sessionUpdate") == "agent_message_chunk"
+        )
+        assert [e["status"] for e in acc.plan_entries] == ["completed"] * 3
+        assert acc.sessions.errors == []
+
+
+def test_session_accumulator_session_change_and_errors():
+    from acp.contrib.session_state import (
+        SessionNotificationMismatchError,
+        SessionSnapshotUnavailableError,
+    )
+
+    acc = sdk.SessionAccumulator()
+    with pytest.raises(SessionSnapshotUnavailableError):
+        acc.snapshot()
+    chunk = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "a"}}
+    acc.apply({"sessionId": "one", "update": chunk})
+    acc.apply({"sessionId": "two", "update": chunk})
+    assert acc.session_id == "two" and len(acc.agent_messages) == 1
+    strict = sdk.SessionAccumulator(auto_reset_on_session_change=False)
+    strict.apply({"sessionId": "one", "update": chunk})
+    with pytest.raises(SessionNotificationMismatchError):
+        strict.apply({"sessionId": "two", "update": chunk})
+    with pytest.raises(TypeError):
+        strict.apply(42)
+
+
+def test_session_accumulator_keeps_explicit_nulls_apart_from_omitted_fields():
+    from acp.schema import SessionNotification
+
+    acc = sdk.SessionAccumulator(protocol_version=2)
+    start = {
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": "c",
+        "title": "t",
+        "status": "pending",
+    }
+    acc.apply(SessionNotification.model_validate({"sessionId": "s", "update": start}))
+    # v2 rules: an omitted field stays, an explicit null clears.
+    patch = {"sessionUpdate": "tool_call_update", "toolCallId": "c", "title": None}
+    acc.apply(SessionNotification.model_validate({"sessionId": "s", "update": patch}))
+    assert acc.tool_calls["c"] == {"toolCallId": "c", "status": "pending"}
+
+
+def test_session_accumulator_apply_is_linear():
+    chunk = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "w "}}
+    notes = _v1_notifications(TurnConfig(tokens=0, thoughts=0, tool_calls=0, plan=False))
+    acc = sdk.SessionAccumulator()
+    for note in notes:
+        acc.apply(note)
+    start = time.perf_counter()
+    for _ in range(20_000):
+        acc.apply({"sessionId": "s1", "update": chunk})
+    # The SDK's accumulator takes about a minute for 2,000 chunks here (a deep copy per apply).
+    assert time.perf_counter() - start < 3.0
+    assert len(acc.agent_messages) == 20_000
