@@ -1,0 +1,281 @@
+"""acpwire bench, replay and stats: output checked, not just exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from importlib import resources
+from pathlib import Path
+
+import pytest
+
+import acpwire
+
+SAMPLE = Path(str(resources.files("acpwire") / "data" / "sample-v2.ndjson"))
+
+
+def cli(*args: str, stdin: bytes | None = None, env: dict | None = None):
+    return subprocess.run(
+        [sys.executable, "-m", "acpwire", *args],
+        input=stdin,
+        capture_output=True,
+        env={**os.environ, **(env or {})},
+        check=False,
+        timeout=300,
+    )
+
+
+def records_of(path: Path, out: Path) -> Path:
+    """The sample as `acpwire record` writes it: timestamped, with directions."""
+    agent_methods = {"initialize", "session/new", "session/prompt", "session/cancel"}
+    lines = []
+    for i, line in enumerate(path.read_bytes().splitlines()):
+        message = json.loads(line)
+        method = message.get("method")
+        if method is not None:
+            sender = "client" if method in agent_methods else "agent"
+        else:
+            sender = "agent" if "outcome" not in json.dumps(message.get("result")) else "client"
+        record = {"t": round(0.01 * i, 3), "dir": sender, "msg": message}
+        lines.append(json.dumps(record))
+    out.write_text("\n".join(lines) + "\n")
+    return out
+
+
+# -- bench ----------------------------------------------------------------------------------
+
+
+def test_bench_reports_every_contender_and_agreeing_states(tmp_path):
+    out = tmp_path / "bench.json"
+    result = cli(
+        "bench",
+        "--scale",
+        "0.01",
+        "--rounds",
+        "2",
+        "--no-progress",
+        "--only",
+        "native,pure,dict",
+        "--json",
+        str(out),
+    )
+    assert result.returncode == 0, result.stderr
+    text = result.stdout.decode()
+    for workload in ("token stream", "heavy terminal", "mixed sessions"):
+        assert workload in text
+    assert "native and pure reached the same final state" in text
+    report = json.loads(out.read_bytes())
+    rows = report["results"]
+    assert {r["contender"] for r in rows} == {"native", "pure", "dict"}
+    assert all(len(r["seconds"]) == 2 and r["mb_per_s"] > 0 for r in rows)
+    assert report["mismatches"] == []
+    digests = {(r["workload"], r["contender"]): r["check"] for r in rows}
+    for workload in ("token stream", "heavy terminal", "mixed sessions"):
+        assert digests[(workload, "native")] == digests[(workload, "pure")]
+        assert digests[(workload, "native")].startswith("snapshot digest")
+
+
+def test_bench_on_a_trace_with_a_plot(tmp_path):
+    pytest.importorskip("matplotlib")
+    png = tmp_path / "bench.png"
+    result = cli(
+        "bench",
+        "--trace",
+        str(SAMPLE),
+        "--rounds",
+        "1",
+        "--no-progress",
+        "--only",
+        "native,pure",
+        "--plot",
+        str(png),
+    )
+    assert result.returncode == 0, result.stderr
+    assert str(SAMPLE) in result.stdout.decode()
+    assert png.read_bytes().startswith(b"\x89PNG")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--rounds", "0"), b"--rounds must be at least 1"),
+        (("--trace", "/nonexistent/trace"), b"cannot read"),
+        (("--only", "nobody"), b"no contender"),
+    ],
+)
+def test_bench_errors(args, message):
+    result = cli("bench", "--no-progress", "--scale", "0.01", *args)
+    assert result.returncode == 2
+    assert message in result.stderr
+
+
+# -- replay ---------------------------------------------------------------------------------
+
+
+def test_replay_text_shows_the_conversation():
+    result = cli("replay", str(SAMPLE), "--format", "text")
+    assert result.returncode == 0, result.stderr
+    text = result.stdout.decode()
+    assert 'User: `tally parse-duration ""` panics' in text
+    assert "Thought: An index-out-of-bounds" in text
+    assert "Agent: Fixed. `parse_duration` now returns `ParseError::Empty`" in text
+    assert "✔ cargo nextest run [execute, completed]" in text
+    assert "+    let Some(&first) = s.as_bytes().first() else {" in text
+    assert "[x] Run the test suite" in text
+    # The terminal is rendered: the progress bar collapsed to its last state, no escapes.
+    assert "Summary [   0.029s] 8 tests run: 8 passed" in text
+    assert "\x1b" not in text and "Building [" not in text
+    hidden = cli("replay", str(SAMPLE), "--format", "text", "--hide-thoughts").stdout.decode()
+    assert "Thought:" not in hidden and "Agent: Fixed." in hidden
+
+
+def test_replay_formats(tmp_path):
+    ansi = cli("replay", str(SAMPLE), "--format", "ansi").stdout.decode()
+    assert "\x1b[1;32mAgent:\x1b[0m" in ansi and "\x1b[38;5;" in ansi
+    markdown = cli("replay", str(SAMPLE), "--format", "markdown").stdout.decode()
+    assert markdown.startswith("## Session sess_7f3c9a1e2b4d")
+    assert "```diff" in markdown and "```console" in markdown and "**User:**" in markdown
+    out = tmp_path / "snap.json"
+    result = cli("replay", str(SAMPLE), "--format", "json", "--out", str(out))
+    assert result.returncode == 0 and result.stdout == b""
+    expected = acpwire.replay(SAMPLE)["sess_7f3c9a1e2b4d"].snapshot()
+    assert json.loads(out.read_bytes()) == {"sess_7f3c9a1e2b4d": expected}
+
+
+def test_replay_of_a_recorded_trace_matches_the_plain_one(tmp_path):
+    recorded = records_of(SAMPLE, tmp_path / "rec.ndjson")
+    plain = cli("replay", str(SAMPLE), "--format", "json").stdout
+    assert cli("replay", str(recorded), "--format", "json").stdout == plain
+
+
+def test_replay_errors(tmp_path):
+    result = cli("replay", str(SAMPLE), "--session", "nope")
+    assert result.returncode == 2 and b"no session 'nope'" in result.stderr
+    assert b"sess_7f3c9a1e2b4d" in result.stderr
+    assert cli("replay", str(tmp_path / "missing")).returncode == 2
+    binary = tmp_path / "binary.bin"
+    binary.write_bytes(b"\x00\x01garbage\nmore garbage\n")
+    result = cli("replay", str(binary))
+    assert result.returncode == 2 and b"not an NDJSON trace" in result.stderr
+    bad = tmp_path / "bad.ndjson"
+    bad.write_bytes(SAMPLE.read_bytes() + b"{broken\n")
+    assert cli("replay", str(bad), "--format", "text").returncode == 1
+
+
+def test_replay_follow_rerenders_as_the_trace_grows(tmp_path):
+    lines = SAMPLE.read_bytes().splitlines(keepends=True)
+    trace = tmp_path / "live.ndjson"
+    trace.write_bytes(b"".join(lines[:10]))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "acpwire", "replay", str(trace), "--format", "text", "--follow"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        time.sleep(1.5)
+        with trace.open("ab") as fp:
+            fp.write(b"".join(lines[10:]))
+        deadline = time.time() + 20
+        seen = b""
+        os.set_blocking(proc.stdout.fileno(), False)
+        while time.time() < deadline and b"8 tests pass" not in seen:
+            chunk = proc.stdout.read()
+            seen += chunk or b""
+            time.sleep(0.1)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    assert b"Thought: An index" in seen  # the first render
+    assert b"8 tests pass" in seen  # the re-render after the trace grew
+
+
+def test_replay_html_in_headless_chromium(tmp_path):
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        pytest.skip("chromium is not installed (Debian package 'chromium')")
+    page = tmp_path / "replay.html"
+    assert cli("replay", str(SAMPLE), "--format", "html", "--out", str(page)).returncode == 0
+    dom = subprocess.run(
+        [browser, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", page.as_uri()],
+        capture_output=True,
+        timeout=120,
+        check=True,
+    ).stdout.decode()
+    assert "<title>acpwire replay</title>" in dom
+    assert "Fixed. <code>" not in dom  # text is escaped, not interpreted as markup
+    assert "Fixed. `parse_duration` now returns" in dom
+    assert '<pre class="terminal">' in dom
+    # Terminal colours survive as styles: cargo's bold bright green "Compiling".
+    assert 'style="color:#00ff00;font-weight:bold">   Compiling</span>' in dom
+    screenshot = tmp_path / "shot.png"
+    subprocess.run(
+        [
+            browser,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--window-size=1000,2000",
+            f"--screenshot={screenshot}",
+            page.as_uri(),
+        ],
+        capture_output=True,
+        timeout=120,
+        check=True,
+    )
+    assert screenshot.read_bytes().startswith(b"\x89PNG")
+
+
+# -- stats ----------------------------------------------------------------------------------
+
+
+def test_stats_counts_what_happened():
+    result = cli("stats", str(SAMPLE), "--json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    session = report["sessions"]["sess_7f3c9a1e2b4d"]
+    lines = [json.loads(line) for line in SAMPLE.read_bytes().splitlines()]
+    updates = [m["params"]["update"] for m in lines if m.get("method") == "session/update"]
+    assert session["turns"] == 1
+    assert session["stopReasons"] == {"end_turn": 1}
+    assert session["chunks"]["agent_message_chunk"] == sum(
+        u["sessionUpdate"] == "agent_message_chunk" for u in updates
+    )
+    assert session["toolCalls"]["byKind"] == {"read": 1, "search": 1, "edit": 1, "execute": 1}
+    assert session["toolCalls"]["byStatus"] == {"completed": 4}
+    import base64
+
+    fed = sum(
+        len(base64.b64decode(u["data"]))
+        for u in updates
+        if u["sessionUpdate"] == "terminal_output_chunk"
+    )
+    assert session["terminals"]["bytesIn"] == fed
+    assert 0 < session["terminals"]["bytesRetained"] < fed
+    assert session["usage"]["cost"] == {"amount": 0.0637, "currency": "USD"}
+    assert report["timed"] is False and "timing" not in session
+    text = cli("stats", str(SAMPLE)).stdout.decode()
+    assert "turns: 1   stop reasons: end_turn ×1" in text
+    assert "tool calls: read 1, search 1, edit 1, execute 1" in text
+
+
+def test_stats_timing_from_a_recorded_trace(tmp_path):
+    recorded = records_of(SAMPLE, tmp_path / "rec.ndjson")
+    report = json.loads(cli("stats", str(recorded), "--json").stdout)
+    assert report["timed"] is True
+    [turn] = report["sessions"]["sess_7f3c9a1e2b4d"]["timing"]
+    # The prompt is line 6 (t=0.05), the first update after it line 8 (t=0.07).
+    assert turn["firstUpdateSeconds"] == pytest.approx(0.02)
+    assert turn["updates"] > 50 and turn["updatesPerSecond"] == pytest.approx(100, rel=0.05)
+    assert "first update after 20.0 ms" in cli("stats", str(recorded)).stdout.decode()
+
+
+def test_stats_errors(tmp_path):
+    assert cli("stats", str(tmp_path / "missing")).returncode == 2
+    bad = tmp_path / "bad.ndjson"
+    bad.write_bytes(SAMPLE.read_bytes() + b"[]\n")
+    result = cli("stats", str(bad))
+    assert result.returncode == 1 and b"empty batch" in result.stdout
