@@ -13,10 +13,19 @@ from typing import Any
 import orjson
 
 from .._errors import FrameError
-from ._json import SlowPathError, has_long_digits, maybe_too_deep, slow_decode
+from ._json import (
+    DIGITS_TO_ZERO,
+    LONG_RUN,
+    MIN_DEEP_SIZE,
+    ZEROS,
+    SlowPathError,
+    maybe_too_deep,
+    slow_decode,
+)
 
 DEFAULT_MAX_FRAME_BYTES = 32 * 1024 * 1024
 EXCERPT_BYTES = 64
+_loads = orjson.loads
 MAX_KEPT_ERRORS = 10_000
 
 INVALID_UTF8 = "invalid UTF-8"
@@ -183,9 +192,11 @@ class FrameDecoder:
         if self._raw:
             out.append(line)
             return
+        size = len(line)
         try:
-            value = orjson.loads(line)
-            if has_long_digits(line):
+            value = _loads(line)
+            # Inlined `has_long_digits`: this runs for every frame.
+            if size >= LONG_RUN and ZEROS in line.translate(DIGITS_TO_ZERO):
                 raise _Refused
         except (orjson.JSONDecodeError, _Refused):
             value, reason, detail = _decode_failure(line)
@@ -193,7 +204,7 @@ class FrameDecoder:
                 self._error(reason, line, detail, out, inline)
                 return
         else:
-            if maybe_too_deep(line, value):
+            if size >= MIN_DEEP_SIZE and maybe_too_deep(line, value):
                 self._error(INVALID_JSON, line, "recursion limit exceeded", out, inline)
                 return
         if type(value) is list:

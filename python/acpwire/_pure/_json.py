@@ -23,13 +23,13 @@ JSON_WHITESPACE = " \t\n\r"
 # orjson turns integers beyond 64 bits into floats; json keeps them exact, as jiter does.
 # Only a run of 19 or more digits can be such an integer. Found by mapping every digit to "0"
 # and searching for the run: two C-speed passes, where a regex costs ten times more.
-_LONG_RUN = 19
-_DIGITS_TO_ZERO = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))
-_ZEROS = b"0" * _LONG_RUN
+LONG_RUN = 19
+DIGITS_TO_ZERO = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))
+ZEROS = b"0" * LONG_RUN
 _STR_DIGITS_TO_ZERO = str.maketrans("123456789", "000000000")
-_STR_ZEROS = "0" * _LONG_RUN
+_STR_ZEROS = "0" * LONG_RUN
 # A document nesting deeper than MAX_DECODE_DEPTH needs this many bytes of brackets.
-_MIN_DEEP_SIZE = 2 * (MAX_DECODE_DEPTH + 1)
+MIN_DEEP_SIZE = 2 * (MAX_DECODE_DEPTH + 1)
 
 _DUMPS_OPTIONS = (
     orjson.OPT_APPEND_NEWLINE | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
@@ -77,7 +77,7 @@ def maybe_too_deep(data: bytes | str, value: Any) -> bool:
     """Cheap pre-check: a document with few brackets cannot nest deeply."""
     if type(value) is not dict and type(value) is not list:
         return False
-    if len(data) < _MIN_DEEP_SIZE:
+    if len(data) < MIN_DEEP_SIZE:
         return False
     if isinstance(data, str):
         opens = data.count("[") + data.count("{")
@@ -101,11 +101,11 @@ def _continues_number(literal: str, following: str) -> bool:
 
 def has_long_digits(data: bytes | bytearray | memoryview | str) -> bool:
     """True when ``data`` may hold an integer orjson would turn into a float."""
-    if len(data) < _LONG_RUN:
+    if len(data) < LONG_RUN:
         return False
     if isinstance(data, str):
         return _STR_ZEROS in data.translate(_STR_DIGITS_TO_ZERO)
-    return _ZEROS in bytes(data).translate(_DIGITS_TO_ZERO)
+    return ZEROS in bytes(data).translate(DIGITS_TO_ZERO)
 
 
 def _has_lone_surrogate(value: Any) -> bool:
