@@ -182,6 +182,21 @@ unsafe fn escape_block(block: &[u8], mut dst: *mut u8) -> *mut u8 {
             }
         }
     }
+    // Eight bytes at a time for what is left (short strings: most keys and values).
+    while let Some(chunk) = block.get(i..i + 8) {
+        let word = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
+        let hits = escape_hits(word);
+        // SAFETY: eight bytes fit the reservation (six per input byte, plus 16).
+        unsafe { dst.cast::<[u8; 8]>().write_unaligned(word.to_le_bytes()) };
+        if hits == 0 {
+            i += 8;
+            dst = unsafe { dst.add(8) };
+            continue;
+        }
+        let clean = (hits.trailing_zeros() / 8) as usize;
+        dst = unsafe { write_escape(dst.add(clean), block[i + clean]) };
+        i += clean + 1;
+    }
     while i < n {
         let byte = block[i];
         // SAFETY: at most six bytes per input byte, within the reservation.
@@ -196,6 +211,20 @@ unsafe fn escape_block(block: &[u8], mut dst: *mut u8) -> *mut u8 {
         i += 1;
     }
     dst
+}
+
+/// The high bit of each byte of `word` that must be escaped (`"`, `\\`, below 0x20). Word-at-a-
+/// time "has byte less than n" / "has zero byte" tests: the lowest flagged byte is always a
+/// true match (false positives appear only above a true one).
+fn escape_hits(word: u64) -> u64 {
+    const LOW: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let quote = word ^ (LOW * u64::from(b'"'));
+    let backslash = word ^ (LOW * u64::from(b'\\'));
+    let control = word.wrapping_sub(LOW * 0x20) & !word;
+    let quotes = quote.wrapping_sub(LOW) & !quote;
+    let backslashes = backslash.wrapping_sub(LOW) & !backslash;
+    (control | quotes | backslashes) & HIGH
 }
 
 /// Exact scalar types: encoding them runs no Python code.
