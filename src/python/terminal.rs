@@ -15,6 +15,7 @@ use crate::terminal::{self, Color, TerminalConfig, TerminalDataError};
 use super::decoder::with_bytes;
 
 static SPAN: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static TUPLE_NEW: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 static TERMINAL_DATA_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
 pub(crate) fn terminal_data_error_type(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
@@ -160,6 +161,11 @@ impl Terminal {
     fn spans<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let lines = self.with_terminal(py, |t| t.spans());
         let span = span_type(py)?;
+        // `tuple.__new__(Span, fields)`: the named tuple without its Python-level `__new__`.
+        let make = TUPLE_NEW.get_or_try_init(py, || {
+            py.get_type::<PyTuple>().getattr("__new__").map(Bound::unbind)
+        })?;
+        let make = make.bind(py);
         let out = PyList::empty(py);
         for line in lines {
             let row = PyList::empty(py);
@@ -187,7 +193,7 @@ impl Terminal {
                         },
                     ],
                 )?;
-                row.append(span.call1(args)?)?;
+                row.append(make.call1((span, args))?)?;
             }
             out.append(row)?;
         }
