@@ -63,7 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     bench.add_argument("--trace", metavar="FILE", help="benchmark this NDJSON trace instead")
-    bench.add_argument("--rounds", type=int, default=3, help="rounds per contender (default 3)")
+    bench.add_argument("--rounds", type=int, default=5, help="rounds per contender (default 5)")
     bench.add_argument(
         "--scale",
         type=float,
