@@ -50,7 +50,7 @@ async def _drive(proc: asyncio.subprocess.Process) -> tuple[bytes, bytes]:
 
     async def until(predicate) -> dict:
         while True:
-            chunk = await asyncio.wait_for(proc.stdout.read(65536), timeout=8)
+            chunk = await asyncio.wait_for(proc.stdout.read(65536), timeout=30)
             assert chunk, "proxy closed its output early"
             received.extend(chunk)
             for message in decoder.feed(chunk):
@@ -83,7 +83,7 @@ async def _drive(proc: asyncio.subprocess.Process) -> tuple[bytes, bytes]:
     )
     await until(lambda m: m.get("id") == 3 and "result" in m)
     proc.stdin.close()
-    received.extend(await asyncio.wait_for(proc.stdout.read(), timeout=8))
+    received.extend(await asyncio.wait_for(proc.stdout.read(), timeout=30))
     return bytes(sent), bytes(received)
 
 
@@ -107,7 +107,7 @@ async def test_a_recorded_session_is_byte_exact_and_fully_traced(tmp_path):
         stderr=asyncio.subprocess.PIPE,
     )
     sent, received = await _drive(proc)
-    assert await asyncio.wait_for(proc.wait(), timeout=8) == 0
+    assert await asyncio.wait_for(proc.wait(), timeout=30) == 0
 
     assert at_agent_in.read_bytes() == sent
     assert at_agent_out.read_bytes() == received
@@ -177,7 +177,7 @@ def test_agent_dying_mid_session_ends_the_proxy(tmp_path):
     proc.stdin.flush()
     # The client keeps its end open: the agent's exit alone must end the proxy.
     assert proc.stdout.read() == b'{"id":1,"result":{}}\n'
-    assert proc.wait(timeout=8) == 3
+    assert proc.wait(timeout=30) == 3
     proc.stdin.close()
     assert [r["dir"] for r, _ in _read_trace(trace)] == ["client", "agent"]
 

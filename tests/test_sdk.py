@@ -58,9 +58,9 @@ async def test_spawn_agent_process_runs_a_v1_session_with_frames_over_64_kib():
         process,
     ):
         # The SDK speaks protocol version 1; the fake agent follows the client's choice.
-        init = await asyncio.wait_for(conn.initialize(protocol_version=acp.PROTOCOL_VERSION), 8)
+        init = await asyncio.wait_for(conn.initialize(protocol_version=acp.PROTOCOL_VERSION), 30)
         assert init.protocol_version == 1
-        session = await asyncio.wait_for(conn.new_session(cwd="/tmp"), 8)
+        session = await asyncio.wait_for(conn.new_session(cwd="/tmp"), 30)
         response = await _prompt(conn, session.session_id)
     assert process.returncode == 0
     assert errors == []
@@ -131,8 +131,8 @@ async def _tiny_agent(tmp_path):
 
 
 async def _run_tiny_session(conn, client) -> str:
-    await asyncio.wait_for(conn.initialize(protocol_version=1), 8)
-    session = await asyncio.wait_for(conn.new_session(cwd="/tmp"), 8)
+    await asyncio.wait_for(conn.initialize(protocol_version=1), 30)
+    session = await asyncio.wait_for(conn.new_session(cwd="/tmp"), 30)
     response = await _prompt(conn, session.session_id)
     assert len(client.updates) == 1
     assert len(client.updates[0][1].content.text) == 1_000_000
@@ -155,7 +155,7 @@ async def test_connect_to_agent_reads_a_1_mb_update_and_skips_bad_frames(tmp_pat
     finally:
         await conn.close()
         proc.stdin.close()
-        await asyncio.wait_for(proc.wait(), 8)
+        await asyncio.wait_for(proc.wait(), 30)
     assert _reasons(errors) == [
         "invalid JSON",
         "not a JSON-RPC message object",
@@ -176,7 +176,7 @@ async def test_frame_stream_reader_serves_the_sdk_stream_api(tmp_path):
     finally:
         await conn.close()
         proc.stdin.close()
-        await asyncio.wait_for(proc.wait(), 8)
+        await asyncio.wait_for(proc.wait(), 30)
     assert len(errors) == 3
     assert reader.decoder.frames >= 7
 
@@ -191,7 +191,7 @@ async def test_bad_frames_are_logged_by_default(tmp_path, caplog):
     finally:
         await conn.close()
         proc.stdin.close()
-        await asyncio.wait_for(proc.wait(), 8)
+        await asyncio.wait_for(proc.wait(), 30)
     logged = [r for r in caplog.records if r.name == "acpwire.sdk"]
     assert len(logged) == 3
     assert "invalid JSON" in logged[0].getMessage()
@@ -230,15 +230,15 @@ async def test_raising_on_error_ends_the_connection(tmp_path):
 
     conn = sdk.connect_to_agent(client, proc.stdin, proc.stdout, on_error=fatal)
     try:
-        await asyncio.wait_for(conn.initialize(protocol_version=1), 8)
-        session = await asyncio.wait_for(conn.new_session(cwd="/tmp"), 8)
+        await asyncio.wait_for(conn.initialize(protocol_version=1), 30)
+        session = await asyncio.wait_for(conn.new_session(cwd="/tmp"), 30)
         with pytest.raises(ConnectionError):
             await _prompt(conn, session.session_id)
     finally:
         await conn.close()
         # Nobody reads the agent any more, so it is stuck writing its big frames.
         proc.kill()
-        await asyncio.wait_for(proc.wait(), 8)
+        await asyncio.wait_for(proc.wait(), 30)
 
 
 def _v1_notifications(config: TurnConfig):
