@@ -17,9 +17,10 @@ import sys
 import tempfile
 
 CHILD = r"""
-import resource, sys, time
+import os, resource, sys, time
 import acpwire
-base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+with open("/proc/self/statm") as fp:
+    base = int(fp.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
 start = time.perf_counter()
 store = acpwire.replay(sys.argv[1])
 seconds = time.perf_counter() - start
@@ -63,9 +64,10 @@ def main() -> None:
     growth = (int(peak_kb) - int(base_kb)) / 1024
     print(
         f"{backend}: {size / 2**20:,.0f} MiB trace reduced in {float(seconds):.1f} s "
-        f"({size / float(seconds) / 1e6:,.0f} MB/s); peak RSS +{growth:,.1f} MiB over the "
-        f"interpreter; retained terminal text {int(retained) / 2**20:,.1f} MiB "
-        f"({terminals} terminal); margin {growth - int(retained) / 2**20:,.1f} MiB"
+        f"({size / float(seconds) / 1e6:,.0f} MB/s); resident memory before "
+        f"{int(base_kb) / 1024:,.1f} MiB, peak {int(peak_kb) / 1024:,.1f} MiB "
+        f"(+{growth:,.1f} MiB); retained terminal text {int(retained) / 2**20:,.1f} MiB "
+        f"({terminals} terminal)"
     )
 
 
