@@ -9,7 +9,7 @@ use std::io::Read;
 use std::sync::Arc;
 
 use jiter::JsonValue;
-use pyo3::exceptions::{PyKeyError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyKeyError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
@@ -192,9 +192,13 @@ impl Sessions {
     }
 
     fn __getitem__(slf: &Bound<'_, Self>, session_id: &str) -> PyResult<Session> {
-        if !slf.borrow().inner.contains(session_id) {
+        let store = slf
+            .try_borrow()
+            .map_err(|_| PyRuntimeError::new_err("the store is being fed by another thread"))?;
+        if !store.inner.contains(session_id) {
             return Err(PyKeyError::new_err(session_id.to_owned()));
         }
+        drop(store);
         Ok(Session {
             store: slf.clone().unbind(),
             id: session_id.to_owned(),
@@ -264,14 +268,17 @@ pub struct Session {
 }
 
 impl Session {
-    fn with<R>(&self, py: Python<'_>, f: impl FnOnce(&core::Session) -> R) -> R {
-        let store = self.store.bind(py).borrow();
+    /// Run `f` on the session. While another thread is feeding the store (with the GIL
+    /// released) the store is borrowed mutably: that is a `RuntimeError` here, not a panic.
+    fn with<R>(&self, py: Python<'_>, f: impl FnOnce(&core::Session) -> R) -> PyResult<R> {
+        let store = self.store.bind(py).try_borrow().map_err(|_| {
+            PyRuntimeError::new_err("the session's store is being fed by another thread")
+        })?;
         // A store never forgets a session, so the id found at creation stays valid.
-        let session = store
-            .inner
-            .get(&self.id)
-            .expect("sessions are never removed");
-        f(session)
+        let session = store.inner.get(&self.id).ok_or_else(|| {
+            PyRuntimeError::new_err(format!("session {:?} is gone from its store", self.id))
+        })?;
+        Ok(f(session))
     }
 }
 
@@ -285,36 +292,41 @@ impl Session {
 
     /// The foreground state, None before the first report (v1: set by prompts).
     #[getter]
-    fn state(&self, py: Python<'_>) -> Option<String> {
+    fn state(&self, py: Python<'_>) -> PyResult<Option<String>> {
         self.with(py, |s| s.state().map(str::to_owned))
     }
 
     /// Why the last turn stopped (only while idle).
     #[getter]
-    fn stop_reason(&self, py: Python<'_>) -> Option<String> {
+    fn stop_reason(&self, py: Python<'_>) -> PyResult<Option<String>> {
         self.with(py, |s| s.stop_reason().map(str::to_owned))
     }
 
     /// The session as a JSON-serializable dict (a copy); see the module docs for the shape.
     fn snapshot<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let json = self.with(py, core::Session::snapshot);
+        let json = self.with(py, core::Session::snapshot)?;
         to_py(py, &json)
     }
 
     /// The live Terminal `terminal_id`, None if the session has no such terminal.
     fn terminal(&self, py: Python<'_>, terminal_id: &str) -> PyResult<Option<Py<Terminal>>> {
-        self.with(py, |s| s.terminal(terminal_id))
+        self.with(py, |s| s.terminal(terminal_id))?
             .map(|shared| Py::new(py, Terminal::from_shared(shared)))
             .transpose()
     }
 
     /// The concatenated text blocks of message (role, `message_id`), None if absent.
     #[pyo3(signature = (message_id, role = "agent"))]
-    fn message_text(&self, py: Python<'_>, message_id: &str, role: &str) -> Option<String> {
+    fn message_text(
+        &self,
+        py: Python<'_>,
+        message_id: &str,
+        role: &str,
+    ) -> PyResult<Option<String>> {
         self.with(py, |s| s.message_text(message_id, role))
     }
 
-    fn __repr__(&self, py: Python<'_>) -> String {
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         self.with(py, |s| {
             format!(
                 "Session({:?}, state={}, messages={})",

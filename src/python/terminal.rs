@@ -163,7 +163,9 @@ impl Terminal {
         let span = span_type(py)?;
         // `tuple.__new__(Span, fields)`: the named tuple without its Python-level `__new__`.
         let make = TUPLE_NEW.get_or_try_init(py, || {
-            py.get_type::<PyTuple>().getattr("__new__").map(Bound::unbind)
+            py.get_type::<PyTuple>()
+                .getattr("__new__")
+                .map(Bound::unbind)
         })?;
         let make = make.bind(py);
         let out = PyList::empty(py);
