@@ -170,3 +170,22 @@ def test_stubtest_agrees_with_the_extension():
         check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_type_checkers_see_the_typed_api(tmp_path):
+    pytest.importorskip("mypy")
+    good = tmp_path / "good.py"
+    good.write_text(
+        "import acpwire\n"
+        "d = acpwire.FrameDecoder(max_frame_bytes=10)\n"
+        "frames: list = d.feed(b'{}\\n')\n"
+        "text: str = acpwire.Terminal(cols=80).text\n"
+        "count: int = acpwire.Sessions().feed(b'')\n"
+    )
+    bad = tmp_path / "bad.py"
+    bad.write_text("import acpwire\nnumber: int = acpwire.Terminal().text\n")
+    run = [sys.executable, "-m", "mypy", "--no-incremental", "--cache-dir", str(tmp_path / "c")]
+    ok = subprocess.run([*run, str(good)], capture_output=True, text=True, check=False)
+    assert ok.returncode == 0, ok.stdout
+    wrong = subprocess.run([*run, str(bad)], capture_output=True, text=True, check=False)
+    assert wrong.returncode == 1 and "Incompatible types in assignment" in wrong.stdout

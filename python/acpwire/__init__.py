@@ -1,8 +1,10 @@
 """acpwire: a fast, exact wire codec for the Agent Client Protocol (ACP).
 
 ACP is JSON-RPC 2.0 over newline-delimited JSON on stdio. acpwire frames such byte streams,
-decodes and encodes their JSON, and does so in Rust (``acpwire._native``) with a pure-Python
-fallback (``acpwire._pure``) behind the same API.
+decodes and encodes their JSON (:class:`FrameDecoder`, :func:`loads`, :func:`dumps`), renders
+terminal output (:class:`Terminal`) and reduces ``session/update`` streams to session state
+(:class:`Sessions`), in Rust (``acpwire._native``) with a pure-Python fallback
+(``acpwire._pure``) behind the same API.
 
 Backend selection: the compiled extension is used when it is importable. Set
 ``ACPWIRE_BACKEND=pure`` to force the fallback, or ``ACPWIRE_BACKEND=native`` to fail loudly
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import importlib as _importlib
 import os as _os
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 from ._errors import DecodeError, EncodeError, FrameError, TerminalDataError
 
@@ -67,14 +70,27 @@ def _select_backend():
 
 BACKEND, _backend = _select_backend()
 
-FrameDecoder = _backend.FrameDecoder
-loads = _backend.loads
-dumps = _backend.dumps
-Terminal = _backend.Terminal
-render_text = _backend.render_text
-char_width = _backend.char_width
-Sessions = _backend.Sessions
-Session = _backend.Session
+if _TYPE_CHECKING:
+    # Type checkers see the native stub (`_native.pyi`); the pure backend mirrors it.
+    from ._native import (
+        FrameDecoder,
+        Session,
+        Sessions,
+        Terminal,
+        char_width,
+        dumps,
+        loads,
+        render_text,
+    )
+else:
+    FrameDecoder = _backend.FrameDecoder
+    loads = _backend.loads
+    dumps = _backend.dumps
+    Terminal = _backend.Terminal
+    render_text = _backend.render_text
+    char_width = _backend.char_width
+    Sessions = _backend.Sessions
+    Session = _backend.Session
 
 from ._span import Span  # noqa: E402
 from ._stream import iter_messages  # noqa: E402  (needs the backend chosen above)
