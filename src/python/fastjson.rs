@@ -351,24 +351,17 @@ impl Parser<'_, '_> {
         let int_start = i;
         match data.get(i)? {
             b'0' => i += 1,
-            b'1'..=b'9' => {
-                while data.get(i).is_some_and(u8::is_ascii_digit) {
-                    i += 1;
-                }
-            }
+            b'1'..=b'9' => i = skip_digits(data, i),
             _ => return None,
         }
         let int_end = i;
         let mut is_float = false;
         if data.get(i) == Some(&b'.') {
-            i += 1;
-            let frac_start = i;
-            while data.get(i).is_some_and(u8::is_ascii_digit) {
-                i += 1;
-            }
-            if i == frac_start {
+            let fraction_end = skip_digits(data, i + 1);
+            if fraction_end == i + 1 {
                 return None;
             }
+            i = fraction_end;
             is_float = true;
         }
         if let Some(b'e' | b'E') = data.get(i) {
@@ -376,13 +369,11 @@ impl Parser<'_, '_> {
             if let Some(b'+' | b'-') = data.get(i) {
                 i += 1;
             }
-            let exp_start = i;
-            while data.get(i).is_some_and(u8::is_ascii_digit) {
-                i += 1;
-            }
-            if i == exp_start {
+            let exponent_end = skip_digits(data, i);
+            if exponent_end == i {
                 return None;
             }
+            i = exponent_end;
             is_float = true;
         }
         // A digit right after a leading zero (`01`) is malformed; so is anything number-like
@@ -414,6 +405,14 @@ impl Parser<'_, '_> {
         }
         new_ref(unsafe { ffi::PyLong_FromLongLong(value) })
     }
+}
+
+/// The index after the run of ASCII digits starting at `i`.
+fn skip_digits(data: &[u8], mut i: usize) -> usize {
+    while data.get(i).is_some_and(u8::is_ascii_digit) {
+        i += 1;
+    }
+    i
 }
 
 /// Equality of short byte strings without a call into `memcmp`.
