@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 
 import pytest
@@ -58,7 +59,9 @@ async def test_load_report_shape(agents):
     report = await run_agents(agents, turns=1, config=TurnConfig(tokens=5, tool_calls=0))
     summary = report.as_dict()
     assert summary["turns"] == agents and summary["failures"] == []
-    assert summary["rss_mb"] and all(mb > 0 for _, mb in summary["rss_mb"])
+    assert summary["rss_mb"]
+    if sys.platform != "win32":  # no resident-memory reading there
+        assert all(mb > 0 for _, mb in summary["rss_mb"])
 
 
 def test_reading_while_another_thread_feeds_raises_cleanly(both):

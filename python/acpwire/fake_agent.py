@@ -435,13 +435,18 @@ class _FileReader:
         self.fp = fp
 
     async def read(self, size: int) -> bytes:
-        return self.fp.read1(size) if hasattr(self.fp, "read1") else self.fp.read(size)
+        # A blocking read, in a thread so the turns being streamed keep going meanwhile.
+        read = self.fp.read1 if hasattr(self.fp, "read1") else self.fp.read
+        return await asyncio.to_thread(read, size)
 
 
 def _is_stream(fp: Any) -> bool:
+    """Whether asyncio's pipe transports can serve ``fp`` (never on Windows)."""
     import os
     import stat
 
+    if sys.platform == "win32":
+        return False
     mode = os.fstat(fp.fileno()).st_mode
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
 
@@ -472,7 +477,7 @@ async def main_async(config: TurnConfig) -> int:
 
     async for message in read_messages(reader, on_error=report):
         await agent.handle(message)
-    for task in list(agent.running.values()):
-        task.cancel()
+    # End of input: let the turns already started finish (a scripted client may send its
+    # prompts and close its end at once); a vanished client makes their writes fail instead.
     await asyncio.gather(*agent.running.values(), return_exceptions=True)
     return 0

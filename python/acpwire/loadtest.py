@@ -23,12 +23,18 @@ __all__ = ["LoadReport", "rss_bytes", "run_agents"]
 
 
 def rss_bytes() -> int:
-    """Resident memory of this process (Linux), or 0 where it cannot be read."""
+    """Resident memory of this process: current on Linux, peak elsewhere; 0 if unknown."""
     try:
         with open("/proc/self/statm") as fp:
             return int(fp.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError):
+    except (OSError, ValueError, AttributeError):
+        pass
+    try:
+        import resource
+    except ImportError:  # Windows
         return 0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak if sys.platform == "darwin" else peak * 1024  # bytes on macOS, KiB elsewhere
 
 
 @dataclass

@@ -298,7 +298,9 @@ def main(argv: Sequence[str]) -> int:
 
     previous = {}
     if threading.current_thread() is threading.main_thread():
-        for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        # SIGHUP does not exist on Windows.
+        forwarded = (signal.SIGTERM, getattr(signal, "SIGHUP", None), signal.SIGINT)
+        for signum in [s for s in forwarded if s is not None]:
             previous[signum] = signal.signal(signum, forward)
     try:
         upstream.start()
