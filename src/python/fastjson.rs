@@ -112,6 +112,20 @@ impl Parser<'_, '_> {
         }
     }
 
+    /// After a container's member: `Some(false)` on `,` (more follow), `Some(true)` on
+    /// `close`, `None` on anything else.
+    fn separator(&mut self, close: u8) -> Option<bool> {
+        self.skip_ws();
+        let byte = self.peek()?;
+        self.pos += 1;
+        self.skip_ws();
+        match byte {
+            b',' => Some(false),
+            _ if byte == close => Some(true),
+            _ => None,
+        }
+    }
+
     /// Parse one value at nesting level `level`.
     ///
     /// # Safety
@@ -171,17 +185,8 @@ impl Parser<'_, '_> {
                 unsafe { ffi::PyErr_Clear() };
                 return None;
             }
-            self.skip_ws();
-            match self.peek()? {
-                b',' => {
-                    self.pos += 1;
-                    self.skip_ws();
-                }
-                b'}' => {
-                    self.pos += 1;
-                    return Some(dict);
-                }
-                _ => return None,
+            if self.separator(b'}')? {
+                return Some(dict);
             }
         }
     }
@@ -198,17 +203,8 @@ impl Parser<'_, '_> {
             }
             loop {
                 items.push(unsafe { self.value(level + 1)? });
-                self.skip_ws();
-                match self.peek()? {
-                    b',' => {
-                        self.pos += 1;
-                        self.skip_ws();
-                    }
-                    b']' => {
-                        self.pos += 1;
-                        break;
-                    }
-                    _ => return None,
+                if self.separator(b']')? {
+                    break;
                 }
             }
         }

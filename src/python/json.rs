@@ -2,7 +2,8 @@
 
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyInt, PyList, PyString};
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBytes, PyDict, PyInt, PyList, PyString, PyType};
 
 use super::decoder::{PARSER, with_bytes};
 
@@ -21,17 +22,13 @@ fn decode_error(py: Python<'_>, data: &[u8], err: &jiter::JsonError, char_offset
     } else {
         err.index
     };
-    match super::decode_error_type(py).and_then(|t| {
-        t.call1((
-            err.error_type.to_string(),
-            position.line,
-            position.column,
-            offset,
-        ))
-    }) {
-        Ok(instance) => PyErr::from_value(instance),
-        Err(e) => e,
-    }
+    let args = (
+        err.error_type.to_string(),
+        position.line,
+        position.column,
+        offset,
+    );
+    super::new_error(super::decode_error_type(py), args)
 }
 
 /// Decode one JSON document (bytes or str) into Python objects.
@@ -40,12 +37,10 @@ pub fn loads<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'
     if let Ok(text) = data.cast::<PyString>() {
         let Ok(text) = text.to_str() else {
             let message = "str is not valid UTF-8: surrogates not allowed";
-            return Err(
-                match super::decode_error_type(py).and_then(|t| t.call1((message, 1, 1, 0))) {
-                    Ok(instance) => PyErr::from_value(instance),
-                    Err(e) => e,
-                },
-            );
+            return Err(super::new_error(
+                super::decode_error_type(py),
+                (message, 1, 1, 0),
+            ));
         };
         return decode(py, text.as_bytes(), true);
     }
@@ -87,11 +82,10 @@ thread_local! {
 }
 
 fn encode_error(py: Python<'_>, message: String) -> PyErr {
-    match super::encode_error_type(py).and_then(|t| t.call1((message,))) {
-        Ok(instance) => PyErr::from_value(instance),
-        Err(e) => e,
-    }
+    super::new_error(super::encode_error_type(py), (message,))
 }
+
+static ENUM: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
 /// Writes JSON straight from `CPython` objects.
 ///
@@ -352,8 +346,7 @@ impl Encoder<'_> {
             let text = obj.str()?;
             return unsafe { self.string(text.as_ptr()) };
         }
-        let enum_type = self.py.import("enum")?.getattr("Enum")?;
-        if obj.is_instance(&enum_type)? {
+        if obj.is_instance(ENUM.import(self.py, "enum", "Enum")?)? {
             let value = obj.getattr("value")?;
             return unsafe { self.value(value.as_ptr(), depth) };
         }

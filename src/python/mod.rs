@@ -35,6 +35,18 @@ pub(crate) fn encode_error_type(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> 
     ENCODE_ERROR.import(py, ERRORS_MODULE, "EncodeError")
 }
 
+/// An instance of one of the shared exception classes, as a `PyErr` to return. If the class
+/// cannot be had or built, that failure is what is raised.
+pub(crate) fn new_error<'py, A>(exception: PyResult<&Bound<'py, PyType>>, args: A) -> PyErr
+where
+    A: pyo3::call::PyCallArgs<'py>,
+{
+    match exception.and_then(|t| t.call1(args)) {
+        Ok(instance) => PyErr::from_value(instance),
+        Err(e) => e,
+    }
+}
+
 /// The compiled backend of acpwire.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {

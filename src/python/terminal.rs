@@ -27,10 +27,7 @@ fn span_type(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
 }
 
 fn data_error(py: Python<'_>, e: &TerminalDataError) -> PyErr {
-    match terminal_data_error_type(py).and_then(|t| t.call1((e.to_string(),))) {
-        Ok(instance) => PyErr::from_value(instance),
-        Err(err) => err,
-    }
+    super::new_error(terminal_data_error_type(py), (e.to_string(),))
 }
 
 /// The bytes of base64 text given as `str` or a bytes-like object. A `str` that is not valid
