@@ -487,3 +487,12 @@ def test_hypothesis_streams(backend, parts, cut):
         whole = views(fed(backend, data, **cfg))
         assert views(fed(backend, data, [data[:cut], data[cut:]], **cfg)) == whole
         assert whole == views(fed(pure_terminal, data, **cfg))
+
+
+def test_reset_to_none_is_an_empty_snapshot(backend):
+    term = backend.Terminal()
+    term.feed(b"old output\n")
+    term.reset(None)
+    assert term.text == "" and term.bytes_fed == 0
+    term.feed(b"new")
+    assert term.text == "new"

@@ -108,7 +108,7 @@ class Terminal:
 
         Raises TerminalDataError, applying nothing, when the chunk is not valid base64.
         """
-    def reset(self, snapshot: _Buffer = b"") -> None:
+    def reset(self, snapshot: _Buffer | None = b"") -> None:
         """Drop all state and start from ``snapshot``'s bytes (replace, never merge)."""
     def reset_base64(self, data: str | _Buffer) -> None:
         """Like ``reset``, from a base64 snapshot; invalid base64 changes nothing."""

@@ -80,6 +80,12 @@ def _css_color(color: int | str | None) -> str | None:
     return color if isinstance(color, str) else _palette(color)
 
 
+def _ansi_span(span: Any) -> str:
+    """A span with its SGR attributes on and reset after it (if it has any)."""
+    sgr = _sgr(span)
+    return f"{sgr}{span.text}\x1b[0m" if sgr else span.text
+
+
 def _sgr(span: Any) -> str:
     codes: list[str] = []
     for flag, code in (
@@ -136,10 +142,7 @@ class _Renderer:
             return f"```console\n{term.text}\n```"
         rows = term.spans()
         if self.fmt == "ansi":
-            return "\n".join(
-                "".join(_sgr(s) + s.text + ("\x1b[0m" if _sgr(s) else "") for s in row)
-                for row in rows
-            )
+            return "\n".join("".join(map(_ansi_span, row)) for row in rows)
         out = []
         for row in rows:
             parts = []

@@ -362,9 +362,12 @@ class Terminal:
         """
         self.feed(_decode_base64(data))
 
-    def reset(self, snapshot: bytes | bytearray | memoryview = b"") -> None:
-        """Drop all state and start from ``snapshot`` (the ``terminal_update.output`` rule)."""
-        snapshot = bytes(snapshot)
+    def reset(self, snapshot: bytes | bytearray | memoryview | None = b"") -> None:
+        """Drop all state and start from ``snapshot`` (the ``terminal_update.output`` rule).
+
+        ``None`` is an empty snapshot, as in the native backend.
+        """
+        snapshot = bytes(snapshot or b"")
         self._clear_all()
         self.feed(snapshot)
 
