@@ -725,13 +725,7 @@ class Terminal:
 
     def _csi_end(self, final: int) -> None:
         self._state = GROUND
-        if self._count == MAX_PARAMS:
-            self._ignoring = True
-        else:
-            self._cur.append(self._param)
-            self._groups.append(self._cur)
-            self._cur = []
-            self._count += 1
+        self._param_next()  # the final byte ends the last parameter as `;` ends the others
         if not self._ignoring:
             self._csi(chr(final))
 
