@@ -10,6 +10,7 @@ import math
 import uuid
 from collections import namedtuple
 
+import orjson
 import pytest
 from hypothesis import given, settings
 
@@ -103,6 +104,20 @@ def test_dumps_is_compact_utf8(backend):
     )
     assert backend.dumps([math.nan, math.inf]) == b"[null,null]\n"  # as orjson
     assert backend.dumps(1e16) == b"1e+16\n"
+
+
+@pytest.mark.parametrize("prefix", [0, 7, 16, 31, 4095, 4096])
+def test_dumps_escapes_every_position_and_length(backend, prefix):
+    # Strings are scanned in vector blocks with a short tail: put each byte that needs an
+    # escape at every offset of every tail length, after prefixes that end inside and
+    # exactly at block boundaries.
+    for length in range(1, 18):
+        for at in range(length):
+            for special in ('"', "\\", "\x00", "\x1f", "\n"):
+                text = "a" * prefix + "b" * at + special + "c" * (length - at - 1)
+                expected = orjson.dumps(text, option=orjson.OPT_APPEND_NEWLINE)
+                assert backend.dumps(text) == expected, (prefix, length, at, special)
+        assert backend.dumps("é" * length) == orjson.dumps("é" * length) + b"\n"
 
 
 class Color(enum.Enum):

@@ -174,6 +174,24 @@ unsafe fn escape_block(block: &[u8], mut dst: *mut u8) -> *mut u8 {
                 dst = write_escape(dst.add(clean), block[i + clean]);
                 i += clean + 1;
             }
+            // The last 1..15 bytes (all of most keys and short values): one vector check of a
+            // copy padded with spaces instead of a loop per byte. Only a tail without anything
+            // to escape takes this path; the rare tail with an escape goes on below.
+            let tail = n - i;
+            if tail > 0 {
+                let mut padded = [b' '; 16];
+                padded[..tail].copy_from_slice(&block[i..]);
+                let chunk = _mm_loadu_si128(padded.as_ptr().cast::<__m128i>());
+                let control = _mm_cmpeq_epi8(_mm_max_epu8(chunk, below_space), below_space);
+                let special = _mm_or_si128(
+                    _mm_cmpeq_epi8(chunk, quote),
+                    _mm_cmpeq_epi8(chunk, backslash),
+                );
+                if _mm_movemask_epi8(_mm_or_si128(control, special)) == 0 {
+                    _mm_storeu_si128(dst.cast::<__m128i>(), chunk);
+                    return dst.add(tail);
+                }
+            }
         }
     }
     // Eight bytes at a time for what is left (short strings: most keys and values).
