@@ -174,27 +174,14 @@ unsafe fn escape_block(block: &[u8], mut dst: *mut u8) -> *mut u8 {
                 dst = write_escape(dst.add(clean), block[i + clean]);
                 i += clean + 1;
             }
-            // The last 1..15 bytes (all of most keys and short values): one vector check of a
-            // copy padded with spaces instead of a loop per byte. Only a tail without anything
-            // to escape takes this path; the rare tail with an escape goes on below.
-            let tail = n - i;
-            if tail > 0 {
-                let mut padded = [b' '; 16];
-                padded[..tail].copy_from_slice(&block[i..]);
-                let chunk = _mm_loadu_si128(padded.as_ptr().cast::<__m128i>());
-                let control = _mm_cmpeq_epi8(_mm_max_epu8(chunk, below_space), below_space);
-                let special = _mm_or_si128(
-                    _mm_cmpeq_epi8(chunk, quote),
-                    _mm_cmpeq_epi8(chunk, backslash),
-                );
-                if _mm_movemask_epi8(_mm_or_si128(control, special)) == 0 {
-                    _mm_storeu_si128(dst.cast::<__m128i>(), chunk);
-                    return dst.add(tail);
-                }
-            }
         }
     }
-    // Eight bytes at a time for what is left (short strings: most keys and values).
+    // The last 1..16 bytes (all of most keys and short values), when none needs an escape.
+    // SAFETY: at most 16 bytes, within the reservation.
+    if i < n && n - i <= 16 && unsafe { copy_clean_tail(&block[i..], dst) } {
+        return unsafe { dst.add(n - i) };
+    }
+    // Eight bytes at a time for what is left.
     while let Some(chunk) = block.get(i..i + 8) {
         let word = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
         let hits = escape_hits(word);
@@ -223,6 +210,54 @@ unsafe fn escape_block(block: &[u8], mut dst: *mut u8) -> *mut u8 {
         i += 1;
     }
     dst
+}
+
+/// Copy `tail` (1..=16 bytes) with two overlapping word loads and stores if no byte of it needs
+/// an escape; otherwise write nothing and return false. Loading the words straight from the
+/// source (instead of copying the tail into a padded buffer and loading that) avoids a
+/// store-forwarding stall on every short string.
+///
+/// # Safety
+/// `dst` must have room for 16 bytes.
+unsafe fn copy_clean_tail(tail: &[u8], dst: *mut u8) -> bool {
+    // Spaces in the upper half of a widened 4-byte word: they never need an escape.
+    const SPACES_HIGH: u64 = 0x2020_2020_0000_0000;
+    let n = tail.len();
+    let src = tail.as_ptr();
+    // SAFETY: every load lies within `tail` and every store within `dst`'s 16 bytes; the
+    // second word overlaps the first, so together they cover all `n` bytes.
+    unsafe {
+        if n >= 8 {
+            let low = src.cast::<u64>().read_unaligned();
+            let high = src.add(n - 8).cast::<u64>().read_unaligned();
+            if escape_hits(low) | escape_hits(high) != 0 {
+                return false;
+            }
+            dst.cast::<u64>().write_unaligned(low);
+            dst.add(n - 8).cast::<u64>().write_unaligned(high);
+            return true;
+        }
+        if n >= 4 {
+            let low = src.cast::<u32>().read_unaligned();
+            let high = src.add(n - 4).cast::<u32>().read_unaligned();
+            if escape_hits(u64::from(low) | SPACES_HIGH)
+                | escape_hits(u64::from(high) | SPACES_HIGH)
+                != 0
+            {
+                return false;
+            }
+            dst.cast::<u32>().write_unaligned(low);
+            dst.add(n - 4).cast::<u32>().write_unaligned(high);
+            return true;
+        }
+        for (k, &byte) in tail.iter().enumerate() {
+            if needs_escape(byte) {
+                return false;
+            }
+            dst.add(k).write(byte);
+        }
+    }
+    true
 }
 
 /// The high bit of each byte of `word` that must be escaped (`"`, `\\`, below 0x20). Word-at-a-
