@@ -47,6 +47,7 @@ retained = sum(len(t["text"].encode()) for t in snap["terminals"].values())
 print(base, peak, after, seconds, retained, len(snap["terminals"]), acpwire.BACKEND)
 """
 
+
 def write_trace(path: str, target: int) -> int:
     from acpwire.workloads.sessions import heavy_terminal
 

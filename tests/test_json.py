@@ -13,6 +13,7 @@ from collections import namedtuple
 import orjson
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from strategies import json_values, messages
 
@@ -197,3 +198,33 @@ def test_python_sdk_golden_files_roundtrip(backend, shared):
         value = backend.loads(data)
         assert value == json.loads(data), path.name
         assert backend.loads(backend.dumps(value)) == value, path.name
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    pieces=st.lists(
+        st.one_of(
+            st.binary(max_size=8),
+            st.sampled_from([b"\n", b" ", b"a", b'"']),
+            st.integers(1, 40).map(lambda n: b"7" * n),
+        ),
+        max_size=200,
+    )
+)
+def test_sampled_digit_run_search_is_exact(pieces):
+    from acpwire._pure._json import has_long_digit_run, has_long_digits
+
+    block = b"".join(pieces)
+    assert has_long_digit_run(block) == has_long_digits(block)
+
+
+def test_sampled_digit_run_search_at_every_offset():
+    from acpwire._pure._json import has_long_digit_run
+
+    for length in (18, 19, 25):
+        for offset in range(40):
+            block = b"x" * offset + b"1" * length + b"\n" + (b"2" * 18 + b" ") * 70
+            assert has_long_digit_run(block) == (length >= 19), (length, offset)
+    # Digit-heavy data past the sample's budget: the full search decides.
+    assert not has_long_digit_run(b"123456789012345678 " * 1000)
+    assert has_long_digit_run(b"123456789012345678 " * 1000 + b"1234567890123456789")

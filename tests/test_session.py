@@ -1078,6 +1078,10 @@ MALFORMED = [
         "subagent_update: subagentSessionId must be a string",
     ),
     ({"sessionUpdate": 7}, "session/update: sessionUpdate must be a string"),
+    (
+        {"sessionUpdate": ["agent_message_chunk"], "messageId": "m", "content": text("b")},
+        "session/update: sessionUpdate must be a string",
+    ),
 ]
 
 
@@ -1228,6 +1232,190 @@ def test_many_chunks_append_in_place(backend):
     assert store.feed(line * n) == n
     assert store[SID].message_text("m") == "ab" * n
     assert store.changes() == [(SID, "session", "sessionId"), (SID, "message", "m")]
+
+
+# -- message chunks in bulk ------------------------------------------------------------------
+# Complete lines of a feed are reduced in bulk, message chunks of the usual shape without the
+# general path. Every other shape, and every line around them, must reduce as before.
+
+
+def chunk_json(
+    text_json: bytes = b'"t"',
+    mid: bytes = b'"m"',
+    sid: bytes = b'"s"',
+    kind: bytes = b"agent_message_chunk",
+) -> bytes:
+    return (
+        b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":' + sid + b',"update":'
+        b'{"sessionUpdate":"' + kind + b'","messageId":' + mid + b',"content":'
+        b'{"type":"text","text":' + text_json + b"}}}}"
+    )
+
+
+CHUNK_SHAPES = [
+    chunk_json(b'"a"'),
+    chunk_json(b'"b"'),
+    chunk_json(b'"\\"q\\"\\n\\u00e9\\ud83d\\ude00"', mid=b'"m\\u00e9"'),
+    # Reversed key order, jsonrpc last, extra keys at every level.
+    b'{"params":{"update":{"content":{"text":"c","type":"text","x":[1]},"messageId":"m",'
+    b'"sessionUpdate":"agent_message_chunk","_meta":{"k":1}},"sessionId":"s","more":null},'
+    b'"method":"session/update","id":7,"jsonrpc":"2.0"}',
+    # Duplicate keys: the last one counts.
+    b'{"method":"initialize","method":"session/update","params":{"sessionId":"s","update":'
+    b'{"sessionUpdate":"agent_message_chunk","messageId":"m","content":{"type":"text","text":"d"}}}}',
+    b'{"method":"session/update","params":{"sessionId":"x","sessionId":"s","update":'
+    b'{"sessionUpdate":"agent_message_chunk","messageId":"z","messageId":"m","content":'
+    b'{"type":"text","text":"e"},"content":{"type":"text","text":"f"}}}}',
+    b'{"method":"session/update","method":"session/prompt","id":1,"params":{"sessionId":"s",'
+    b'"prompt":[]}}',
+    # Wrong types: errors or other variants, never chunks.
+    chunk_json(sid=b"5"),
+    chunk_json(mid=b"5"),
+    chunk_json(mid=b"null"),
+    chunk_json(mid=b"12345678901234567890123"),
+    chunk_json(b"5"),
+    chunk_json(kind=b"session_message_chunk"),
+    # One id, three roles: three messages.
+    chunk_json(b'"u"', kind=b"user_message_chunk"),
+    chunk_json(b'"v"', kind=b"agent_thought_chunk"),
+    chunk_json(b'"w"'),
+    chunk_json(b'"x"', kind=b"user_message_chunk"),
+    chunk_json(b'"\\ud800"'),
+    b'{"method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":'
+    b'"agent_thought_chunk","messageId":"m","content":{"type":"text","text":"g"}}}}',
+    *(
+        b'{"method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":'
+        + kind
+        + b',"messageId":"m","content":{"type":"text","text":"h"}}}}'
+        for kind in (b"[1]", b'{"a":1}', b"5", b"null", b'"agent_message"', b'"nope"')
+    ),
+    *(
+        b'{"method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":'
+        b'"agent_message_chunk","messageId":"m","content":' + content + b"}}}"
+        for content in (b'"text"', b'[{"type":"text","text":"i"}]', b"null", b"{}")
+    ),
+    b'{"method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":'
+    b'"agent_message_chunk","content":{"type":"text","text":"no id"}}}}',
+    b'{"method":"session/update","params":{"sessionId":"s","update":[]}}',
+    b'{"method":"session/update","params":["s"]}',
+    b'{"method":"session/update","params":"s"}',
+    b'{"method":"session/update"}',
+    b'{"method":5,"params":{"sessionId":"s"}}',
+    # An upsert between chunks of one message replaces its content; the next chunk appends.
+    b'{"method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":'
+    b'"agent_message","messageId":"m","content":[{"type":"text","text":"new "}]}}}',
+    chunk_json(b'"j"'),
+    chunk_json(b'"k"', sid=b'"other"'),
+    chunk_json(b'"l"'),
+    # Numbers orjson would read as floats: the whole block is checked line by line.
+    chunk_json(b'"n","n":123456789012345678901234567890'),
+    # Deeper than the decoder allows, in a key nothing reads.
+    b'{"x":' + b"[" * 250 + b"]" * 250 + b"," + chunk_json(b'"o"')[1:],
+    b"[" + chunk_json(b'"p"') + b"," + chunk_json(b'"q"', mid=b'"m2"') + b"]",
+    b"[]",
+    b"",
+    b"  \t",
+    chunk_json(b'"r"') + b"\r",
+    b"\r",
+    b"{not json",
+    b'"a string"',
+    chunk_json(b'"s"'),
+]
+
+
+# Without digit runs orjson may misread, a whole feed takes the bulk path for every line.
+CHUNK_SHAPES_SHORT_DIGITS = [line for line in CHUNK_SHAPES if not re.search(rb"[0-9]{19}", line)]
+
+
+def _bulk_run(backend, data: bytes, cuts: list[int], **options) -> tuple[dict, list]:
+    store = backend.Sessions(**options)
+    changes, frames, start = [], 0, 0
+    for cut in [*sorted(cuts), len(data)]:
+        frames += store.feed(data[start:cut])
+        start = cut
+        changes.append(store.changes())
+    frames += store.finish()
+    result = _everything(store)
+    result["frames"] = frames
+    return result, changes
+
+
+@pytest.mark.parametrize("shapes", [CHUNK_SHAPES, CHUNK_SHAPES_SHORT_DIGITS])
+@pytest.mark.parametrize("cap", [None, 150])
+def test_chunk_shapes_agree_however_split(both, shapes, cap):
+    data = b"\n".join(shapes) + b"\n"
+    options = {} if cap is None else {"max_frame_bytes": cap}
+    native, pure = both
+    whole = _bulk_run(native, data, [], **options)
+    assert _bulk_run(pure, data, [], **options) == whole
+    ends = [i + 1 for i, b in enumerate(data) if b == 10]
+    rng = random.Random(7)
+    for cuts in (ends, [e - 3 for e in ends], [rng.randrange(len(data)) for _ in range(12)]):
+        assert _bulk_run(native, data, cuts, **options) == _bulk_run(pure, data, cuts, **options)
+    # Line by line, and with no newline before finish.
+    assert _bulk_run(pure, data[:-1], ends[:-1], **options) == _bulk_run(
+        native, data[:-1], ends[:-1], **options
+    )
+
+
+@pytest.mark.parametrize("shapes", [CHUNK_SHAPES, CHUNK_SHAPES_SHORT_DIGITS])
+def test_chunk_shapes_reduce_as_the_general_path(backend, shapes):
+    data = b"\n".join(shapes) + b"\n"
+    fed = backend.Sessions()
+    fed.feed(data)
+    one_by_one = backend.Sessions()
+    for line in shapes:
+        one_by_one.feed(line[:5])
+        one_by_one.feed(line[5:] + b"\n")
+    assert _everything(fed) == _everything(one_by_one)
+    assert fed.changes() == one_by_one.changes()
+
+
+def test_chunk_errors_keep_line_and_offset(backend):
+    good = chunk_json(b'"a"')
+    bad = (
+        b'{"method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":[1],'
+        b'"messageId":"m","content":{"type":"text","text":"x"}}}}'
+    )
+    lines = [good + b"\r", good, b"", bad, good, b"{oops", good]
+    data = b"\n".join(lines) + b"\n"
+    offsets = [0] + [i + 1 for i, b in enumerate(data) if b == 10]
+    store = backend.Sessions()
+    assert store.feed(data) == 6
+    assert store["s"].message_text("m") == "aaaa"
+    assert store.errors == [
+        {
+            "line": 4,
+            "offset": offsets[3],
+            "sessionId": "s",
+            "reason": "session/update: sessionUpdate must be a string",
+        },
+        {"line": 6, "offset": offsets[5], "sessionId": None, "reason": "invalid JSON"},
+    ]
+    assert store.changes() == [
+        ("s", "session", "sessionId"),
+        ("s", "message", "m"),
+        ("s", "session", "errors"),
+    ]
+
+
+def test_chunks_after_an_upsert_append_to_its_content(backend):
+    upsert = upd(
+        {"sessionUpdate": "agent_message", "messageId": "m", "content": [text("new ")]}, sid="s"
+    )
+    lines = [
+        chunk_json(b'"a"'),
+        json.dumps(upsert).encode(),
+        chunk_json(b'"b"'),
+        chunk_json(b'"c"'),
+    ]
+    store = backend.Sessions()
+    store.feed(b"\n".join(lines) + b"\n")
+    assert store["s"].message_text("m") == "new bc"
+    store.changes()
+    store.feed(chunk_json(b'"d"') + b"\n")
+    assert store.changes() == [("s", "message", "m")]
+    assert store["s"].message_text("m") == "new bcd"
 
 
 # -- spec examples and golden files ----------------------------------------------------------

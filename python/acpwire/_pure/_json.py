@@ -108,6 +108,33 @@ def has_long_digits(data: bytes | bytearray | memoryview | str) -> bool:
     return ZEROS in bytes(data).translate(DIGITS_TO_ZERO)
 
 
+# Any 19 consecutive bytes hold three at positions divisible by 6 (19 == 3 * 6 + 1): a digit
+# run of LONG_RUN shows as three digits in a row of every sixth byte. That sample costs a sixth
+# of a full search, and only where it has such a row is the block searched exactly.
+_SAMPLE_STRIDE = 6
+_SAMPLE_RUN = b"000"
+# Past this many rows in the sample (digit-heavy data), one full search is cheaper.
+_MAX_SAMPLE_HITS = 64
+
+
+def has_long_digit_run(block: bytes) -> bool:
+    """``has_long_digits`` for a large block of bytes, in a fraction of its time."""
+    sample = block[::_SAMPLE_STRIDE].translate(DIGITS_TO_ZERO)
+    hit = sample.find(_SAMPLE_RUN)
+    hits = 0
+    while hit >= 0:
+        hits += 1
+        if hits > _MAX_SAMPLE_HITS:
+            return ZEROS in block.translate(DIGITS_TO_ZERO)
+        # A run through sample rows hit..hit+2 starts within one stride before the first.
+        start = _SAMPLE_STRIDE * hit
+        window = block[max(start - _SAMPLE_STRIDE, 0) : start + LONG_RUN]
+        if ZEROS in window.translate(DIGITS_TO_ZERO):
+            return True
+        hit = sample.find(_SAMPLE_RUN, hit + 1)
+    return False
+
+
 def _has_lone_surrogate(value: Any) -> bool:
     stack = [value]
     while stack:

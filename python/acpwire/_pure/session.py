@@ -17,10 +17,14 @@ from __future__ import annotations
 
 import os
 from collections import deque
+from itertools import accumulate
 from typing import Any, BinaryIO
 
+import orjson
+
 from .._errors import FrameError, TerminalDataError
-from ._framing import DEFAULT_MAX_FRAME_BYTES, FrameDecoder
+from ._framing import DEFAULT_MAX_FRAME_BYTES, FrameDecoder, _as_bytes
+from ._json import DIGITS_TO_ZERO, MIN_DEEP_SIZE, ZEROS, has_long_digit_run, maybe_too_deep
 from .terminal import Terminal, _decode_base64
 
 __all__ = ["Session", "Sessions", "replay"]
@@ -97,6 +101,8 @@ _V2_ONLY = frozenset(
     )
 )
 _UNKNOWN, _V1, _V2 = 0, 1, 2
+# The mode under which a variant of one version only is unknown.
+_OTHER_VERSION = {**{k: _V2 for k in _V1_ONLY}, **{k: _V1 for k in _V2_ONLY}}
 _CLIENT, _AGENT = 0, 1
 # Pending request kinds.
 _INITIALIZE, _NEW, _LOAD, _PROMPT, _PERMISSION, _OTHER = range(6)
@@ -348,16 +354,15 @@ def _push_item(obj: dict, key: str, item: Any) -> None:
         obj[key] = [item]
 
 
-def _without(u: dict, skip: tuple) -> dict:
+def _without(u: dict, skip: tuple | frozenset) -> dict:
     return {k: v for k, v in u.items() if k not in skip}
 
 
-def _set_extras(extras: dict, kind: str, u: dict, skip: tuple) -> None:
-    rest = _without(u, skip)
-    if rest:
-        extras[kind] = rest
-    else:
+def _set_extras(extras: dict, kind: str, u: dict, skip: frozenset) -> None:
+    if u.keys() <= skip:
         extras.pop(kind, None)
+    else:
+        extras[kind] = _without(u, skip)
 
 
 def _request_entry(rid: Any, params: Any, has_id: bool) -> dict:
@@ -391,6 +396,7 @@ class Sessions:
         "_decoder",
         "_errors",
         "_errors_dropped",
+        "_mode",
         "_order",
         "_pending",
         "_pos",
@@ -414,6 +420,8 @@ class Sessions:
         cols = None if terminal_cols is None else max(terminal_cols, 1)
         self._term_args = (cols, scrollback)
         self._version: int | None = None
+        # The rules in force: _UNKNOWN before `initialize`, then _V1 or _V2.
+        self._mode = _UNKNOWN
         self._sessions: dict[str, Session] = {}
         self._order: list[str] = []
         self._pending: dict[tuple, tuple] = {}
@@ -428,8 +436,22 @@ class Sessions:
     def feed(self, data: bytes | bytearray | memoryview) -> int:
         """Feed NDJSON bytes (any split); return the frames completed, good or bad."""
         decoder = self._decoder
+        data = _as_bytes(data)
         before = decoder._frames
-        self._run(decoder._feed_events(data))
+        # The complete lines not joined to a held piece go through `_reduce_lines`; the few
+        # bytes around them (the end of a held line, a last partial line) through the decoder.
+        start = 0
+        if decoder._partial_len or decoder._skipping:
+            start = data.find(b"\n") + 1
+            if not start:
+                self._run(decoder._feed_events(data))
+                return decoder._frames - before
+            self._run(decoder._feed_events(data[:start]))
+        end = data.rfind(b"\n") + 1
+        if end > start:
+            self._reduce_lines(data[start : end - 1])
+        if end < len(data):
+            self._run(decoder._feed_events(data[end:] if end else data))
         return decoder._frames - before
 
     def finish(self) -> int:
@@ -438,6 +460,118 @@ class Sessions:
         before = decoder._frames
         self._run(decoder._finish_events())
         return decoder._frames - before
+
+    def _reduce_lines(self, block: bytes) -> None:
+        """Reduce complete lines (``block`` holds them without the last newline).
+
+        What the decoder would do line by line, with its checks paid once for the whole block
+        where possible, and message chunks appended without the general path.
+        """
+        decoder = self._decoder
+        lines = block.split(b"\n")
+        first_line = decoder._line
+        base = decoder._position
+        # Every line counts as a frame; `_reduce_frame` takes blank lines back out.
+        decoder._frames += len(lines)
+        cap = decoder._max
+        # A line over the cap, or a digit run orjson may read differently from jiter, is left
+        # to the decoder. Newlines map to blanks, so no run spans two lines: only when the
+        # block has one is each line searched.
+        check_each = len(block) > cap or has_long_digit_run(block)
+        loads = orjson.loads
+        decode_error = orjson.JSONDecodeError
+        roles = _FAST_ROLES
+        # Where each line starts, less the newlines before it: computed when a line needs it.
+        starts: list[int] | None = None
+        # The message the previous line appended to: the next chunk of the same message only
+        # appends (its session, message, current message and change record are in place).
+        last_sid = last_role = last_mid = None
+        last_content: list = []
+        for i, line in enumerate(lines):
+            if check_each and (len(line) > cap or ZEROS in line.translate(DIGITS_TO_ZERO)):
+                refused = True
+            else:
+                try:
+                    value = loads(line)
+                except decode_error:
+                    refused = True
+                else:
+                    refused = len(line) >= MIN_DEEP_SIZE and maybe_too_deep(line, value)
+            is_update = False
+            if not refused and type(value) is dict and value.get("method") == "session/update":
+                is_update = True
+                try:
+                    params = value["params"]
+                    sid = params["sessionId"]
+                    u = params["update"]
+                    role = roles.get(u["sessionUpdate"])
+                except (KeyError, TypeError):  # not a chunk's shape: the general path decides
+                    role = None
+                if role is not None:
+                    mid = u.get("messageId")
+                    content = u.get("content")
+                    if type(mid) is str and type(sid) is str and type(content) is dict:
+                        if mid == last_mid and sid == last_sid and role == last_role:
+                            last_content.append(content)
+                        else:
+                            last_content = self._append_chunk(sid, role, mid, content)
+                            last_sid, last_role, last_mid = sid, role, mid
+                        continue
+            last_sid = None
+            if starts is None:
+                starts = list(accumulate(map(len, lines), initial=base))
+            number = first_line + i
+            offset = starts[i] + i
+            if refused:
+                # The decoder decides, as for a line fed alone.
+                self._reduce_frame(line, number, offset)
+            else:
+                self._pos = (number, offset)
+                if is_update:
+                    self._session_update(value.get("params"))
+                elif type(value) is list:
+                    self._batch(value)
+                else:
+                    self._message(value)
+        decoder._line = first_line + len(lines)
+        decoder._position = decoder._line_start = base + len(block) + 1
+
+    def _append_chunk(self, sid: str, role: str, mid: str, content: dict) -> list:
+        """Apply a message chunk with an id and object content, as `_chunk` does.
+
+        Returns the message's content list.
+        """
+        s = self._sessions.get(sid)
+        if s is None:
+            s = self._session(sid)
+        index = s._message_index.get((role, mid))
+        if index is None:
+            index = self._message_index(sid, role, mid)
+        s._current = index
+        m = s._messages[index]
+        if m.content is None:
+            m.content = [content]
+        else:
+            m.content.append(content)
+        self._change(sid, "message", mid)
+        return m.content
+
+    def _reduce_frame(self, line: bytes, number: int, offset: int) -> None:
+        """One line, by the decoder's rules, as line ``number`` starting at byte ``offset``."""
+        decoder = self._decoder
+        decoder._line = number
+        decoder._line_start = offset
+        decoder._frames -= 1
+        out: list = []
+        decoder._emit(line, out, True)
+        self._run(out)
+
+    def _batch(self, items: list) -> None:
+        if not items:
+            self._error(None, _EMPTY_BATCH)
+            return
+        for item in items:
+            self._message(item)
 
     def _run(self, items: list) -> None:
         message = self._message
@@ -539,12 +673,9 @@ class Sessions:
 
     def _change(self, sid: str, kind: str, eid: str) -> None:
         change = (sid, kind, eid)
-        changes = self._changes
-        if changes and changes[-1] == change:
-            return
         if change not in self._change_set:
             self._change_set.add(change)
-            changes.append(change)
+            self._changes.append(change)
 
     def _session(self, sid: str) -> Session:
         session = self._sessions.get(sid)
@@ -555,16 +686,11 @@ class Sessions:
             self._change(sid, "session", "sessionId")
         return session
 
-    def _mode(self) -> int:
-        version = self._version
-        if version is None:
-            return _UNKNOWN
-        return _V1 if version < 2 else _V2
-
     def _set_version(self, value: Any) -> None:
         if type(value) is not int or not -_INT64 <= value < _INT64:
             return
         self._version = value
+        self._mode = _V1 if value < 2 else _V2
         for sid in list(self._order):
             self._sessions[sid]._version = value
             self._change(sid, "session", "protocolVersion")
@@ -620,7 +746,7 @@ class Sessions:
             if sid is None:
                 return
             entry = _request_entry(rid, params, has_id)
-            mode = self._mode()
+            mode = self._mode
             s = self._session(sid)
             s._prompts.append(entry)
             index = len(s._prompts) - 1
@@ -699,7 +825,7 @@ class Sessions:
                 self._session_setup(what[1], result)
         elif kind == _PROMPT:
             sid, index = what[1], what[2]
-            mode = self._mode()
+            mode = self._mode
             s = self._session(sid)
             _answer(s._prompts[index], has_result, result, error)
             if mode != _V2:
@@ -738,33 +864,12 @@ class Sessions:
     # -- session/update ----------------------------------------------------------------------
 
     def _session_update(self, params: Any) -> None:
-        # The streaming hot path first: a well-formed message chunk with an id. It has exactly
-        # the effect of the general path below, with fewer calls.
-        if type(params) is dict:
-            sid = params.get("sessionId")
-            u = params.get("update")
-            if type(sid) is str and type(u) is dict:
-                role = _FAST_ROLES.get(u.get("sessionUpdate"))
-                mid = u.get("messageId")
-                content = u.get("content")
-                if role is not None and type(mid) is str and type(content) is dict:
-                    s = self._sessions.get(sid) or self._session(sid)
-                    index = s._message_index.get((role, mid))
-                    if index is None:
-                        index = self._message_index(sid, role, mid)
-                    s._current = index
-                    m = s._messages[index]
-                    if m.content is None:
-                        m.content = [content]
-                    else:
-                        m.content.append(content)
-                    change = (sid, "message", mid)
-                    changes = self._changes
-                    if not changes or changes[-1] != change:
-                        self._change(sid, "message", mid)
-                    return
-        sid = self._params_session("session/update", params)
-        if sid is None:
+        if type(params) is not dict:
+            self._error(None, "session/update: params must be an object")
+            return
+        sid = params.get("sessionId")
+        if type(sid) is not str:
+            self._error(None, "session/update: sessionId must be a string")
             return
         u = params.get("update")
         if type(u) is not dict:
@@ -774,29 +879,24 @@ class Sessions:
         if type(kind) is not str:
             self._error(sid, "session/update: sessionUpdate must be a string")
             return
-        if kind in _V1_ONLY:
-            known = self._mode() != _V2
-        elif kind in _V2_ONLY:
-            known = self._mode() != _V1
-        else:
-            known = True
         if sid not in self._sessions:
             self._session(sid)
-        handler = _HANDLERS.get(kind) if known else None
-        if handler is None:
+        handler = _HANDLERS.get(kind)
+        # A variant of one protocol version only is unknown under the other.
+        if handler is None or _OTHER_VERSION.get(kind) == self._mode:
             self._other(sid, u)
         else:
             handler(self, sid, kind, u)
 
     def _other(self, sid: str, u: dict) -> None:
-        s = self._session(sid)
+        s = self._sessions[sid]
         index = str(len(s._other))
         s._other.append(u)
         s._timeline.append(("other", index, None))
         self._change(sid, "other", index)
 
     def _message_index(self, sid: str, role: str, mid: str) -> int:
-        s = self._session(sid)
+        s = self._sessions[sid]
         index = s._message_index.get((role, mid))
         if index is not None:
             return index
@@ -815,11 +915,11 @@ class Sessions:
         mid = u.get("messageId")
         if type(mid) is str:
             index = self._message_index(sid, role, mid)
-        elif role == "session" or self._mode() == _V2:
+        elif role == "session" or self._mode == _V2:
             self._error(sid, f"{kind}: messageId must be a string")
             return
         else:
-            s = self._session(sid)
+            s = self._sessions[sid]
             current = s._current
             if current is not None and s._messages[current].role == role:
                 index = current
@@ -874,8 +974,8 @@ class Sessions:
         if create and type(u.get("title")) is not str:
             self._error(sid, "tool_call: title must be a string")
             return
-        null_clears = self._mode() != _V1
-        s = self._session(sid)
+        null_clears = self._mode != _V1
+        s = self._sessions[sid]
         call = s._tool_calls.get(tid)
         new = call is None
         if new or create:
@@ -909,7 +1009,7 @@ class Sessions:
         if type(content) is not dict:
             self._error(sid, "tool_call_content_chunk: content must be an object")
             return
-        s = self._session(sid)
+        s = self._sessions[sid]
         call = s._tool_calls.get(tid)
         if call is None:
             call = s._tool_calls[tid] = {"toolCallId": tid}
@@ -920,7 +1020,7 @@ class Sessions:
         self._change(sid, "toolCall", tid)
 
     def _terminal_entry(self, sid: str, tid: str) -> list:
-        s = self._session(sid)
+        s = self._sessions[sid]
         entry = s._terminals.get(tid)
         if entry is None:
             cols, scrollback = s._term_args
@@ -977,7 +1077,7 @@ class Sessions:
         self._change(sid, "terminal", tid)
 
     def _set_plan(self, sid: str, pid: str, plan: dict) -> None:
-        s = self._session(sid)
+        s = self._sessions[sid]
         new = pid not in s._plans
         s._plans[pid] = plan
         if new:
@@ -1013,7 +1113,7 @@ class Sessions:
         if type(pid) is not str:
             self._error(sid, "plan_removed: planId must be a string")
             return
-        s = self._session(sid)
+        s = self._sessions[sid]
         if s._plans.pop(pid, None) is not None:
             s._timeline = [t for t in s._timeline if not (t[0] == "plan" and t[1] == pid)]
         self._change(sid, "plan", pid)
@@ -1028,18 +1128,18 @@ class Sessions:
         if not ok:
             self._error(sid, f"{kind}: {field} must be {want}")
             return
-        s = self._session(sid)
+        s = self._sessions[sid]
         if field == "availableCommands":
             s._available_commands = value
         elif field == "configOptions":
             s._config_options = value
         else:
             s._current_mode_id = value
-        _set_extras(s._update_extras, kind, u, ("sessionUpdate", field))
+        _set_extras(s._update_extras, kind, u, _REPLACE_SKIP[kind])
         self._change(sid, "session", field)
 
     def _info(self, sid: str, kind: str, u: dict) -> None:
-        info = self._session(sid)._info
+        info = self._sessions[sid]._info
         for k, v in u.items():
             if k != "sessionUpdate":
                 _patch(info, k, v)
@@ -1051,7 +1151,7 @@ class Sessions:
             if type(value) is not int or value < 0:
                 self._error(sid, f"usage_update: {field} must be a non-negative integer")
                 return
-        self._session(sid)._usage = _without(u, ("sessionUpdate",))
+        self._sessions[sid]._usage = _without(u, ("sessionUpdate",))
         self._change(sid, "session", "usage")
 
     def _state(self, sid: str, kind: str, u: dict) -> None:
@@ -1059,11 +1159,11 @@ class Sessions:
         if type(state) is not str:
             self._error(sid, "state_update: state must be a string")
             return
-        s = self._session(sid)
+        s = self._sessions[sid]
         stop = u.get("stopReason") if state == "idle" else None
         s.stop_reason_ = stop if type(stop) is str else None
         s.state_ = state
-        _set_extras(s._update_extras, "state_update", u, ("sessionUpdate", "state", "stopReason"))
+        _set_extras(s._update_extras, "state_update", u, _STATE_SKIP)
         self._change(sid, "session", "state")
 
     def _notice(self, sid: str, kind: str, u: dict) -> None:
@@ -1074,11 +1174,11 @@ class Sessions:
         if type(title) is not str or not title:
             self._error(sid, "notice: title must be a non-empty string")
             return
-        self._session(sid)._notices.append(_without(u, ("sessionUpdate",)))
+        self._sessions[sid]._notices.append(_without(u, ("sessionUpdate",)))
         self._change(sid, "session", "notices")
 
     def _compaction_entry(self, sid: str, cid: str) -> dict:
-        s = self._session(sid)
+        s = self._sessions[sid]
         entry = s._compactions.get(cid)
         if entry is None:
             entry = s._compactions[cid] = {"compactionId": cid}
@@ -1128,8 +1228,8 @@ class Sessions:
             if type(aid) is not str:
                 self._error(sid, "subagent_update: subagentSessionId must be a string")
                 return
-        null_clears = self._mode() != _V1
-        s = self._session(sid)
+        null_clears = self._mode != _V1
+        s = self._sessions[sid]
         entry = s._subagents.get(aid)
         if entry is None:
             entry = s._subagents[aid] = {}
@@ -1158,6 +1258,10 @@ _REPLACE_FIELDS = {
     "config_option_update": "configOptions",
     "current_mode_update": "currentModeId",
 }
+_REPLACE_SKIP = {
+    kind: frozenset(("sessionUpdate", field)) for kind, field in _REPLACE_FIELDS.items()
+}
+_STATE_SKIP = frozenset(("sessionUpdate", "state", "stopReason"))
 _HANDLERS = {
     **{k: Sessions._chunk for k in _CHUNK_ROLES},
     **{k: Sessions._upsert_message for k in _UPSERT_ROLES},
