@@ -30,6 +30,7 @@
 //! See [`Session::snapshot`] for the shape (also `notes/snapshot-shape.md`).
 
 mod json;
+mod scan;
 #[cfg(test)]
 mod tests;
 
@@ -40,7 +41,7 @@ use std::collections::VecDeque;
 use ahash::{AHashMap as HashMap, AHashSet as HashSet};
 use std::sync::{Arc, Mutex};
 
-use jiter::{Jiter, JsonValue};
+use jiter::JsonValue;
 
 use json::Members;
 pub use json::{Json, Obj, dedup, member, obj_get, obj_get_mut, obj_remove, obj_set};
@@ -146,16 +147,39 @@ impl Role {
     }
 }
 
-/// One content block. A plain `{"type":"text","text":…}` block (the streaming hot path) is
-/// held as its text alone: one allocation instead of a tree.
-#[derive(Clone, Debug, PartialEq)]
+/// One content block, in 16 bytes: a streamed message holds one per chunk.
+#[derive(Clone, Debug)]
 enum Block {
-    Text(String),
-    Raw(Json),
+    /// A plain `{"type":"text","text":…}` block (the streaming hot path): its text is
+    /// [`Content::text`] up to this offset, from where the previous text block ended.
+    Text(usize),
+    Raw(Box<Json>),
 }
 
-impl Block {
-    fn from_value(value: &JsonValue<'_>) -> Block {
+const _: () = assert!(std::mem::size_of::<Block>() <= 16);
+const _: () = assert!(std::mem::size_of::<Message>() <= 64);
+
+/// The content blocks of a message. The text of its plain text blocks lies back to back in
+/// one buffer: a streamed message grows one allocation instead of making one per chunk.
+#[derive(Clone, Debug, Default)]
+struct Content {
+    blocks: Vec<Block>,
+    text: String,
+}
+
+impl Content {
+    fn from_values(items: &[JsonValue<'_>]) -> Content {
+        let mut content = Content {
+            blocks: Vec::with_capacity(items.len()),
+            text: String::new(),
+        };
+        for item in items {
+            content.push(item);
+        }
+        content
+    }
+
+    fn push(&mut self, value: &JsonValue<'_>) {
         if let JsonValue::Object(members) = value
             && members.len() == 2
         {
@@ -167,41 +191,72 @@ impl Block {
                 && let (JsonValue::Str(kind), JsonValue::Str(text)) = (&t.1, &x.1)
                 && kind == "text"
             {
-                return Block::Text(text.as_ref().to_owned());
+                self.push_text(text);
+                return;
             }
         }
-        Block::Raw(Json::from_value(value))
+        self.blocks
+            .push(Block::Raw(Box::new(Json::from_value(value))));
+    }
+
+    /// Append a plain text block.
+    fn push_text(&mut self, text: &str) {
+        self.text.push_str(text);
+        self.blocks.push(Block::Text(self.text.len()));
+    }
+
+    /// The blocks in order, each text block with its text.
+    fn iter(&self) -> impl Iterator<Item = BlockRef<'_>> {
+        let mut start = 0;
+        self.blocks.iter().map(move |block| match block {
+            Block::Text(end) => {
+                let text = &self.text[start..*end];
+                start = *end;
+                BlockRef::Text(text)
+            }
+            Block::Raw(json) => BlockRef::Raw(json),
+        })
     }
 
     fn to_json(&self) -> Json {
-        match self {
-            Block::Text(text) => Json::Object(vec![
+        let block_json = |block| match block {
+            BlockRef::Text(text) => Json::Object(vec![
                 ("type".into(), "text".into()),
-                ("text".into(), text.as_str().into()),
+                ("text".into(), text.into()),
             ]),
-            Block::Raw(json) => json.clone(),
-        }
+            BlockRef::Raw(json) => json.clone(),
+        };
+        Json::Array(self.iter().map(block_json).collect())
     }
 
-    fn text(&self) -> Option<&str> {
-        match self {
-            Block::Text(text) => Some(text),
-            Block::Raw(Json::Object(members)) => {
+    /// The text of each block that is text, in order.
+    fn texts(&self) -> impl Iterator<Item = &str> {
+        self.iter().filter_map(|block| match block {
+            BlockRef::Text(text) => Some(text),
+            BlockRef::Raw(Json::Object(members)) => {
                 match (obj_get(members, "type"), obj_get(members, "text")) {
                     (Some(Json::Str(kind)), Some(Json::Str(text))) if kind == "text" => Some(text),
                     _ => None,
                 }
             }
-            Block::Raw(_) => None,
-        }
+            BlockRef::Raw(_) => None,
+        })
     }
+}
+
+/// A block of a [`Content`], its text resolved.
+enum BlockRef<'a> {
+    Text(&'a str),
+    Raw(&'a Json),
 }
 
 #[derive(Clone, Debug)]
 struct Message {
     id: String,
     role: Role,
-    content: Option<Vec<Block>>,
+    /// Boxed to keep `Message` at 64 bytes: each session holds a growing list of them, and a
+    /// larger element cost megabytes of resident memory on mixed streams.
+    content: Option<Box<Content>>,
     /// `_meta`, participants and unknown fields, in arrival order.
     fields: Obj,
 }
@@ -370,13 +425,13 @@ impl Session {
     pub fn message_text(&self, message_id: &str, role: &str) -> Option<String> {
         let role = Role::parse(role)?;
         let i = self.message_index.get(message_id)?[role.slot()]?;
-        let mut out = String::new();
-        for block in self.messages[i].content.iter().flatten() {
-            if let Some(text) = block.text() {
-                out.push_str(text);
-            }
-        }
-        Some(out)
+        Some(
+            self.messages[i]
+                .content
+                .iter()
+                .flat_map(|content| content.texts())
+                .collect(),
+        )
     }
 
     /// Number of messages.
@@ -495,10 +550,7 @@ fn message_json(m: &Message) -> Json {
         ("role".into(), m.role.as_str().into()),
     ];
     if let Some(content) = &m.content {
-        o.push((
-            "content".into(),
-            Json::Array(content.iter().map(Block::to_json).collect()),
-        ));
+        o.push(("content".into(), content.to_json()));
     }
     for (k, v) in &m.fields {
         obj_set(&mut o, k, v.clone());
@@ -668,13 +720,16 @@ struct Reducer {
     /// The session and message touched last: streams hit them again and again.
     last_session: Option<usize>,
     last_message: Option<(usize, Role, usize)>,
-    /// Scratch buffers of the hot path, reused from frame to frame.
-    scratch: Scratch,
+    /// Where the hot path decodes text with escapes, reused from frame to frame.
+    decoded: String,
     pending: PendingMap,
     errors: VecDeque<ErrorRecord>,
     errors_dropped: u64,
     changes: Vec<Change>,
     change_set: HashSet<Change>,
+    /// (session index, message index) of a message whose change is already in `changes`, so
+    /// the hot path can skip [`Reducer::change`]. Cleared when the changes are taken.
+    message_changed: Option<(usize, usize)>,
     /// (line, offset) of the frame being reduced.
     pos: Option<(u64, u64)>,
 }
@@ -707,12 +762,13 @@ impl Sessions {
                 index: HashMap::new(),
                 last_session: None,
                 last_message: None,
-                scratch: Scratch::default(),
+                decoded: String::new(),
                 pending: PendingMap::default(),
                 errors: VecDeque::new(),
                 errors_dropped: 0,
                 changes: Vec::new(),
                 change_set: HashSet::new(),
+                message_changed: None,
                 pos: None,
             },
         }
@@ -785,6 +841,7 @@ impl Sessions {
     /// Everything changed since the last call, deduplicated, in first-change order.
     pub fn take_changes(&mut self) -> Vec<Change> {
         self.r.change_set.clear();
+        self.r.message_changed = None;
         std::mem::take(&mut self.r.changes)
     }
 }
@@ -1201,6 +1258,11 @@ impl Reducer {
     /// Index of message (`role`, `id`), created (with a timeline entry) when new.
     fn message(&mut self, sid: &str, role: Role, id: &str) -> usize {
         let si = self.session_index(sid);
+        self.message_in(si, role, id)
+    }
+
+    /// [`Reducer::message`] in the session at index `si`.
+    fn message_in(&mut self, si: usize, role: Role, id: &str) -> usize {
         if let Some((s, r, i)) = self.last_message
             && s == si
             && r == role
@@ -1257,8 +1319,8 @@ impl Reducer {
             set_participants(&mut m.fields, u);
         }
         m.content
-            .get_or_insert_with(Vec::new)
-            .push(Block::from_value(content.expect("checked above")));
+            .get_or_insert_with(Box::default)
+            .push(content.expect("checked above"));
         let id = m.id.clone();
         self.change(sid, "message", &id);
     }
@@ -1278,7 +1340,7 @@ impl Reducer {
                 "content" => match v {
                     JsonValue::Array(items) if items.is_empty() => m.content = None,
                     JsonValue::Array(items) => {
-                        m.content = Some(items.iter().map(Block::from_value).collect());
+                        m.content = Some(Box::new(Content::from_values(items)));
                     }
                     JsonValue::Null => m.content = None,
                     _ => {}
@@ -1762,162 +1824,36 @@ fn answer(entry: &mut Obj, result: Option<&JsonValue<'_>>, error: Option<&JsonVa
     }
 }
 
-/// Reusable buffers for [`Reducer::fast_chunk`].
-#[derive(Default)]
-struct Scratch {
-    tape: Vec<u8>,
-    sid: String,
-    mid: String,
-    text: String,
-}
-
-/// Keys the hot path understands; anything else sends the frame down the general path.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Key {
-    Jsonrpc,
-    Method,
-    Params,
-    SessionId,
-    Update,
-    SessionUpdate,
-    MessageId,
-    Content,
-    Other,
-}
-
-fn key(k: Option<&str>) -> Option<Key> {
-    Some(match k? {
-        "jsonrpc" => Key::Jsonrpc,
-        "method" => Key::Method,
-        "params" => Key::Params,
-        "sessionId" => Key::SessionId,
-        "update" => Key::Update,
-        "sessionUpdate" => Key::SessionUpdate,
-        "messageId" => Key::MessageId,
-        "content" => Key::Content,
-        _ => Key::Other,
-    })
-}
-
-/// `Some(Some(key))` for the next key, `Some(None)` at the end of the object, `None` on error.
-#[allow(clippy::option_option)] // the outer level is "parsed", the inner "more keys"
-fn next_key(j: &mut Jiter<'_>) -> Option<Option<Key>> {
-    j.next_key().ok().map(key)
-}
-
-/// Parse a frame of exactly the hot shape: `{"jsonrpc"?, "method":"session/update", "params":
-/// {"sessionId", "update": {"sessionUpdate": <message chunk>, "messageId", "content":
-/// {"type":"text","text"}}}}`, each key once, nothing else. Fills `scratch`; returns the role.
-fn scan_chunk(bytes: &[u8], scratch: &mut Scratch) -> Option<Role> {
-    let tape = std::mem::take(&mut scratch.tape);
-    let mut j = Jiter::with_tape(bytes, tape);
-    let role = scan_top(&mut j, scratch);
-    let ok = role.is_some() && j.finish().is_ok();
-    scratch.tape = j.into_tape();
-    if ok { role } else { None }
-}
-
-fn scan_top(j: &mut Jiter<'_>, scratch: &mut Scratch) -> Option<Role> {
-    let mut k = key(j.next_object().ok()?);
-    let (mut jsonrpc, mut method, mut role) = (false, false, None);
-    while let Some(this) = k {
-        match this {
-            Key::Jsonrpc if !jsonrpc => {
-                jsonrpc = true;
-                j.next_str().ok()?;
-            }
-            Key::Method if !method => {
-                method = true;
-                if j.next_str().ok()? != "session/update" {
-                    return None;
-                }
-            }
-            Key::Params if role.is_none() => role = Some(scan_params(j, scratch)?),
-            _ => return None,
-        }
-        k = next_key(j)?;
-    }
-    if method { role } else { None }
-}
-
-fn scan_params(j: &mut Jiter<'_>, scratch: &mut Scratch) -> Option<Role> {
-    let mut k = key(j.next_object().ok()?);
-    let (mut sid, mut role) = (false, None);
-    while let Some(this) = k {
-        match this {
-            Key::SessionId if !sid => {
-                sid = true;
-                scratch.sid.clear();
-                scratch.sid.push_str(j.next_str().ok()?);
-            }
-            Key::Update if role.is_none() => role = Some(scan_update(j, scratch)?),
-            _ => return None,
-        }
-        k = next_key(j)?;
-    }
-    if sid { role } else { None }
-}
-
-fn scan_update(j: &mut Jiter<'_>, scratch: &mut Scratch) -> Option<Role> {
-    let mut k = key(j.next_object().ok()?);
-    let (mut role, mut mid, mut content) = (None, false, false);
-    while let Some(this) = k {
-        match this {
-            Key::SessionUpdate if role.is_none() => {
-                role = Some(match j.next_str().ok()? {
-                    "agent_message_chunk" => Role::Agent,
-                    "agent_thought_chunk" => Role::Thought,
-                    "user_message_chunk" => Role::User,
-                    _ => return None,
-                });
-            }
-            Key::MessageId if !mid => {
-                mid = true;
-                scratch.mid.clear();
-                scratch.mid.push_str(j.next_str().ok()?);
-            }
-            Key::Content if !content => {
-                content = true;
-                if j.next_object().ok()? != Some("type") || j.next_str().ok()? != "text" {
-                    return None;
-                }
-                if j.next_key().ok()? != Some("text") {
-                    return None;
-                }
-                scratch.text.clear();
-                scratch.text.push_str(j.next_str().ok()?);
-                if j.next_key().ok()?.is_some() {
-                    return None;
-                }
-            }
-            _ => return None,
-        }
-        k = next_key(j)?;
-    }
-    if mid && content { role } else { None }
-}
-
 impl Reducer {
     /// The streaming hot path: a plain-text message chunk with a `messageId`, reduced without
     /// building a parse tree. Returns false, having changed nothing, for any other frame;
     /// when it returns true the effect is exactly that of the general path.
     fn fast_chunk(&mut self, bytes: &[u8]) -> bool {
-        let Some(role) = scan_chunk(bytes, &mut self.scratch) else {
-            return false;
-        };
-        let sid = std::mem::take(&mut self.scratch.sid);
-        let mid = std::mem::take(&mut self.scratch.mid);
-        let index = self.message(&sid, role, &mid);
-        let si = self.session_index(&sid);
+        let mut decoded = std::mem::take(&mut self.decoded);
+        let chunk = scan::text_chunk(bytes, &mut decoded);
+        let found = chunk.is_some();
+        if let Some(chunk) = chunk {
+            self.apply_text_chunk(&chunk);
+        }
+        self.decoded = decoded;
+        found
+    }
+
+    /// What `session_update` and `chunk` do with a plain-text chunk that has a `messageId`.
+    fn apply_text_chunk(&mut self, chunk: &scan::TextChunk<'_>) {
+        let si = self.session_index(chunk.session_id);
+        let index = self.message_in(si, chunk.role, chunk.message_id);
         let s = &mut self.sessions[si];
         s.current = Some(index);
         s.messages[index]
             .content
-            .get_or_insert_with(Vec::new)
-            .push(Block::Text(self.scratch.text.as_str().to_owned()));
-        self.change(&sid, "message", &mid);
-        self.scratch.sid = sid;
-        self.scratch.mid = mid;
-        true
+            .get_or_insert_with(Box::default)
+            .push_text(chunk.text);
+        // Sessions and messages are never removed, so the indices name the same message
+        // until the changes are taken.
+        if self.message_changed != Some((si, index)) {
+            self.change(chunk.session_id, "message", chunk.message_id);
+            self.message_changed = Some((si, index));
+        }
     }
 }

@@ -353,3 +353,368 @@ fn json_text_round_trips() {
         &Json::BigInt("18446744073709551616".into())
     );
 }
+
+/// A hot-shape frame with the given update members (raw JSON text, in order).
+fn chunk_frame(members: &[&str]) -> String {
+    upd(&format!("{{{}}}", members.join(",")))
+}
+
+const KIND: &str = r#""sessionUpdate":"agent_message_chunk""#;
+const MID: &str = r#""messageId":"m""#;
+
+fn content(text_json: &str) -> String {
+    format!(r#""content":{{"type":"text","text":{text_json}}}"#)
+}
+
+/// What the scanner makes of `line`. When it takes the line, reduce it after `preamble` twice,
+/// through `feed` (the hot path) and through `apply` (always the general path), and require
+/// the same sessions, changes and errors. (A line it declines takes the general path in both.)
+fn fast_vs_general(preamble: &[String], line: &[u8]) -> Option<(Role, String, String, String)> {
+    let mut decoded = String::new();
+    let scanned = scan::text_chunk(line, &mut decoded).map(|c| {
+        (
+            c.role,
+            c.session_id.to_owned(),
+            c.message_id.to_owned(),
+            c.text.to_owned(),
+        )
+    });
+    scanned.as_ref()?;
+    let Ok(value) = JsonValue::parse(line, false) else {
+        panic!("accepted invalid JSON {line:?}");
+    };
+    let mut fed = store(None, preamble);
+    let mut applied = store(None, preamble);
+    fed.take_changes();
+    applied.take_changes();
+    fed.feed(line);
+    fed.feed(b"\n");
+    applied.apply(&value);
+    let context = String::from_utf8_lossy(line);
+    assert_eq!(fed.ids(), applied.ids(), "{context}");
+    for id in fed.ids() {
+        assert_eq!(
+            fed.get(&id).unwrap().snapshot(),
+            applied.get(&id).unwrap().snapshot(),
+            "{context}"
+        );
+    }
+    assert_eq!(fed.take_changes(), applied.take_changes(), "{context}");
+    let reasons = |s: &Sessions| s.errors().map(|e| e.reason.clone()).collect::<Vec<_>>();
+    assert_eq!(reasons(&fed), reasons(&applied), "{context}");
+    scanned
+}
+
+fn preambles() -> Vec<Vec<String>> {
+    let earlier = chunk_frame(&[KIND, MID, &content(r#""before ""#)]);
+    vec![
+        Vec::new(),
+        vec![init(1)],
+        vec![init(2), earlier.clone()],
+        // An earlier message of another role with the same id, and another session.
+        vec![
+            chunk_frame(&[
+                r#""sessionUpdate":"agent_thought_chunk""#,
+                MID,
+                &content(r#""t""#),
+            ]),
+            earlier.replace(SID, "s0"),
+        ],
+    ]
+}
+
+#[test]
+fn scanner_accepts_the_hot_shape_in_any_layout() {
+    let plain = content(r#""plain text""#);
+    let accepted: Vec<(String, &str)> = vec![
+        (chunk_frame(&[KIND, MID, &plain]), "plain text"),
+        (chunk_frame(&[&plain, KIND, MID]), "plain text"),
+        (chunk_frame(&[MID, &plain, KIND]), "plain text"),
+        (
+            r#"{"params":{"update":{"content":{"type":"text","text":"x"},"messageId":"m","sessionUpdate":"agent_message_chunk"},"sessionId":"s1"},"method":"session/update"}"#.to_owned(),
+            "x",
+        ),
+        (
+            r#"{"method":"session/update","jsonrpc":"1.0","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","messageId":"m","content":{"type":"text","text":"x"}}}}"#.to_owned(),
+            "x",
+        ),
+        (
+            " \t{ \"jsonrpc\" : \"2.0\" ,\r\r\"method\"\t:\"session/update\", \"params\" : { \"sessionId\" : \"s1\" , \"update\" : { \"sessionUpdate\" : \"agent_message_chunk\" , \"messageId\" : \"m\" , \"content\" : { \"type\" : \"text\" , \"text\" : \"ws\" } } } } \r\t ".to_owned(),
+            "ws",
+        ),
+        (chunk_frame(&[KIND, MID, &content(r#""""#)]), ""),
+        (
+            chunk_frame(&[KIND, MID, &content("\"— 日本語 café ✓ 😀\"")]),
+            "— 日本語 café ✓ 😀",
+        ),
+        (
+            chunk_frame(&[
+                KIND,
+                MID,
+                &content(r#""a\nb \"q\" \\ \/ \b\f\r\t \u00e9\u00E9 \u0000 \ud83d\ude00 \uD83D\uDE00 end""#),
+            ]),
+            "a\nb \"q\" \\ / \u{8}\u{c}\r\t éé \0 😀 😀 end",
+        ),
+        (chunk_frame(&[KIND, MID, &content(r#""\n""#)]), "\n"),
+        (
+            chunk_frame(&[KIND, MID, &content(r#""long é line of text\n with an escape past the first sixteen bytes""#)]),
+            "long é line of text\n with an escape past the first sixteen bytes",
+        ),
+        (
+            chunk_frame(&[r#""sessionUpdate":"user_message_chunk""#, MID, &plain]),
+            "plain text",
+        ),
+        (
+            chunk_frame(&[r#""sessionUpdate":"agent_thought_chunk""#, MID, &plain]),
+            "plain text",
+        ),
+        (
+            chunk_frame(&[KIND, r#""messageId":"ünïcode id""#, &plain]),
+            "plain text",
+        ),
+    ];
+    for preamble in preambles() {
+        for (line, text) in &accepted {
+            let scanned = fast_vs_general(&preamble, line.as_bytes());
+            let (_, sid, _, got) = scanned.unwrap_or_else(|| panic!("declined {line}"));
+            assert_eq!((sid.as_str(), got.as_str()), (SID, *text), "{line}");
+        }
+    }
+    // A frame holds no newline, but the scanner takes it as the whitespace it is.
+    let mut decoded = String::new();
+    let spaced = chunk_frame(&[KIND, MID, &plain]).replace(',', "\n,\n");
+    assert!(scan::text_chunk(spaced.as_bytes(), &mut decoded).is_some());
+    let roles: Vec<Role> = accepted
+        .iter()
+        .filter_map(|(line, _)| fast_vs_general(&[], line.as_bytes()).map(|c| c.0))
+        .collect();
+    assert!(roles.contains(&Role::User) && roles.contains(&Role::Thought));
+}
+
+#[test]
+fn scanner_declines_everything_else() {
+    let plain = content(r#""x""#);
+    let mut declined: Vec<String> = vec![
+        // Repeated keys, at every level.
+        chunk_frame(&[KIND, MID, MID, &plain]),
+        chunk_frame(&[KIND, KIND, MID, &plain]),
+        chunk_frame(&[KIND, MID, &plain, &plain]),
+        chunk_frame(&[KIND, MID, r#""content":{"type":"text","type":"text","text":"x"}"#]),
+        r#"{"method":"session/update","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","messageId":"m","content":{"type":"text","text":"x"}}}}"#.to_owned(),
+        r#"{"jsonrpc":"2.0","jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","messageId":"m","content":{"type":"text","text":"x"}}}}"#.to_owned(),
+        r#"{"method":"session/update","params":{"sessionId":"s1","sessionId":"s2","update":{"sessionUpdate":"agent_message_chunk","messageId":"m","content":{"type":"text","text":"x"}}}}"#.to_owned(),
+        // Other keys, at every level.
+        chunk_frame(&[KIND, MID, &plain, r#""_meta":{}"#]),
+        chunk_frame(&[KIND, MID, r#""content":{"type":"text","text":"x","annotations":null}"#]),
+        chunk_frame(&[KIND, MID, r#""content":{"text":"x","type":"text"}"#]),
+        chunk_frame(&[KIND, MID, r#""content":{"type":"image","text":"x"}"#]),
+        chunk_frame(&[KIND, &plain]),
+        chunk_frame(&[MID, &plain]),
+        chunk_frame(&[KIND, MID]),
+        r#"{"jsonrpc":"2.0","id":1,"method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","messageId":"m","content":{"type":"text","text":"x"}}}}"#.to_owned(),
+        r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","_meta":null,"update":{"sessionUpdate":"agent_message_chunk","messageId":"m","content":{"type":"text","text":"x"}}}}"#.to_owned(),
+        r#"{"jsonrpc":"2.0","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","messageId":"m","content":{"type":"text","text":"x"}}}}"#.to_owned(),
+        r#"{"jsonrpc":"2.0","method":"session/update","params":{"update":{"sessionUpdate":"agent_message_chunk","messageId":"m","content":{"type":"text","text":"x"}}}}"#.to_owned(),
+        r#"{"jsonrpc":"2.0","method":"session/update"}"#.to_owned(),
+        "{}".to_owned(),
+        // Other variants and types.
+        chunk_frame(&[r#""sessionUpdate":"session_message_chunk""#, MID, &plain]),
+        chunk_frame(&[r#""sessionUpdate":"agent_message""#, MID, &plain]),
+        chunk_frame(&[KIND, r#""messageId":7"#, &plain]),
+        chunk_frame(&[KIND, r#""messageId":null"#, &plain]),
+        chunk_frame(&[KIND, MID, &content("7")]),
+        chunk_frame(&[KIND, MID, r#""content":[{"type":"text","text":"x"}]"#]),
+        r#"{"jsonrpc":"2.0","method":"session/prompt","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","messageId":"m","content":{"type":"text","text":"x"}}}}"#.to_owned(),
+        r#"{"jsonrpc":2,"method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","messageId":"m","content":{"type":"text","text":"x"}}}}"#.to_owned(),
+        r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":1,"update":{"sessionUpdate":"agent_message_chunk","messageId":"m","content":{"type":"text","text":"x"}}}}"#.to_owned(),
+        r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":[]}}"#.to_owned(),
+        r#"[{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","messageId":"m","content":{"type":"text","text":"x"}}}}]"#.to_owned(),
+        // Escapes outside the text, in keys, in values compared with literals.
+        chunk_frame(&[KIND, r#""messageId":"m\n""#, &plain]),
+        chunk_frame(&[KIND, r#""message\u0049d":"m""#, &plain]),
+        chunk_frame(&[r#""sessionUpdate":"agent_message_chunk\u0000""#, MID, &plain]),
+        r#"{"jsonrpc":"2.0","method":"session\/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","messageId":"m","content":{"type":"text","text":"x"}}}}"#.to_owned(),
+        // Lone surrogates and bad escapes in the text.
+        chunk_frame(&[KIND, MID, &content(r#""\ud83d""#)]),
+        chunk_frame(&[KIND, MID, &content(r#""\ud83d x""#)]),
+        chunk_frame(&[KIND, MID, &content(r#""\ud83d\u0041""#)]),
+        chunk_frame(&[KIND, MID, &content(r#""\ud83d\ud83d""#)]),
+        chunk_frame(&[KIND, MID, &content(r#""\ude00""#)]),
+        chunk_frame(&[KIND, MID, &content(r#""\x""#)]),
+        chunk_frame(&[KIND, MID, &content(r#""\u00g9""#)]),
+        chunk_frame(&[KIND, MID, &content(r#""\u00""#)]),
+        chunk_frame(&[KIND, MID, &content(r#""\'""#)]),
+        // Trailing data.
+        chunk_frame(&[KIND, MID, &plain]) + " x",
+        chunk_frame(&[KIND, MID, &plain]) + "}",
+        chunk_frame(&[KIND, MID, &plain]) + ",",
+        chunk_frame(&[KIND, MID, &plain]) + "{}",
+        // Separators out of place.
+        chunk_frame(&[KIND, MID, &plain]).replace(r#""m","#, r#""m" "#),
+        chunk_frame(&[KIND, MID, &plain]).replace(r#""m","#, r#""m",,"#),
+        chunk_frame(&[KIND, MID, &plain]).replace("}}}}", "},}}}"),
+        chunk_frame(&[KIND, MID, &plain]).replace(r#""messageId":"#, r#""messageId""#),
+    ];
+    // Control characters, raw, in the text and the ids.
+    for control in ["\u{1}", "\t", "\n", "\u{1f}", "\0"] {
+        declined.push(chunk_frame(&[
+            KIND,
+            MID,
+            &content(&format!("\"a{control}b\"")),
+        ]));
+        declined.push(chunk_frame(&[
+            KIND,
+            &format!(r#""messageId":"m{control}""#),
+            &plain,
+        ]));
+    }
+    for line in &declined {
+        for preamble in preambles() {
+            assert_eq!(fast_vs_general(&preamble, line.as_bytes()), None, "{line}");
+        }
+    }
+    // Invalid UTF-8 in the text, the ids and a value the general path ignores.
+    let good = chunk_frame(&[
+        KIND,
+        MID,
+        &content(r#""é and more text than sixteen bytes""#),
+    ]);
+    for bad in [
+        &b"\xff"[..],
+        b"\xc3",
+        b"\xc0\xaf",
+        b"\xed\xa0\x80",
+        b"\xf4\x90\x80\x80",
+    ] {
+        for target in ["é", "\"m\"", "2.0"] {
+            let mut line = Vec::new();
+            let at = good.find(target).unwrap() + 1;
+            line.extend_from_slice(&good.as_bytes()[..at]);
+            line.extend_from_slice(bad);
+            line.extend_from_slice(&good.as_bytes()[at..]);
+            assert_eq!(fast_vs_general(&[], &line), None, "{line:?}");
+        }
+    }
+    // Every truncation.
+    for end in 0..good.len() {
+        if good.is_char_boundary(end) {
+            assert_eq!(fast_vs_general(&[], &good.as_bytes()[..end]), None);
+        }
+    }
+}
+
+/// Every single-byte change of hot-shape frames: whatever the scanner accepts, the general
+/// path must parse and reduce to the same state.
+#[test]
+fn scanner_mutations_agree_with_the_general_path() {
+    let frames = [
+        chunk_frame(&[KIND, MID, &content(r#""plain é \n text \u00e9 \ud83d\ude00""#)]),
+        r#"{"params":{"update":{"content":{"type":"text","text":"x"},"messageId":"m","sessionUpdate":"user_message_chunk"},"sessionId":"s1"},"method":"session/update"}"#.to_owned(),
+    ];
+    let replacements = b" \t\r\"\\{}[],:0nux\xc3\xa9\x01\x7f\xff";
+    let preamble = vec![init(2)];
+    let mut accepted = 0;
+    for frame in &frames {
+        for at in 0..frame.len() {
+            for &byte in replacements {
+                let mut line = frame.as_bytes().to_vec();
+                line[at] = byte;
+                if fast_vs_general(&preamble, &line).is_some() {
+                    accepted += 1;
+                }
+                line.insert(at, byte);
+                if fast_vs_general(&preamble, &line).is_some() {
+                    accepted += 1;
+                }
+            }
+        }
+    }
+    // Some mutations keep the shape (a changed letter in the text, added whitespace).
+    assert!(accepted > 100, "{accepted}");
+}
+
+#[test]
+fn plain_run_stops_at_quotes_backslashes_and_controls() {
+    let naive = |bytes: &[u8]| {
+        let len = bytes
+            .iter()
+            .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+            .unwrap_or(bytes.len());
+        (len, bytes[..len].is_ascii())
+    };
+    // Printable filler, a stop byte at every position, and bytes above 0x7f before, at and
+    // after the stop, across the 16-byte blocks and the 8-byte words.
+    for len in 0..48_u8 {
+        for stop in [
+            None,
+            Some(b'"'),
+            Some(b'\\'),
+            Some(0),
+            Some(0x1f),
+            Some(b'\n'),
+        ] {
+            for at in 0..=len {
+                for high_at in [None, Some(0), Some(at.saturating_sub(1)), Some(len)] {
+                    let mut bytes: Vec<u8> = (0..len).map(|i| b'a' + i % 26).collect();
+                    if let Some(h) = high_at.filter(|&h| h < len) {
+                        bytes[usize::from(h)] = 0x80 | h;
+                    }
+                    if let Some(stop) = stop.filter(|_| at < len) {
+                        bytes[usize::from(at)] = stop;
+                    }
+                    let want = naive(&bytes);
+                    for run in [scan::plain_run(&bytes), scan::plain_run_words(&bytes)] {
+                        assert_eq!((run.bytes.len(), run.ascii), want, "{bytes:?}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn text_blocks_share_one_buffer_and_keep_their_order() {
+    let mut s = store(
+        Some(2),
+        &[
+            chunk_frame(&[KIND, MID, &content(r#""a""#)]),
+            chunk_frame(&[KIND, MID, r#""content":{"type":"image","data":"x"}"#]),
+            chunk_frame(&[KIND, MID, r#""content":{"text":"b","type":"text"}"#]),
+            chunk_frame(&[KIND, MID, &content(r#""c""#)]),
+        ],
+    );
+    let session = s.get(SID).unwrap();
+    assert_eq!(session.message_text("m", "agent").as_deref(), Some("abc"));
+    assert_eq!(session.messages[0].content.as_ref().unwrap().text, "ac");
+    assert_eq!(
+        get(&session.snapshot(), &["messages", "0", "content"]),
+        &parse(
+            r#"[{"type":"text","text":"a"},{"type":"image","data":"x"},{"text":"b","type":"text"},{"type":"text","text":"c"}]"#
+        )
+    );
+    // Replacing the content starts a new buffer.
+    s.feed(
+        (upd(r#"{"sessionUpdate":"agent_message","messageId":"m","content":[{"type":"text","text":"new"}]}"#) + "\n")
+            .as_bytes(),
+    );
+    s.feed((chunk_frame(&[KIND, MID, &content(r#""er""#)]) + "\n").as_bytes());
+    let session = s.get(SID).unwrap();
+    assert_eq!(session.message_text("m", "agent").as_deref(), Some("newer"));
+    assert_eq!(session.messages[0].content.as_ref().unwrap().text, "newer");
+}
+
+#[test]
+fn changes_after_take_are_recorded_again() {
+    let line = chunk_frame(&[KIND, MID, &content(r#""a""#)]) + "\n";
+    let mut s = Sessions::default();
+    s.feed(line.as_bytes());
+    s.feed(line.as_bytes());
+    assert_eq!(s.take_changes().len(), 2);
+    s.feed(line.as_bytes());
+    s.feed(line.as_bytes());
+    assert_eq!(
+        s.take_changes(),
+        vec![(SID.to_owned(), "message", "m".to_owned())]
+    );
+    assert!(s.take_changes().is_empty());
+}

@@ -1,0 +1,467 @@
+//! The byte scanner behind the streaming hot path ([`super::Reducer::fast_chunk`]).
+//!
+//! It recognises exactly one shape, the plain-text message chunk that makes up almost all of a
+//! token stream:
+//!
+//! `{"jsonrpc"?, "method":"session/update", "params":{"sessionId", "update":{"sessionUpdate":
+//! "agent_message_chunk"|"agent_thought_chunk"|"user_message_chunk", "messageId", "content":
+//! {"type":"text","text"}}}}`
+//!
+//! with each key once, the keys of each object in any order except `type` before `text` (the
+//! order the snapshot keeps), and JSON whitespace between tokens. For anything else, including
+//! input that is not JSON at all, it returns `None` and the general path takes the frame.
+//!
+//! Hand-written rather than built on jiter: jiter's general string decoder copies and
+//! re-validates every string, while this shape needs only slices borrowed from the frame (the
+//! text is copied once, straight into its message). It declines rather than decides whenever
+//! the general path might disagree: escapes anywhere but in the text, unknown or repeated keys,
+//! other value types, control characters, invalid UTF-8, lone surrogates, trailing data.
+
+use super::Role;
+
+/// One frame of the hot shape, borrowed from the frame (or, for text with escapes, from the
+/// buffer it was decoded into).
+#[derive(Debug, PartialEq, Eq)]
+pub(super) struct TextChunk<'a> {
+    pub role: Role,
+    pub session_id: &'a str,
+    pub message_id: &'a str,
+    pub text: &'a str,
+}
+
+/// Scan `frame`; `decoded` is scratch space for text that has escapes.
+pub(super) fn text_chunk<'a>(frame: &'a [u8], decoded: &'a mut String) -> Option<TextChunk<'a>> {
+    let mut scanner = Scanner { rest: frame };
+    let found = if let Some(found) = scanner.canonical(decoded) {
+        found
+    } else {
+        scanner.rest = frame;
+        scanner.top(decoded)?
+    };
+    scanner.skip_whitespace();
+    if !scanner.rest.is_empty() {
+        return None;
+    }
+    let text = match found.text {
+        Text::Borrowed(text) => text,
+        Text::Decoded => decoded.as_str(),
+    };
+    Some(TextChunk {
+        role: found.role,
+        session_id: found.session_id,
+        message_id: found.message_id,
+        text,
+    })
+}
+
+/// Where the text value ended up.
+enum Text<'a> {
+    Borrowed(&'a str),
+    /// In the caller's `decoded` buffer.
+    Decoded,
+}
+
+struct Update<'a> {
+    role: Role,
+    message_id: &'a str,
+    text: Text<'a>,
+}
+
+struct Found<'a> {
+    role: Role,
+    session_id: &'a str,
+    message_id: &'a str,
+    text: Text<'a>,
+}
+
+/// Object keys by level, quotes included: keys are matched as raw bytes, so an unknown key or
+/// a known one spelled with an escape declines.
+const TOP_KEYS: [&[u8]; 3] = [b"\"jsonrpc\"", b"\"method\"", b"\"params\""];
+const PARAMS_KEYS: [&[u8]; 2] = [b"\"sessionId\"", b"\"update\""];
+const UPDATE_KEYS: [&[u8]; 3] = [b"\"sessionUpdate\"", b"\"messageId\"", b"\"content\""];
+const CHUNK_KINDS: [(&[u8], Role); 3] = [
+    (b"\"agent_message_chunk\"", Role::Agent),
+    (b"\"agent_thought_chunk\"", Role::Thought),
+    (b"\"user_message_chunk\"", Role::User),
+];
+
+/// Mark key `index` as seen; `None` when it was seen before (a repeated key declines).
+fn first_sight(seen: &mut u8, index: usize) -> Option<usize> {
+    let bit = 1 << index;
+    if *seen & bit != 0 {
+        return None;
+    }
+    *seen |= bit;
+    Some(index)
+}
+
+/// A run as text, if it is valid UTF-8 (the framer does not check). A run ends at an ASCII
+/// byte, so it holds whole characters or is invalid.
+fn utf8(run: Run<'_>) -> Option<&str> {
+    if run.ascii {
+        // SAFETY: ASCII is valid UTF-8.
+        Some(unsafe { std::str::from_utf8_unchecked(run.bytes) })
+    } else {
+        std::str::from_utf8(run.bytes).ok()
+    }
+}
+
+struct Scanner<'a> {
+    /// The bytes not yet scanned.
+    rest: &'a [u8],
+}
+
+impl<'a> Scanner<'a> {
+    /// Skip JSON whitespace; false when there was none.
+    fn skip_whitespace(&mut self) -> bool {
+        let before = self.rest.len();
+        while let [b' ' | b'\t' | b'\n' | b'\r', tail @ ..] = self.rest {
+            self.rest = tail;
+        }
+        self.rest.len() != before
+    }
+
+    /// Consume `token` if it comes next (after any whitespace).
+    // With `token` a constant the comparison compiles to a few loads; plain `#[inline]` leaves
+    // some calls out of line, and the key-by-key path then costs a quarter more.
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    fn accept(&mut self, token: &[u8]) -> bool {
+        // Whitespace is rare: look for it only when the token is not right here.
+        let tail = match self.rest.strip_prefix(token) {
+            Some(tail) => tail,
+            None if self.skip_whitespace() => match self.rest.strip_prefix(token) {
+                Some(tail) => tail,
+                None => return false,
+            },
+            None => return false,
+        };
+        self.rest = tail;
+        true
+    }
+
+    /// `token` must come next, with no whitespace before it.
+    #[inline]
+    fn skip(&mut self, token: &[u8]) -> Option<()> {
+        self.rest = self.rest.strip_prefix(token)?;
+        Some(())
+    }
+
+    /// `token` must come next.
+    #[inline]
+    fn expect(&mut self, token: &[u8]) -> Option<()> {
+        self.accept(token).then_some(())
+    }
+
+    /// The index in `keys` of the next key of an object, or `None` inside the outer `Some` at
+    /// its `}`. `first`: no key read yet.
+    #[allow(clippy::option_option)] // the outer level is "well-formed", the inner "more keys"
+    #[allow(clippy::inline_always)]
+    #[inline(always)] // so that each key is a constant in `accept`
+    fn next_key(&mut self, first: &mut bool, keys: &[&[u8]]) -> Option<Option<usize>> {
+        let more = if *first {
+            *first = false;
+            !self.accept(b"}")
+        } else if self.accept(b",") {
+            true
+        } else {
+            self.expect(b"}")?;
+            false
+        };
+        if !more {
+            return Some(None);
+        }
+        self.skip_whitespace();
+        let index = keys.iter().position(|key| self.rest.starts_with(key))?;
+        self.rest = &self.rest[keys[index].len()..];
+        self.expect(b":")?;
+        Some(Some(index))
+    }
+
+    /// A string without escapes, borrowed.
+    fn plain_string(&mut self) -> Option<&'a str> {
+        self.expect(b"\"")?;
+        self.plain_string_body()
+    }
+
+    /// [`Scanner::plain_string`] after its opening quote.
+    fn plain_string_body(&mut self) -> Option<&'a str> {
+        let run = plain_run(self.rest);
+        self.rest = self.rest[run.bytes.len()..].strip_prefix(b"\"")?;
+        utf8(run)
+    }
+
+    /// A string that may have escapes, after its opening quote: borrowed when it has none,
+    /// else decoded into `out`.
+    fn text_body(&mut self, out: &mut String) -> Option<Text<'a>> {
+        let run = plain_run(self.rest);
+        let mut tail = &self.rest[run.bytes.len()..];
+        if let Some(after) = tail.strip_prefix(b"\"") {
+            self.rest = after;
+            return Some(Text::Borrowed(utf8(run)?));
+        }
+        out.clear();
+        out.push_str(utf8(run)?);
+        loop {
+            match tail {
+                [b'"', after @ ..] => {
+                    self.rest = after;
+                    return Some(Text::Decoded);
+                }
+                [b'\\', after @ ..] => {
+                    self.rest = after;
+                    out.push(self.escape()?);
+                }
+                _ => return None, // a control character, or the end of the frame
+            }
+            let run = plain_run(self.rest);
+            tail = &self.rest[run.bytes.len()..];
+            out.push_str(utf8(run)?);
+        }
+    }
+
+    /// The character of the escape after a backslash. A `\u` surrogate must be the high half
+    /// of a pair; a lone one declines (the general path decides what it means).
+    fn escape(&mut self) -> Option<char> {
+        let (&byte, tail) = self.rest.split_first()?;
+        self.rest = tail;
+        Some(match byte {
+            b'"' => '"',
+            b'\\' => '\\',
+            b'/' => '/',
+            b'b' => '\u{8}',
+            b'f' => '\u{c}',
+            b'n' => '\n',
+            b'r' => '\r',
+            b't' => '\t',
+            b'u' => {
+                let unit = self.hex4()?;
+                if (0xD800..0xDC00).contains(&unit) {
+                    self.rest = self.rest.strip_prefix(b"\\u")?;
+                    let low = self.hex4()?;
+                    if !(0xDC00..0xE000).contains(&low) {
+                        return None;
+                    }
+                    char::from_u32(0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00))?
+                } else {
+                    // `None` for a lone low surrogate.
+                    char::from_u32(unit)?
+                }
+            }
+            _ => return None,
+        })
+    }
+
+    fn hex4(&mut self) -> Option<u32> {
+        let (digits, tail) = self.rest.split_at_checked(4)?;
+        let mut unit = 0;
+        for &digit in digits {
+            unit = unit * 16 + char::from(digit).to_digit(16)?;
+        }
+        self.rest = tail;
+        Some(unit)
+    }
+
+    /// The shape as agents usually write it: compact, every key present, in the order of the
+    /// protocol's examples and this project's samples. Each stretch between the values is one
+    /// comparison; anything else falls back to [`Scanner::top`], which takes keys one by one.
+    fn canonical(&mut self, decoded: &mut String) -> Option<Found<'a>> {
+        self.skip(
+            b"{\"jsonrpc\":\"2.0\",\"method\":\"session/update\",\"params\":{\"sessionId\":\"",
+        )?;
+        let session_id = self.plain_string_body()?;
+        self.skip(b",\"update\":{\"sessionUpdate\":")?;
+        let (_, role) = CHUNK_KINDS
+            .iter()
+            .find(|(kind, _)| self.skip(kind).is_some())?;
+        self.skip(b",\"messageId\":\"")?;
+        let message_id = self.plain_string_body()?;
+        self.skip(b",\"content\":{\"type\":\"text\",\"text\":\"")?;
+        let text = self.text_body(decoded)?;
+        self.skip(b"}}}}")?;
+        Some(Found {
+            role: *role,
+            session_id,
+            message_id,
+            text,
+        })
+    }
+
+    /// `{"jsonrpc"?, "method", "params"}`.
+    fn top(&mut self, decoded: &mut String) -> Option<Found<'a>> {
+        self.expect(b"{")?;
+        let (mut seen, mut first, mut found) = (0, true, None);
+        while let Some(key) = self.next_key(&mut first, &TOP_KEYS)? {
+            match first_sight(&mut seen, key)? {
+                0 => {
+                    // The general path ignores `jsonrpc`; it need only be a valid string.
+                    if !self.accept(b"\"2.0\"") {
+                        self.plain_string()?;
+                    }
+                }
+                1 => self.expect(b"\"session/update\"")?,
+                _ => found = Some(self.params(decoded)?),
+            }
+        }
+        if seen & 0b10 == 0 {
+            return None; // no method
+        }
+        found
+    }
+
+    /// `{"sessionId", "update"}`.
+    fn params(&mut self, decoded: &mut String) -> Option<Found<'a>> {
+        self.expect(b"{")?;
+        let (mut seen, mut first) = (0, true);
+        let (mut session_id, mut update) = (None, None);
+        while let Some(key) = self.next_key(&mut first, &PARAMS_KEYS)? {
+            match first_sight(&mut seen, key)? {
+                0 => session_id = Some(self.plain_string()?),
+                _ => update = Some(self.update(decoded)?),
+            }
+        }
+        let Update {
+            role,
+            message_id,
+            text,
+        } = update?;
+        Some(Found {
+            role,
+            session_id: session_id?,
+            message_id,
+            text,
+        })
+    }
+
+    /// `{"sessionUpdate", "messageId", "content"}`.
+    fn update(&mut self, decoded: &mut String) -> Option<Update<'a>> {
+        self.expect(b"{")?;
+        let (mut seen, mut first) = (0, true);
+        let (mut role, mut message_id, mut text) = (None, None, None);
+        while let Some(key) = self.next_key(&mut first, &UPDATE_KEYS)? {
+            match first_sight(&mut seen, key)? {
+                0 => {
+                    let kind = CHUNK_KINDS.iter().find(|(kind, _)| self.accept(kind))?;
+                    role = Some(kind.1);
+                }
+                1 => message_id = Some(self.plain_string()?),
+                _ => text = Some(self.content(decoded)?),
+            }
+        }
+        Some(Update {
+            role: role?,
+            message_id: message_id?,
+            text: text?,
+        })
+    }
+
+    /// `{"type":"text","text"}`, in this order.
+    fn content(&mut self, decoded: &mut String) -> Option<Text<'a>> {
+        self.expect(b"{")?;
+        self.expect(b"\"type\"")?;
+        self.expect(b":")?;
+        self.expect(b"\"text\"")?;
+        self.expect(b",")?;
+        self.expect(b"\"text\"")?;
+        self.expect(b":")?;
+        self.expect(b"\"")?;
+        let text = self.text_body(decoded)?;
+        self.expect(b"}")?;
+        Some(text)
+    }
+}
+
+/// The run at the start of a string's bytes that it holds as they are: up to the first `"`,
+/// `\` or control character (below 0x20), or all of them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Run<'a> {
+    pub bytes: &'a [u8],
+    /// No byte of the run is above 0x7f.
+    pub ascii: bool,
+}
+
+#[cfg(target_arch = "x86_64")]
+#[allow(clippy::cast_ptr_alignment)] // `_mm_loadu_si128` reads through unaligned pointers
+pub(super) fn plain_run(bytes: &[u8]) -> Run<'_> {
+    use std::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
+        _mm_setzero_si128, _mm_subs_epu8,
+    };
+    let mut i = 0;
+    let mut high = 0;
+    while i + 16 <= bytes.len() {
+        // SAFETY: SSE2 is part of the x86_64 baseline, so the intrinsics need no runtime check;
+        // `i + 16 <= bytes.len()`, so the 16 bytes loaded are inside `bytes`, and
+        // `_mm_loadu_si128` has no alignment requirement.
+        let (special, block_high) = unsafe {
+            let block = _mm_loadu_si128(bytes.as_ptr().add(i).cast::<__m128i>());
+            let quote = _mm_cmpeq_epi8(block, _mm_set1_epi8(b'"'.cast_signed()));
+            let backslash = _mm_cmpeq_epi8(block, _mm_set1_epi8(b'\\'.cast_signed()));
+            // Saturating `byte - 0x1f` is zero exactly for the control characters.
+            let below = _mm_subs_epu8(block, _mm_set1_epi8(0x1f));
+            let control = _mm_cmpeq_epi8(below, _mm_setzero_si128());
+            let special = _mm_or_si128(_mm_or_si128(quote, backslash), control);
+            (_mm_movemask_epi8(special), _mm_movemask_epi8(block))
+        };
+        if special != 0 {
+            let len = special.trailing_zeros() as usize;
+            high |= block_high & ((1 << len) - 1);
+            return Run {
+                bytes: &bytes[..i + len],
+                ascii: high == 0,
+            };
+        }
+        high |= block_high;
+        i += 16;
+    }
+    let tail = plain_run_words(&bytes[i..]);
+    Run {
+        bytes: &bytes[..i + tail.bytes.len()],
+        ascii: high == 0 && tail.ascii,
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+pub(super) fn plain_run(bytes: &[u8]) -> Run<'_> {
+    plain_run_words(bytes)
+}
+
+/// [`plain_run`] eight bytes at a time in a `u64` (portable; on `x86_64` it scans the tail).
+pub(super) fn plain_run_words(bytes: &[u8]) -> Run<'_> {
+    const ONES: u64 = u64::from_le_bytes([1; 8]);
+    const HIGH: u64 = u64::from_le_bytes([0x80; 8]);
+    let mut words = bytes.chunks_exact(8);
+    let mut i = 0;
+    let mut high = 0;
+    for word in &mut words {
+        let v = u64::from_le_bytes(word.try_into().expect("eight bytes"));
+        let quote = v ^ (ONES * u64::from(b'"'));
+        let backslash = v ^ (ONES * u64::from(b'\\'));
+        // `(x - 1) & !x` sets the high bit of each zero byte of `x`, and `(v - 0x20) & !v` that
+        // of each byte below 0x20. A borrow can also flag a byte above a real hit, never
+        // below one, so the lowest flag is exact.
+        let flags = ((quote.wrapping_sub(ONES) & !quote)
+            | (backslash.wrapping_sub(ONES) & !backslash)
+            | (v.wrapping_sub(ONES * 0x20) & !v))
+            & HIGH;
+        if flags != 0 {
+            // The bits below the lowest flag: all of the bytes before it.
+            high |= v & HIGH & ((flags & flags.wrapping_neg()) - 1);
+            return Run {
+                bytes: &bytes[..i + (flags.trailing_zeros() / 8) as usize],
+                ascii: high == 0,
+            };
+        }
+        high |= v & HIGH;
+        i += 8;
+    }
+    let tail = words.remainder();
+    let len = tail
+        .iter()
+        .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+        .unwrap_or(tail.len());
+    Run {
+        bytes: &bytes[..i + len],
+        ascii: high == 0 && tail[..len].is_ascii(),
+    }
+}
