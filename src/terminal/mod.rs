@@ -54,12 +54,12 @@ const MAX_LINK_BYTES: usize = 2083;
 const MAX_CLUSTERS: usize = 65536;
 const MAX_CLUSTER_CHARS: usize = 16;
 
-const BOLD: u8 = 1;
-const DIM: u8 = 2;
-const ITALIC: u8 = 4;
-const UNDERLINE: u8 = 8;
-const INVERSE: u8 = 16;
-const STRIKE: u8 = 32;
+const BOLD: u32 = 1;
+const DIM: u32 = 2;
+const ITALIC: u32 = 4;
+const UNDERLINE: u32 = 8;
+const INVERSE: u32 = 16;
+const STRIKE: u32 = 32;
 /// Colours are encoded as 0 = default, 1..=256 = palette index + 1, `RGB_BIT | 0xRRGGBB`.
 const RGB_BIT: u32 = 1 << 24;
 
@@ -278,21 +278,83 @@ impl Line {
     }
 }
 
+/// Characters a run of cells is written from: bytes (ASCII) or code points.
+trait CellChars: Copy + Into<u32> {
+    /// Writes `src.len()` cells at `dst`, each a character of `src` in style `style`.
+    ///
+    /// # Safety
+    /// `dst` must be valid for writing `src.len()` cells.
+    unsafe fn store(dst: *mut Cell, src: &[Self], style: u32) {
+        for (k, &ch) in src.iter().enumerate() {
+            // SAFETY: k < src.len(), which the caller guarantees `dst` has room for.
+            unsafe { dst.add(k).write(Cell::new(ch.into(), style)) };
+        }
+    }
+}
+
+// Code points come from a buffer just written one at a time: wide loads of it would stall on
+// store forwarding, so they keep the scalar loop.
+impl CellChars for u32 {}
+
+impl CellChars for u8 {
+    #[cfg(target_arch = "x86_64")]
+    #[allow(clippy::cast_ptr_alignment, reason = "the stores are unaligned")]
+    unsafe fn store(dst: *mut Cell, src: &[u8], style: u32) {
+        use std::arch::x86_64::{
+            __m128i, _mm_loadu_si128, _mm_set1_epi32, _mm_setzero_si128, _mm_storeu_si128,
+            _mm_unpackhi_epi8, _mm_unpackhi_epi16, _mm_unpackhi_epi32, _mm_unpacklo_epi8,
+            _mm_unpacklo_epi16, _mm_unpacklo_epi32,
+        };
+        let mut chunks = src.chunks_exact(16);
+        let mut out = dst;
+        // SAFETY: SSE2 is baseline on x86_64; each load reads one 16-byte chunk of `src` and
+        // the stores write its 16 cells, within the `src.len()` cells `dst` has room for.
+        unsafe {
+            let zero = _mm_setzero_si128();
+            let style_lanes = _mm_set1_epi32(style.cast_signed());
+            for chunk in &mut chunks {
+                let v = _mm_loadu_si128(chunk.as_ptr().cast());
+                let (lo16, hi16) = (_mm_unpacklo_epi8(v, zero), _mm_unpackhi_epi8(v, zero));
+                let quads = [
+                    _mm_unpacklo_epi16(lo16, zero),
+                    _mm_unpackhi_epi16(lo16, zero),
+                    _mm_unpacklo_epi16(hi16, zero),
+                    _mm_unpackhi_epi16(hi16, zero),
+                ];
+                for (q, chars) in quads.into_iter().enumerate() {
+                    // (char, style) pairs are cells, low half first.
+                    let p = out.add(4 * q).cast::<__m128i>();
+                    _mm_storeu_si128(p, _mm_unpacklo_epi32(chars, style_lanes));
+                    _mm_storeu_si128(p.add(1), _mm_unpackhi_epi32(chars, style_lanes));
+                }
+                out = out.add(16);
+            }
+            for (k, &ch) in chunks.remainder().iter().enumerate() {
+                out.add(k).write(Cell::new(u32::from(ch), style));
+            }
+        }
+    }
+}
+
 /// Sets `dst` to the characters of `src` (at least as long) in style `style`.
 #[inline]
-fn fill<T: Copy + Into<u32>>(dst: &mut [Cell], src: &[T], style: u32) {
+fn fill<T: CellChars>(dst: &mut [Cell], src: &[T], style: u32) {
     let src = &src[..dst.len()];
-    let hi = u64::from(style) << 32;
-    for (cell, &ch) in dst.iter_mut().zip(src) {
-        *cell = Cell(hi | u64::from(ch.into()));
-    }
+    // SAFETY: `dst` holds exactly `src.len()` cells.
+    unsafe { T::store(dst.as_mut_ptr(), src, style) };
 }
 
 /// Appends the characters of `src` in style `style`.
 #[inline]
-fn extend<T: Copy + Into<u32>>(cells: &mut Vec<Cell>, src: &[T], style: u32) {
-    let hi = u64::from(style) << 32;
-    cells.extend(src.iter().map(|&ch| Cell(hi | u64::from(ch.into()))));
+fn extend<T: CellChars>(cells: &mut Vec<Cell>, src: &[T], style: u32) {
+    cells.reserve(src.len());
+    let len = cells.len();
+    // SAFETY: the reserve leaves room for `src.len()` cells past `len`, all of which `store`
+    // initializes before the length covers them.
+    unsafe {
+        T::store(cells.as_mut_ptr().add(len), src, style);
+        cells.set_len(len + src.len());
+    }
 }
 
 /// Cutting between the halves of a wide character blanks both halves.
@@ -304,24 +366,50 @@ fn split(cells: &mut [Cell], x: usize) {
     }
 }
 
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+/// A pen. Pens are compared and hashed often (every SGR, every style lookup), so both work on
+/// the packed words rather than field by field.
+#[derive(Clone, Copy, Default)]
 struct StyleKey {
     fg: u32,
     bg: u32,
-    flags: u8,
+    flags: u32,
     link: u32,
 }
 
-const STYLE_CACHE: usize = 16;
+impl PartialEq for StyleKey {
+    #[inline]
+    fn eq(&self, other: &Self) -> bool {
+        self.packed() == other.packed()
+    }
+}
+
+impl Eq for StyleKey {}
+
+impl std::hash::Hash for StyleKey {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.packed().hash(state);
+    }
+}
+
+const STYLE_CACHE: usize = 64;
 const WIDTH_CACHE: usize = 256;
 
 impl StyleKey {
+    #[inline]
+    fn packed(self) -> u128 {
+        u128::from(self.fg)
+            | u128::from(self.bg) << 32
+            | u128::from(self.flags) << 64
+            | u128::from(self.link) << 96
+    }
+
+    #[inline]
     fn cache_slot(&self) -> usize {
-        let h = self.fg.wrapping_mul(0x9E37_79B1)
-            ^ self.bg.wrapping_mul(0x85EB_CA77)
-            ^ u32::from(self.flags) << 5
-            ^ self.link;
-        (h ^ h >> 16) as usize % STYLE_CACHE
+        let words = u64::from(self.fg) | u64::from(self.bg) << 32;
+        let h = (words ^ u64::from(self.flags) << 24 ^ u64::from(self.link) << 56)
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        // The top bits mix every input bit.
+        usize::try_from(h >> (64 - STYLE_CACHE.trailing_zeros())).unwrap_or(0)
     }
 }
 
@@ -425,22 +513,44 @@ fn scan_printable(bytes: &[u8]) -> (usize, bool) {
     (i, ascii)
 }
 
-/// Length of the ASCII prefix of `bytes`, eight bytes at a time.
+/// Copies the ASCII prefix of `src` into `dst` as code points, as far as `dst` has room, and
+/// returns its length; `dst` past that length is scratch. Sixteen bytes at a time.
 #[inline]
-fn ascii_prefix(bytes: &[u8]) -> usize {
+fn widen_ascii(src: &[u8], dst: &mut [u32]) -> usize {
+    let n = src.len().min(dst.len());
     let mut i = 0;
-    for chunk in bytes.chunks_exact(8) {
-        let x = u64::from_le_bytes(chunk.try_into().unwrap_or([0x80; 8]));
-        let high = x & 0x8080_8080_8080_8080;
-        if high != 0 {
-            return i + (high.trailing_zeros() / 8) as usize;
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{
+            _mm_loadu_si128, _mm_movemask_epi8, _mm_setzero_si128, _mm_storeu_si128,
+            _mm_unpackhi_epi8, _mm_unpackhi_epi16, _mm_unpacklo_epi8, _mm_unpacklo_epi16,
+        };
+        while i + 16 <= n {
+            let out = &mut dst[i..i + 16];
+            // SAFETY: SSE2 is baseline on x86_64; the load reads `src[i..i + 16]` and the
+            // stores write the 16 code points of `out`.
+            let high = unsafe {
+                let v = _mm_loadu_si128(src.as_ptr().add(i).cast());
+                let zero = _mm_setzero_si128();
+                let (lo, hi) = (_mm_unpacklo_epi8(v, zero), _mm_unpackhi_epi8(v, zero));
+                let p = out.as_mut_ptr();
+                _mm_storeu_si128(p.cast(), _mm_unpacklo_epi16(lo, zero));
+                _mm_storeu_si128(p.add(4).cast(), _mm_unpackhi_epi16(lo, zero));
+                _mm_storeu_si128(p.add(8).cast(), _mm_unpacklo_epi16(hi, zero));
+                _mm_storeu_si128(p.add(12).cast(), _mm_unpackhi_epi16(hi, zero));
+                _mm_movemask_epi8(v)
+            };
+            if high != 0 {
+                return i + high.trailing_zeros() as usize;
+            }
+            i += 16;
         }
-        i += 8;
     }
-    i + bytes[i..]
-        .iter()
-        .position(|&b| b >= 0x80)
-        .unwrap_or(bytes.len() - i)
+    while i < n && src[i] < 0x80 {
+        dst[i] = u32::from(src[i]);
+        i += 1;
+    }
+    i
 }
 
 /// The multi-byte UTF-8 sequence at the start of `b` as (code point, length), or `None` when
@@ -707,7 +817,12 @@ impl Terminal {
     fn row_text(&self, out: &mut String, line: &Line) {
         out.reserve(line.cells.len());
         for c in &line.cells {
-            self.push_cell_text(out, c.ch());
+            let ch = c.ch();
+            if ch < 0x80 {
+                out.push(char::from(u8::try_from(ch).unwrap_or(b' ')));
+            } else {
+                self.push_cell_text(out, ch);
+            }
         }
     }
 
@@ -778,7 +893,7 @@ impl Terminal {
         let mut finish = |text: &mut String, runs: &mut Vec<(usize, u32)>| {
             // Trailing blanks go whatever their style: runs starting in them are dropped.
             let keep = text.trim_end_matches(' ').len();
-            let mut spans = Vec::new();
+            let mut spans = Vec::with_capacity(runs.len());
             for (k, &(begin, sid)) in runs.iter().enumerate() {
                 if begin >= keep {
                     break;
@@ -794,19 +909,27 @@ impl Terminal {
             runs.clear();
         };
         for line in self.sb.iter().chain(self.prim.iter()) {
+            // The style of the open run; no style has id `u32::MAX`.
+            let mut open = runs.last().map_or(u32::MAX, |r| r.1);
             for c in &line.cells {
-                if c.ch() == CONT {
+                let ch = c.ch();
+                if ch == CONT {
                     continue;
                 }
-                if runs.last().is_none_or(|r| r.1 != c.style()) {
-                    runs.push((text.len(), c.style()));
+                if open != c.style() {
+                    open = c.style();
+                    runs.push((text.len(), open));
                 }
-                self.push_cell_text(&mut text, c.ch());
+                if ch < 0x80 {
+                    text.push(char::from(u8::try_from(ch).unwrap_or(b' ')));
+                } else {
+                    self.push_cell_text(&mut text, ch);
+                }
             }
             if line.wrapped {
                 let pad = self.wrap_pad(line);
                 if pad > 0 {
-                    if runs.last().is_none_or(|r| r.1 != 0) {
+                    if open != 0 {
                         runs.push((text.len(), 0));
                     }
                     text.extend(std::iter::repeat_n(' ', pad));
@@ -915,7 +1038,12 @@ impl Terminal {
     fn ground(&mut self, data: &[u8], mut i: usize) -> usize {
         let n = data.len();
         loop {
-            let (len, ascii) = scan_printable(&data[i..]);
+            // Escapes often follow one another: no text between them, nothing to scan.
+            let (len, ascii) = if data[i] < 0x20 {
+                (0, true)
+            } else {
+                scan_printable(&data[i..])
+            };
             let j = i + len;
             if len > 0 {
                 if ascii && self.utf8_len == 0 {
@@ -1021,11 +1149,17 @@ impl Terminal {
             }
             return;
         }
-        self.reset_params();
-        for &v in vals {
-            self.params.push(v);
+        match (fin, vals) {
+            (b'K', &[mode]) => self.erase_line(mode),
+            (b'G' | b'`', &[col]) => self.col = (usize::from(col.max(1)) - 1).min(self.w - 1),
+            _ => {
+                self.reset_params();
+                for &v in vals {
+                    self.params.push(v);
+                }
+                self.csi(fin);
+            }
         }
-        self.csi(fin);
     }
 
     /// The CSI entry and parameter states over `data[i..]`, the transitions of [`Self::step`]
@@ -1400,20 +1534,22 @@ impl Terminal {
 
     #[inline]
     fn style_id(&mut self) -> u32 {
-        match self.pen_id {
-            Some(id) => id,
-            None => self.intern_pen(),
+        if let Some(id) = self.pen_id {
+            return id;
         }
-    }
-
-    fn intern_pen(&mut self) -> u32 {
-        let key = self.pen;
-        let slot = key.cache_slot();
-        if self.style_cache[slot].0 == key {
-            let id = self.style_cache[slot].1;
+        let slot = self.pen.cache_slot();
+        let (key, id) = self.style_cache[slot];
+        if key == self.pen {
             self.pen_id = Some(id);
             return id;
         }
+        self.intern_pen(slot)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn intern_pen(&mut self, slot: usize) -> u32 {
+        let key = self.pen;
         let id = match self.style_ids.get(&key) {
             Some(&id) => id,
             None if self.styles.len() >= MAX_STYLES => 0,
@@ -1484,80 +1620,132 @@ impl Terminal {
     }
 
     /// Prints the longest valid UTF-8 prefix of `bytes` (no C0, no DEL) and returns its length.
-    /// Narrow characters are gathered into runs; the buffer only bounds a run's length.
+    /// Narrow and wide characters are gathered into a run of cell codes (a wide character is
+    /// its code point then [`CONT`]); the buffer only bounds a run's length.
     fn print_utf8(&mut self, bytes: &[u8]) -> usize {
+        const RUN: usize = 64;
         let end = bytes.len();
-        let mut buf = [0u32; 64];
+        let mut buf = [0u32; RUN];
         let mut k = 0;
+        let mut has_wide = false;
+        let mut last = None;
+        // The last three-byte sequence decoded, as (bytes, code point, width): bars and rules
+        // repeat one character.
+        let mut memo = (0u32, 0u32, 0usize);
         let mut i = 0;
         while i < end {
-            if k == buf.len() {
-                self.put_narrow_chars(&buf);
+            if k + 2 > RUN {
+                self.put_run(&buf[..k], has_wide);
                 k = 0;
+                has_wide = false;
             }
             let b0 = bytes[i];
             if b0 < 0x80 {
                 // A stretch of ASCII, as far as the buffer has room.
-                let stop = end.min(i + buf.len() - k);
-                let m = ascii_prefix(&bytes[i..stop]);
-                for (d, &b) in buf[k..k + m].iter_mut().zip(&bytes[i..i + m]) {
-                    *d = u32::from(b);
-                }
+                let m = widen_ascii(&bytes[i..], &mut buf[k..]);
                 k += m;
                 i += m;
+                last = Some(u32::from(bytes[i - 1]));
                 continue;
             }
-            let (cp, len) = if b0 & 0xF0 == 0xE0
-                && i + 2 < end
-                && bytes[i + 1] & 0xC0 == 0x80
-                && bytes[i + 2] & 0xC0 == 0x80
-            {
-                // Three bytes (box drawing, CJK, most symbols): only overlongs and surrogates
-                // are invalid.
-                let o = u32::from(b0 & 0x0F) << 12
-                    | u32::from(bytes[i + 1] & 0x3F) << 6
-                    | u32::from(bytes[i + 2] & 0x3F);
-                if o < 0x800 || (0xD800..0xE000).contains(&o) {
-                    break;
+            let (cp, width) = if b0 & 0xF0 == 0xE0 && i + 2 < end {
+                let key =
+                    u32::from(b0) | u32::from(bytes[i + 1]) << 8 | u32::from(bytes[i + 2]) << 16;
+                if key != memo.0 {
+                    // Box drawing, CJK and most symbols: only overlongs and surrogates are
+                    // invalid once the continuation bytes are.
+                    if bytes[i + 1] & 0xC0 != 0x80 || bytes[i + 2] & 0xC0 != 0x80 {
+                        break;
+                    }
+                    let o = u32::from(b0 & 0x0F) << 12
+                        | u32::from(bytes[i + 1] & 0x3F) << 6
+                        | u32::from(bytes[i + 2] & 0x3F);
+                    if o < 0x800 || (0xD800..0xE000).contains(&o) {
+                        break;
+                    }
+                    memo = (key, o, self.width_of(o));
                 }
-                (o, 3)
+                i += 3;
+                (memo.1, memo.2)
             } else {
-                let Some(d) = decode_utf8(&bytes[i..]) else {
+                let Some((o, len)) = decode_utf8(&bytes[i..]) else {
                     break;
                 };
-                d
+                i += len;
+                (o, self.width_of(o))
             };
-            i += len;
-            let width = self.width_of(cp);
-            if width == 1 {
-                buf[k] = cp;
-                k += 1;
-                continue;
-            }
-            if width == 3 {
-                continue; // C1 code points are never printed
-            }
-            if k > 0 {
-                self.put_narrow_chars(&buf[..k]);
-                k = 0;
-            }
-            let ch = char::from_u32(cp).unwrap_or('\u{FFFD}');
-            if width == 2 {
-                self.last = Some(ch);
-                self.put_wide(cp);
-            } else {
-                self.combine(ch);
+            match width {
+                1 => {
+                    buf[k] = cp;
+                    k += 1;
+                    last = Some(cp);
+                    if b0 & 0xF0 == 0xE0 {
+                        // The same character again: a bar or a rule. (Byte by byte, in
+                        // registers: comparing through a stack copy stalls store forwarding.)
+                        let [_, b1, b2, _] = memo.0.to_le_bytes();
+                        while k < RUN
+                            && i + 2 < end
+                            && bytes[i] == b0
+                            && bytes[i + 1] == b1
+                            && bytes[i + 2] == b2
+                        {
+                            buf[k] = cp;
+                            k += 1;
+                            i += 3;
+                        }
+                    }
+                }
+                2 => {
+                    buf[k] = cp;
+                    buf[k + 1] = CONT;
+                    k += 2;
+                    has_wide = true;
+                    last = Some(cp);
+                }
+                0 => {
+                    if k > 0 {
+                        self.put_run(&buf[..k], has_wide);
+                        k = 0;
+                        has_wide = false;
+                    }
+                    self.combine(char::from_u32(cp).unwrap_or('\u{FFFD}'));
+                }
+                _ => {} // C1 code points are never printed
             }
         }
         if k > 0 {
-            self.put_narrow_chars(&buf[..k]);
+            self.put_run(&buf[..k], has_wide);
+        }
+        if let Some(c) = last {
+            self.last = char::from_u32(c);
         }
         i
     }
 
-    fn put_narrow_chars(&mut self, chars: &[u32]) {
-        self.last = chars.last().and_then(|&c| char::from_u32(c));
-        self.put_narrow(chars);
+    /// Writes a run of cell codes from [`Self::print_utf8`]: at once when it fits on the row,
+    /// else character by character (narrow stretches, then each wide character).
+    fn put_run(&mut self, run: &[u32], has_wide: bool) {
+        if !has_wide || self.col + run.len() <= self.w {
+            self.put_narrow(run);
+            return;
+        }
+        let mut start = 0;
+        let mut j = 0;
+        while j < run.len() {
+            if run.get(j + 1) == Some(&CONT) {
+                if start < j {
+                    self.put_narrow(&run[start..j]);
+                }
+                self.put_wide(run[j]);
+                j += 2;
+                start = j;
+            } else {
+                j += 1;
+            }
+        }
+        if start < run.len() {
+            self.put_narrow(&run[start..]);
+        }
     }
 
     fn wrap(&mut self) {
@@ -1570,7 +1758,7 @@ impl Terminal {
     /// Writes narrow characters at the cursor, wrapping as needed; the same as writing them one
     /// at a time.
     #[inline]
-    fn put_narrow<T: Copy + Into<u32>>(&mut self, chars: &[T]) {
+    fn put_narrow<T: CellChars>(&mut self, chars: &[T]) {
         let w = self.w;
         let col = self.col;
         if col + chars.len() <= w && !chars.is_empty() {
@@ -1610,23 +1798,25 @@ impl Terminal {
     }
 
     /// Overwrites cells from `col` with `text` (not empty) in the pen's style.
-    fn write<T: Copy + Into<u32>>(&mut self, col: usize, text: &[T]) {
+    #[inline]
+    fn write<T: CellChars>(&mut self, col: usize, text: &[T]) {
         let sid = self.style_id();
         let row = self.row;
         let cells = &mut self.grid()[row].cells;
         let end = col + text.len();
         let have = cells.len();
-        if col >= have {
+        if end <= have {
+            // Redrawing over existing cells: progress bars and spinners.
+            split(cells, col);
+            split(cells, end);
+            fill(&mut cells[col..end], text, sid);
+        } else if col >= have {
             cells.resize(col, BLANK);
             extend(cells, text, sid);
-            return;
-        }
-        split(cells, col);
-        split(cells, end);
-        let overlap = end.min(cells.len());
-        fill(&mut cells[col..overlap], text, sid);
-        if end > overlap {
-            extend(cells, &text[overlap - col..], sid);
+        } else {
+            split(cells, col);
+            fill(&mut cells[col..have], text, sid);
+            extend(cells, &text[have - col..], sid);
         }
     }
 
@@ -1745,7 +1935,13 @@ impl Terminal {
         let at = bot + 1 - n;
         let to_scrollback = top == 0 && self.alt.is_none();
         let g = self.grid();
-        g[top..=bot].rotate_left(n);
+        if n == 1 {
+            // One line, the usual case: two moves beat the general rotation.
+            let line = g.remove(top);
+            g.insert(bot, line);
+        } else {
+            g[top..=bot].rotate_left(n);
+        }
         if to_scrollback {
             for k in at..=bot {
                 let mut line = std::mem::take(&mut self.prim[k]);

@@ -42,6 +42,29 @@ fn split_invariance() {
 }
 
 #[test]
+fn runs_match_character_by_character() {
+    // Runs mixing ASCII, repeated box drawing, wide and combining characters, written whole or
+    // one byte at a time, across wrap points with and without autowrap.
+    let run = "ab━━━━デ━x\u{301}ネ▌▌█ok😀━";
+    for autowrap in ["", "\x1b[?7l"] {
+        for cols in 1..=9 {
+            let data = format!("{autowrap}\x1b[31m{run}\r\n\x1b[2C{run}{run}\x1b[1;3H{run}");
+            let mut whole = term(Some(cols), 3);
+            whole.feed(data.as_bytes());
+            let mut bytewise = term(Some(cols), 3);
+            for b in data.as_bytes() {
+                bytewise.feed(&[*b]);
+            }
+            assert_eq!(
+                all_views(&whole),
+                all_views(&bytewise),
+                "{cols} {autowrap:?}"
+            );
+        }
+    }
+}
+
+#[test]
 fn progress_bar_reads_as_last_state() {
     let mut data = Vec::new();
     for i in 0..=100 {
