@@ -174,6 +174,9 @@ def _pump(
                 data = b""
             if not data:
                 break
+            # Recorded before it is forwarded: the reply it may cause is read by the other
+            # direction's thread, and must not reach the trace first.
+            recorder.feed(direction, data)
             if forwarding:
                 try:
                     _write_all(dst, data)
@@ -181,7 +184,6 @@ def _pump(
                     # The reader went away; keep draining so the sender never blocks on a full
                     # pipe, and keep recording what it sent.
                     forwarding = False
-            recorder.feed(direction, data)
         recorder.finish(direction)
     finally:
         on_eof()
