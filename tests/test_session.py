@@ -1893,3 +1893,68 @@ def test_sample_trace(backend):
     (sid,) = store.ids()
     s = store[sid]
     assert s.state == "idle" and s.snapshot()["protocolVersion"] == 2
+
+
+def test_interleaved_chunks_in_one_feed(backend):
+    # Chunks of messages in several sessions interleave within one feed, with an upsert that
+    # replaces a message's content and other messages made current in between.
+    def chunk(mid: str, t: str, sid: str, kind: str = "agent_message_chunk") -> dict:
+        return upd({"sessionUpdate": kind, "messageId": mid, "content": text(t)}, sid)
+
+    messages = [
+        *init(2),
+        chunk("m1", "a", "s1"),
+        chunk("m1", "b", "s2"),
+        chunk("m1", "c", "s1"),
+        upd({"sessionUpdate": "agent_message", "messageId": "m1", "content": [text("X")]}, "s1"),
+        chunk("m1", "d", "s1"),
+        chunk("m1", "t", "s1", "agent_thought_chunk"),
+        chunk("m1", "e", "s1"),
+        upd({"sessionUpdate": "agent_message", "messageId": "m1", "content": []}, "s2"),
+        chunk("m1", "f", "s2"),
+        chunk("m2", "g", "s2"),
+        chunk("m1", "h", "s2"),
+    ]
+    store = backend.Sessions()
+    store.feed(ndjson(messages))
+    assert store["s1"].message_text("m1") == "Xde"
+    assert store["s1"].message_text("m1", "thought") == "t"
+    assert store["s2"].message_text("m1") == "fh"
+    assert store["s2"].message_text("m2") == "g"
+    assert store.changes() == [
+        ("s1", "session", "sessionId"),
+        ("s1", "message", "m1"),
+        ("s2", "session", "sessionId"),
+        ("s2", "message", "m1"),
+        ("s2", "message", "m2"),
+    ]
+    store.feed(ndjson([chunk("m1", "i", "s1")]))
+    assert store.changes() == [("s1", "message", "m1")]
+    reference = store_of(backend, [*messages, chunk("m1", "i", "s1")])
+    for sid in ("s1", "s2"):
+        assert store[sid].snapshot() == reference[sid].snapshot()
+
+
+def test_response_ids_match_by_type(backend):
+    # 1, "1", 1.0 and true are different ids: only the exact one answers a request.
+    def prompt(rid: Any, sid: str) -> dict:
+        params = {"sessionId": sid, "prompt": [text("hi")]}
+        return {"jsonrpc": "2.0", "id": rid, "method": "session/prompt", "params": params}
+
+    def reply(rid: Any, reason: str) -> dict:
+        return {"jsonrpc": "2.0", "id": rid, "result": {"stopReason": reason}}
+
+    store = store_of(
+        backend,
+        [
+            prompt(1, "a"),
+            prompt("1", "b"),
+            reply(True, "bool"),
+            reply(1.0, "float"),
+            reply("1", "str"),
+            reply(1, "int"),
+        ],
+        version=1,
+    )
+    assert store["a"].snapshot()["prompts"][0]["response"] == {"stopReason": "int"}
+    assert store["b"].snapshot()["prompts"][0]["response"] == {"stopReason": "str"}

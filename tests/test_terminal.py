@@ -496,3 +496,71 @@ def test_reset_to_none_is_an_empty_snapshot(backend):
     assert term.text == "" and term.bytes_fed == 0
     term.feed(b"new")
     assert term.text == "new"
+
+
+# Short chunks in the ground state take a one-regex path in the pure backend, untouched rows
+# share one blank row, and a new or reset terminal builds nothing until written: edge cases of
+# those paths, each chunk sequence compared across backends.
+FAST_PATH_CASES = [
+    [b"ab\xe2\x82", b"\xac ok"],  # a UTF-8 sequence split across chunks
+    [b"x\xe2", b"\r\nplain"],  # a control ends a split sequence: U+FFFD first
+    [b"\xe2", b"\x1b[1mA"],
+    [b"\xf0\x9f", b"\x98", b"\x80 ok\r\n"],
+    [b"a\x1b", b"[31mred\x1b[0m"],  # an escape sequence split across chunks
+    [b"a\x1b[3", b"1mred\x1b[0m", b" plain"],
+    [b"\x1b]0;ti", b"tle\x07text"],
+    [b"\x1b[1ma\x1b[0mb\x1b]0;t\x07c\x1b[2md\x1bPq\x1b\\e"],  # other sequences after plain CSIs
+    [b"12345\r", b"ab"],
+    [b"abcd", b"e", b"f"],  # pending wrap, then a wrap
+    [b"abcde", b"\x1b[2K", b"f"],  # a wrap from a row erased while a wrap was pending
+    [b"\x1b[?7l", b"abcdefg", b"h"],
+    [b"\x1b[3;1Hx", b"\x1b[1;1H\x1b[K\x1b[1K\x1b[2K", b"\x1b[2@\x1b[P\x1b[X"],  # blank rows
+    [b"\n\n\nx", b"\x1bM\x1bM\x1bMy", b"\x1b[2Lz\x1b[M"],
+    [b"\x1b[?1049h", b"alt", b"\x1b[?1049l", b"main"],
+    [b"e", b"\xcc\x81", b"\x1b[2K\xcc\x81", b"\xe3\x83\x87"],  # a mark on a blank row
+    [b"\x1b#8", b"x"],
+    [b"plain " * 200 + b"\x1b]0;late\x07end"],  # longer than the short-chunk limit
+]
+
+
+@pytest.mark.parametrize("chunks", FAST_PATH_CASES)
+@pytest.mark.parametrize("cfg", [{}, {"cols": 5, "rows": 3}, {"rows": 2, "scrollback": 2}])
+def test_short_chunk_paths_match_native(both, chunks, cfg):
+    native, pure = both
+    a, b = native.Terminal(**cfg), pure.Terminal(**cfg)
+    for chunk in chunks:
+        a.feed(chunk)
+        b.feed(chunk)
+        assert views(b) == views(a)
+        assert (b.bytes_fed, b.truncated) == (a.bytes_fed, a.truncated)
+    data = b"".join(chunks)
+    assert views(fed(pure, data, [bytes([x]) for x in data], **cfg)) == views(a)
+    # The same chunks after a reset to a snapshot, and after one to nothing.
+    for snapshot in (b"\x1b[1mbuilding\x1b[0m\r\n", b"", b"\xe2\x82"):
+        a.reset(snapshot)
+        b.reset(snapshot)
+        for chunk in chunks:
+            a.feed(chunk)
+            b.feed(chunk)
+        assert views(b) == views(a)
+        assert (b.bytes_fed, b.truncated) == (a.bytes_fed, a.truncated)
+
+
+def test_short_chunks_after_split_sequences(backend):
+    t = fed(backend, b"", [b"ab\xe2\x82", b"\xac ok"])
+    assert t.text == "ab€ ok"
+    t = fed(backend, b"", [b"x\xe2", b"\r\nplain"])
+    assert t.lines() == ["x\ufffd", "plain"]
+    t = fed(backend, b"", [b"a\x1b[3", b"1mred\x1b[0m", b" plain"])
+    assert [(s.text, s.fg) for s in t.spans()[0]] == [("a", None), ("red", 1), (" plain", None)]
+    t = fed(backend, b"", [b"12345\r", b"ab"])
+    assert t.text == "ab345"
+    t = fed(backend, b"", [b"abcd", b"e"], cols=5, rows=3)
+    assert t.cursor == (0, 5)
+    t.feed(b"f")
+    assert (t.screen(), t.cursor) == (["abcde", "f", ""], (1, 1))
+    t = make(backend)
+    t.feed(b"old\r\n")
+    t.reset(b"\x1b[1mbuilding\x1b[0m\r\n")
+    t.feed(b"50%\r")
+    assert (t.text, t.bytes_fed) == ("building\n50%", 22)

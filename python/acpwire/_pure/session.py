@@ -142,15 +142,6 @@ def _normalize(value: Any, depth: int = 0) -> Any:
     raise TypeError(f"{type(value).__name__} is not a JSON value")
 
 
-def _id_key(value: Any) -> str | None:
-    kind = type(value)
-    if kind is str:
-        return "s" + value
-    if kind is int:
-        return f"i{value}"
-    return None
-
-
 def _error_dict(record: tuple) -> dict:
     line, offset, sid, reason = record
     return {"line": line, "offset": offset, "sessionId": sid, "reason": reason}
@@ -365,12 +356,10 @@ def _set_extras(extras: dict, kind: str, u: dict, skip: frozenset) -> None:
         extras[kind] = _without(u, skip)
 
 
-def _request_entry(rid: Any, params: Any, has_id: bool) -> dict:
-    entry = {"requestId": rid if has_id else None}
-    if type(params) is dict:
-        for k, v in params.items():
-            if k != "sessionId":
-                entry[k] = v
+def _request_entry(rid: Any, params: dict, has_id: bool) -> dict:
+    """The params of a request naming its session, that session left out, after its id."""
+    entry = {"requestId": rid if has_id else None, **params}
+    del entry["sessionId"]
     return entry
 
 
@@ -481,12 +470,20 @@ class Sessions:
         loads = orjson.loads
         decode_error = orjson.JSONDecodeError
         roles = _FAST_ROLES
+        sessions = self._sessions
+        handlers = _HANDLERS
+        other_version = _OTHER_VERSION
         # Where each line starts, less the newlines before it: computed when a line needs it.
         starts: list[int] | None = None
         # The message the previous line appended to: the next chunk of the same message only
         # appends (its session, message, current message and change record are in place).
         last_sid = last_role = last_mid = None
         last_content: list = []
+        # Where sessions interleave, per session the message its last chunk in this block went
+        # to, as (role, messageId, session, index, message): the next chunk of that message
+        # appends and makes it current (the change record, made by the first chunk, cannot
+        # have been taken during the block).
+        chunk_targets: dict[str, tuple] = {}
         for i, line in enumerate(lines):
             if check_each and (len(line) > cap or ZEROS in line.translate(DIGITS_TO_ZERO)):
                 refused = True
@@ -504,18 +501,31 @@ class Sessions:
                     params = value["params"]
                     sid = params["sessionId"]
                     u = params["update"]
-                    role = roles.get(u["sessionUpdate"])
-                except (KeyError, TypeError):  # not a chunk's shape: the general path decides
-                    role = None
+                    kind = u["sessionUpdate"]
+                    role = roles.get(kind)
+                except (KeyError, TypeError):  # not an update's shape: the general path decides
+                    kind = role = None
                 if role is not None:
                     mid = u.get("messageId")
                     content = u.get("content")
                     if type(mid) is str and type(sid) is str and type(content) is dict:
                         if mid == last_mid and sid == last_sid and role == last_role:
                             last_content.append(content)
+                            continue
+                        target = chunk_targets.get(sid)
+                        if target is not None and target[1] == mid and target[0] == role:
+                            target[2]._current = target[3]
+                            m = target[4]
+                            if m.content is None:
+                                m.content = [content]
+                            else:
+                                m.content.append(content)
                         else:
-                            last_content = self._append_chunk(sid, role, mid, content)
-                            last_sid, last_role, last_mid = sid, role, mid
+                            target = self._append_chunk(sid, role, mid, content)
+                            chunk_targets[sid] = target
+                            m = target[4]
+                        last_content = m.content
+                        last_sid, last_role, last_mid = sid, role, mid
                         continue
             last_sid = None
             if starts is None:
@@ -528,7 +538,17 @@ class Sessions:
             else:
                 self._pos = (number, offset)
                 if is_update:
-                    self._session_update(value.get("params"))
+                    if type(kind) is str and type(sid) is str and type(u) is dict:
+                        # What `_session_update` does once these types are known.
+                        if sid not in sessions:
+                            self._session(sid)
+                        handler = handlers.get(kind)
+                        if handler is None or other_version.get(kind) == self._mode:
+                            self._other(sid, u)
+                        else:
+                            handler(self, sid, kind, u)
+                    else:
+                        self._session_update(value.get("params"))
                 elif type(value) is list:
                     self._batch(value)
                 else:
@@ -536,10 +556,10 @@ class Sessions:
         decoder._line = first_line + len(lines)
         decoder._position = decoder._line_start = base + len(block) + 1
 
-    def _append_chunk(self, sid: str, role: str, mid: str, content: dict) -> list:
+    def _append_chunk(self, sid: str, role: str, mid: str, content: dict) -> tuple:
         """Apply a message chunk with an id and object content, as `_chunk` does.
 
-        Returns the message's content list.
+        Returns (role, mid, session, message index, message).
         """
         s = self._sessions.get(sid)
         if s is None:
@@ -554,7 +574,7 @@ class Sessions:
         else:
             m.content.append(content)
         self._change(sid, "message", mid)
-        return m.content
+        return (role, mid, s, index, m)
 
     def _reduce_frame(self, line: bytes, number: int, offset: int) -> None:
         """One line, by the decoder's rules, as line ``number`` starting at byte ``offset``."""
@@ -696,12 +716,14 @@ class Sessions:
             self._change(sid, "session", "protocolVersion")
 
     def _track(self, side: int, has_id: bool, rid: Any, what: tuple) -> None:
-        key = _id_key(rid) if has_id else None
-        if key is None:
+        # Only string and integer ids are tracked; a str never equals an int, so the id itself
+        # is the key (bool, which would equal 0 or 1, is not `int` here).
+        if not has_id or (type(rid) is not str and type(rid) is not int):
             return
+        key = (side, rid)
         pending = self._pending
-        pending.pop((side, key), None)
-        pending[(side, key)] = what
+        pending.pop(key, None)
+        pending[key] = what
         if len(pending) > MAX_PENDING:
             del pending[next(iter(pending))]
 
@@ -742,12 +764,15 @@ class Sessions:
 
     def _request(self, method: str, has_id: bool, rid: Any, params: Any) -> None:
         if method == "session/prompt":
-            sid = self._params_session(method, params)
-            if sid is None:
+            sid = params.get("sessionId") if type(params) is dict else None
+            if type(sid) is not str:
+                self._params_session(method, params)  # records why
                 return
             entry = _request_entry(rid, params, has_id)
             mode = self._mode
-            s = self._session(sid)
+            s = self._sessions.get(sid)
+            if s is None:
+                s = self._session(sid)
             s._prompts.append(entry)
             index = len(s._prompts) - 1
             if mode != _V2:
@@ -757,11 +782,14 @@ class Sessions:
             self._change(sid, "session", "prompts")
             self._track(_CLIENT, has_id, rid, (_PROMPT, sid, index))
         elif method == "session/request_permission":
-            sid = self._params_session(method, params)
-            if sid is None:
+            sid = params.get("sessionId") if type(params) is dict else None
+            if type(sid) is not str:
+                self._params_session(method, params)  # records why
                 return
             entry = _request_entry(rid, params, has_id)
-            s = self._session(sid)
+            s = self._sessions.get(sid)
+            if s is None:
+                s = self._session(sid)
             s._permissions.append(entry)
             index = len(s._permissions) - 1
             self._change(sid, "session", "permissions")
@@ -795,21 +823,21 @@ class Sessions:
                 self._track(_AGENT, has_id, rid, (_OTHER,))
 
     def _response(self, rid: Any, has_result: bool, result: Any, error: Any) -> None:
-        key = _id_key(rid)
-        if key is None:
+        if type(rid) is not str and type(rid) is not int:
             return
         pending = self._pending
-        client = (_CLIENT, key) in pending
-        agent = (_AGENT, key) in pending
-        if client and agent:
-            side = _AGENT if type(result) is dict and "outcome" in result else _CLIENT
+        client_key = (_CLIENT, rid)
+        agent_key = (_AGENT, rid)
+        client = client_key in pending
+        if client and agent_key in pending:
+            key = agent_key if type(result) is dict and "outcome" in result else client_key
         elif client:
-            side = _CLIENT
-        elif agent:
-            side = _AGENT
+            key = client_key
+        elif agent_key in pending:
+            key = agent_key
         else:
             return
-        what = pending.pop((side, key))
+        what = pending.pop(key)
         kind = what[0]
         if kind == _INITIALIZE:
             if type(result) is dict:
@@ -826,7 +854,7 @@ class Sessions:
         elif kind == _PROMPT:
             sid, index = what[1], what[2]
             mode = self._mode
-            s = self._session(sid)
+            s = self._sessions[sid]  # made by the request; sessions are never removed
             _answer(s._prompts[index], has_result, result, error)
             if mode != _V2:
                 stop = result.get("stopReason") if type(result) is dict else None
@@ -839,7 +867,7 @@ class Sessions:
             self._change(sid, "session", "prompts")
         elif kind == _PERMISSION:
             sid, index = what[1], what[2]
-            s = self._session(sid)
+            s = self._sessions[sid]
             _answer(s._permissions[index], has_result, result, error)
             self._change(sid, "session", "permissions")
 
@@ -982,20 +1010,18 @@ class Sessions:
             call = {"toolCallId": tid}
             s._tool_calls[tid] = call
         for k, v in u.items():
-            if k == "sessionUpdate" or k == "toolCallId":
-                continue
-            if v is None and not null_clears:
-                continue
-            if k == "content" or k == "locations":
+            if v is None:
+                if null_clears and k != "sessionUpdate" and k != "toolCallId":
+                    call.pop(k, None)
+            elif k == "content" or k == "locations":
+                # Arrays replace whole, [] clears; any other value is ignored.
                 if type(v) is list:
                     if v:
                         call[k] = v
                     else:
                         call.pop(k, None)
-                elif v is None:
-                    call.pop(k, None)
-            else:
-                _patch(call, k, v)
+            elif k != "sessionUpdate" and k != "toolCallId":
+                call[k] = v
         if new:
             s._timeline.append(("toolCall", tid, None))
         self._change(sid, "toolCall", tid)
@@ -1163,7 +1189,10 @@ class Sessions:
         stop = u.get("stopReason") if state == "idle" else None
         s.stop_reason_ = stop if type(stop) is str else None
         s.state_ = state
-        _set_extras(s._update_extras, "state_update", u, _STATE_SKIP)
+        if u.keys() <= _STATE_SKIP:
+            s._update_extras.pop("state_update", None)
+        else:
+            s._update_extras["state_update"] = _without(u, _STATE_SKIP)
         self._change(sid, "session", "state")
 
     def _notice(self, sid: str, kind: str, u: dict) -> None:

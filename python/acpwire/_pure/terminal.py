@@ -37,9 +37,9 @@ left/right margins, double-width lines, blink/conceal/underline colour, and ever
 from __future__ import annotations
 
 import binascii
-import codecs
 import re
 from bisect import bisect_right
+from codecs import utf_8_decode
 from collections import deque
 
 from .._errors import TerminalDataError
@@ -205,6 +205,14 @@ class _Line:
         self.wrapped = False
 
 
+# The row every untouched or cleared row shares, so a new screen costs one list, not a row
+# object per line. Its cell lists are tuples: writing to it by mistake raises instead of
+# changing every blank row; writers take `Terminal._writable_row()` instead.
+_BLANK = _Line()
+_BLANK.chars = ()  # type: ignore[assignment]
+_BLANK.styles = ()  # type: ignore[assignment]
+
+
 # Parser states (Paul Williams' DEC parser, as in vte).
 (
     GROUND,
@@ -227,11 +235,21 @@ _CTRL = re.compile(rb"[\x00-\x1f\x7f]")
 # A whole CSI of at most 16 plain decimal parameters: the common case, run without the state
 # machine (which gives the same result, byte by byte).
 _PLAIN_CSI = re.compile(rb"\x1b\[((?:[0-9]*;){0,15}[0-9]*)([\x40-\x7e])")
+# `_advance_small`'s pieces: a printable run, a plain CSI (as `_PLAIN_CSI`), a C0 control
+# other than ESC, or an ESC beginning anything else (all groups empty).
+_GROUND_TOKENS = re.compile(
+    rb"([^\x00-\x1f\x7f]+)|\x1b\[((?:[0-9]*;){0,15}[0-9]*)([\x40-\x7e])|([\x00-\x1a\x1c-\x1f\x7f])|\x1b"
+)
+# Chunks up to this size take `_advance_small` first; on larger ones a late escape sequence
+# would cost a wasted pass.
+_SMALL_CHUNK = 1024
 _OSC_END = re.compile(rb"[\x07\x18\x1a\x1b]")
 _STRING_END = re.compile(rb"[\x18\x1a\x1b]")
 # C0 bytes that an OSC string ignores (BEL, CAN, SUB and ESC end it).
 _OSC_DROP = bytes(b for b in range(0x20) if b not in (0x07, 0x18, 0x1A, 0x1B))
 _B64_BAD = re.compile(rb"[^A-Za-z0-9+/=]")
+# Deleting these leaves only bad bytes: one C pass, cheaper than the regex on valid input.
+_B64_ALPHABET = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/="
 _B64_VALUES = {
     c: i for i, c in enumerate(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
 }
@@ -240,7 +258,7 @@ _B64_VALUES = {
 def _decode_base64(data: str | bytes | bytearray | memoryview) -> bytes:
     """Strict RFC 4648 base64 (standard alphabet, padding required, canonical final bits)."""
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
-    bad = _B64_BAD.search(raw)
+    bad = _B64_BAD.search(raw) if raw.translate(None, _B64_ALPHABET) else None
     if bad is not None:
         i = bad.start()
         raise TerminalDataError(
@@ -303,7 +321,8 @@ class Terminal:
 
     # ----------------------------------------------------------------- state
     def _clear_all(self) -> None:
-        self._dec = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        # Bytes of a UTF-8 sequence cut at the end of the last printable run.
+        self._utf8_tail = b""
         self._state = GROUND
         self._reset_params()
         self._osc = bytearray()
@@ -324,7 +343,7 @@ class Terminal:
 
     def _soft_reset(self) -> None:
         """RIS: a fresh screen, cursor, pen and modes; scrollback and metadata stay."""
-        self._prim = [_Line() for _ in range(self._rows)]
+        self._prim = [_BLANK] * self._rows
         self._alt: list[_Line] | None = None
         self._grid = self._prim
         self.row = 0
@@ -516,46 +535,38 @@ class Terminal:
 
     # --------------------------------------------------------------- parser
     def _advance(self, data: bytes) -> None:
-        i = 0
         n = len(data)
-        dec = self._dec
-        sgr_memo = _sgr_memo
+        i = self._advance_small(data) if self._state == GROUND and n <= _SMALL_CHUNK else 0
         while i < n:
             state = self._state
             if state == GROUND:
                 m = _CTRL.search(data, i)
                 j = m.start() if m is not None else n
                 if j > i:
-                    s = dec.decode(data[i:j])
+                    # What an incremental "replace" decoder does, without its per-call cost.
+                    run = data[i:j]
+                    tail = self._utf8_tail
+                    if tail:
+                        run = tail + run
+                    s, used = utf_8_decode(run, "replace", False)
+                    self._utf8_tail = run[used:] if used < len(run) else b""
                     if s:
                         self._print(s)
                 if j == n:
                     return
-                if dec.buffer:
+                if self._utf8_tail:
                     # A control byte ends an incomplete UTF-8 sequence: one U+FFFD, as CPython.
-                    self._print(dec.decode(b"", True))
+                    self._print(utf_8_decode(self._utf8_tail, "replace", True)[0])
+                    self._utf8_tail = b""
                 b = data[j]
                 i = j + 1
-                if b == 0x1B:
+                if b == 0x0D:
+                    self.col = 0
+                elif b == 0x1B:
                     m = _PLAIN_CSI.match(data, j)
                     if m is not None:
                         i = m.end()
-                        params, final = m.groups()
-                        if final == b"m":
-                            # SGR is a function of the pen and the parameters: remembered.
-                            pen = (self._fg, self._bg, self._flags)
-                            key = (params, pen)
-                            new = sgr_memo.get(key)
-                            if new is None:
-                                self._plain_csi(params, 0x6D)
-                                if len(sgr_memo) >= _SGR_MEMO:
-                                    sgr_memo.clear()
-                                sgr_memo[key] = (self._fg, self._bg, self._flags)
-                            elif new != pen:
-                                self._fg, self._bg, self._flags = new
-                                self._pen_id = -1
-                        else:
-                            self._plain_csi(params, final[0])
+                        self._dispatch_plain_csi(*m.groups())
                         continue
                     self._reset_params()
                     self._state = ESCAPE
@@ -596,6 +607,61 @@ class Terminal:
             else:
                 self._step(data[i])
                 i += 1
+
+    def _advance_small(self, data: bytes) -> int:
+        """``_advance`` from the ground state over one regex split of ``data`` into printable runs,
+        plain CSIs and C0 controls, the pieces of typical short chunks: fewer calls per piece.
+
+        Returns where ``_advance`` goes on: at the first other escape sequence, or the end.
+        """
+        plain_csis = 0
+        for run, params, final, control in _GROUND_TOKENS.findall(data):
+            if run:
+                tail = self._utf8_tail
+                if tail:
+                    run = tail + run
+                s, used = utf_8_decode(run, "replace", False)
+                self._utf8_tail = run[used:] if used < len(run) else b""
+                if s:
+                    self._print(s)
+                continue
+            if self._utf8_tail:
+                # A control byte ends an incomplete UTF-8 sequence: one U+FFFD, as CPython.
+                self._print(utf_8_decode(self._utf8_tail, "replace", True)[0])
+                self._utf8_tail = b""
+            if final:
+                plain_csis += 1
+                self._dispatch_plain_csi(params, final)
+            elif control:
+                b = control[0]
+                if b == 0x0D:
+                    self.col = 0
+                else:
+                    self._execute(b)
+            else:
+                # Every ESC before this one began a plain CSI.
+                at = -1
+                for _ in range(plain_csis + 1):
+                    at = data.index(b"\x1b", at + 1)
+                return at
+        return len(data)
+
+    def _dispatch_plain_csi(self, params: bytes, final: bytes) -> None:
+        if final == b"m":
+            # SGR is a function of the pen and the parameters: remembered.
+            pen = (self._fg, self._bg, self._flags)
+            key = (params, pen)
+            new = _sgr_memo.get(key)
+            if new is None:
+                self._plain_csi(params, 0x6D)
+                if len(_sgr_memo) >= _SGR_MEMO:
+                    _sgr_memo.clear()
+                _sgr_memo[key] = (self._fg, self._bg, self._flags)
+            elif new != pen:
+                self._fg, self._bg, self._flags = new
+                self._pen_id = -1
+        else:
+            self._plain_csi(params, final[0])
 
     def _plain_csi(self, params: bytes, final: int) -> None:
         self._reset_params()
@@ -845,7 +911,13 @@ class Terminal:
     def _print(self, s: str) -> None:
         if s.isascii():
             self._last = s[-1]
-            self._put_narrow(s)
+            col = self.col
+            if col + len(s) < self._w:
+                # As `_put_narrow`: it fits before the last column.
+                self._write(col, s)
+                self.col = col + len(s)
+            else:
+                self._put_narrow(s)
             return
         # Runs of one-cell characters are written whole; writing them in pieces is the same.
         pos = 0
@@ -875,14 +947,26 @@ class Terminal:
                 self._last = ch
                 self._put_narrow(ch)
 
+    def _writable_row(self) -> _Line:
+        line = self._grid[self.row]
+        if line is _BLANK:
+            line = self._grid[self.row] = _Line()
+        return line
+
     def _wrap(self) -> None:
-        self._grid[self.row].wrapped = True
+        self._writable_row().wrapped = True
         self._index()
         self.col = 0
 
     def _put_narrow(self, s: str) -> None:
         w = self._w
         n = len(s)
+        col = self.col
+        if col + n < w:
+            # Fits before the last column: no wrap, pending or new.
+            self._write(col, s)
+            self.col = col + n
+            return
         pos = 0
         while pos < n:
             col = self.col
@@ -917,6 +1001,8 @@ class Terminal:
 
     def _write(self, col: int, text: str) -> None:
         line = self._grid[self.row]
+        if line is _BLANK:
+            line = self._grid[self.row] = _Line()
         chars = line.chars
         styles = line.styles
         sid = self._pen_id
@@ -931,7 +1017,8 @@ class Terminal:
             chars.extend(text)
             styles.extend([sid] * len(text))
             return
-        self._split(chars, styles, col)
+        if col and chars[col] == "":
+            self._split(chars, styles, col)
         if end < have and chars[end] == "":
             self._split(chars, styles, end)
         chars[col:end] = text
@@ -939,9 +1026,21 @@ class Terminal:
 
     def _put_wide(self, ch: str) -> None:
         w = self._w
+        col = self.col
+        if col + 2 < w:
+            line = self._grid[self.row]
+            chars = line.chars
+            if col == len(chars) and line is not _BLANK:
+                # Appended at the end of the row, before the last column: no wrap, no cell cut.
+                sid = self._pen_id
+                if sid < 0:
+                    sid = self._style()
+                chars += (ch, "")
+                line.styles += (sid, sid)
+                self.col = col + 2
+                return
         if w < 2:
             return
-        col = self.col
         if col >= w:
             if self._autowrap:
                 self._wrap()
@@ -955,7 +1054,7 @@ class Terminal:
                 col = 0
             else:
                 col = w - 2
-        line = self._grid[self.row]
+        line = self._writable_row()
         chars = line.chars
         styles = line.styles
         sid = self._style()
@@ -975,7 +1074,7 @@ class Terminal:
         x = self.col - 1
         if x < 0:
             return  # nothing to join at the start of a row
-        line = self._grid[self.row]
+        line = self._writable_row()
         chars = line.chars
         have = len(chars)
         if x < have and chars[x] == "" and x > 0:
@@ -1012,7 +1111,7 @@ class Terminal:
         g = self._grid
         removed = g[top : top + n]
         del g[top : top + n]
-        g[bot - n + 1 : bot - n + 1] = [_Line() for _ in range(n)]
+        g[bot - n + 1 : bot - n + 1] = [_BLANK] * n
         if top == 0 and self._alt is None:
             self._push_scrollback(removed)
 
@@ -1021,7 +1120,7 @@ class Terminal:
         n = min(n, bot - top + 1)
         g = self._grid
         del g[bot - n + 1 : bot + 1]
-        g[top:top] = [_Line() for _ in range(n)]
+        g[top:top] = [_BLANK] * n
 
     def _push_scrollback(self, lines: list[_Line]) -> None:
         sb = self._sb
@@ -1100,10 +1199,10 @@ class Terminal:
                 g = self._grid
                 if f == "L":
                     del g[bot - n + 1 : bot + 1]
-                    g[self.row : self.row] = [_Line() for _ in range(n)]
+                    g[self.row : self.row] = [_BLANK] * n
                 else:
                     del g[self.row : self.row + n]
-                    g[bot - n + 1 : bot - n + 1] = [_Line() for _ in range(n)]
+                    g[bot - n + 1 : bot - n + 1] = [_BLANK] * n
                 self.col = 0
         elif f == "S":
             self._scroll_up(self._arg(0, 1))
@@ -1142,7 +1241,7 @@ class Terminal:
                     if mode == 1049:
                         self._save_cursor()
                     if self._alt is None:
-                        self._alt = [_Line() for _ in range(self._rows)]
+                        self._alt = [_BLANK] * self._rows
                         self._grid = self._alt
                 elif self._alt is not None:
                     self._alt = None
@@ -1155,6 +1254,8 @@ class Terminal:
 
     def _erase_line(self, mode: int) -> None:
         line = self._grid[self.row]
+        if line is _BLANK:
+            return  # every mode leaves a blank row blank
         chars = line.chars
         styles = line.styles
         x = self._edit_col()
@@ -1169,21 +1270,21 @@ class Terminal:
             chars[:end] = " " * end
             styles[:end] = [0] * end
         elif mode == 2:
-            self._grid[self.row] = _Line()
+            self._grid[self.row] = _BLANK
 
     def _erase_display(self, mode: int) -> None:
         g = self._grid
         if mode == 0:
             self._erase_line(0)
             for r in range(self.row + 1, self._rows):
-                g[r] = _Line()
+                g[r] = _BLANK
         elif mode == 1:
             for r in range(self.row):
-                g[r] = _Line()
+                g[r] = _BLANK
             self._erase_line(1)
         elif mode == 2:
             for r in range(self._rows):
-                g[r] = _Line()
+                g[r] = _BLANK
         elif mode == 3:
             self._sb.clear()
             self._sb_cost = 0
