@@ -1804,18 +1804,7 @@ def _everything(store) -> dict:
 
 
 def _run(backend, data: bytes, cuts: list[int]) -> tuple[dict, list]:
-    store = backend.Sessions(terminal_cols=20)
-    changes = []
-    frames = 0
-    start = 0
-    for cut in [*sorted(cuts), len(data)]:
-        frames += store.feed(data[start:cut])
-        start = cut
-        changes.append(store.changes())
-    frames += store.finish()
-    result = _everything(store)
-    result["frames"] = frames
-    return result, changes
+    return _bulk_run(backend, data, cuts, terminal_cols=20)
 
 
 @SEEDED

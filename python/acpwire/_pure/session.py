@@ -470,9 +470,6 @@ class Sessions:
         loads = orjson.loads
         decode_error = orjson.JSONDecodeError
         roles = _FAST_ROLES
-        sessions = self._sessions
-        handlers = _HANDLERS
-        other_version = _OTHER_VERSION
         # Where each line starts, less the newlines before it: computed when a line needs it.
         starts: list[int] | None = None
         # The message the previous line appended to: the next chunk of the same message only
@@ -539,14 +536,8 @@ class Sessions:
                 self._pos = (number, offset)
                 if is_update:
                     if type(kind) is str and type(sid) is str and type(u) is dict:
-                        # What `_session_update` does once these types are known.
-                        if sid not in sessions:
-                            self._session(sid)
-                        handler = handlers.get(kind)
-                        if handler is None or other_version.get(kind) == self._mode:
-                            self._other(sid, u)
-                        else:
-                            handler(self, sid, kind, u)
+                        # `_session_update` once these types are known.
+                        self._dispatch(sid, kind, u)
                     else:
                         self._session_update(value.get("params"))
                 elif type(value) is list:
@@ -907,6 +898,10 @@ class Sessions:
         if type(kind) is not str:
             self._error(sid, "session/update: sessionUpdate must be a string")
             return
+        self._dispatch(sid, kind, u)
+
+    def _dispatch(self, sid: str, kind: str, u: dict) -> None:
+        """Apply a well-typed update to its session (created on first sight)."""
         if sid not in self._sessions:
             self._session(sid)
         handler = _HANDLERS.get(kind)

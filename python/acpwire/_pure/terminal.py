@@ -543,15 +543,7 @@ class Terminal:
                 m = _CTRL.search(data, i)
                 j = m.start() if m is not None else n
                 if j > i:
-                    # What an incremental "replace" decoder does, without its per-call cost.
-                    run = data[i:j]
-                    tail = self._utf8_tail
-                    if tail:
-                        run = tail + run
-                    s, used = utf_8_decode(run, "replace", False)
-                    self._utf8_tail = run[used:] if used < len(run) else b""
-                    if s:
-                        self._print(s)
+                    self._print_bytes(data[i:j])
                 if j == n:
                     return
                 if self._utf8_tail:
@@ -608,6 +600,17 @@ class Terminal:
                 self._step(data[i])
                 i += 1
 
+    def _print_bytes(self, run: bytes) -> None:
+        """Print a run of printable bytes as an incremental "replace" decoder would (without its
+        per-call cost), holding back an unfinished UTF-8 sequence for the next run."""
+        tail = self._utf8_tail
+        if tail:
+            run = tail + run
+        s, used = utf_8_decode(run, "replace", False)
+        self._utf8_tail = run[used:] if used < len(run) else b""
+        if s:
+            self._print(s)
+
     def _advance_small(self, data: bytes) -> int:
         """``_advance`` from the ground state over one regex split of ``data`` into printable runs,
         plain CSIs and C0 controls, the pieces of typical short chunks: fewer calls per piece.
@@ -617,13 +620,7 @@ class Terminal:
         plain_csis = 0
         for run, params, final, control in _GROUND_TOKENS.findall(data):
             if run:
-                tail = self._utf8_tail
-                if tail:
-                    run = tail + run
-                s, used = utf_8_decode(run, "replace", False)
-                self._utf8_tail = run[used:] if used < len(run) else b""
-                if s:
-                    self._print(s)
+                self._print_bytes(run)
                 continue
             if self._utf8_tail:
                 # A control byte ends an incomplete UTF-8 sequence: one U+FFFD, as CPython.
