@@ -851,7 +851,7 @@ impl Reducer {
         match event {
             Event::Frame(frame) => {
                 self.pos = Some((frame.line, frame.offset));
-                if self.fast_chunk(frame.bytes) {
+                if self.fast_chunk(frame.bytes) || self.fast_terminal_chunk(frame.bytes) {
                     return;
                 }
                 if let Ok(value) = JsonValue::parse(frame.bytes, false) {
@@ -1502,12 +1502,17 @@ impl Reducer {
             );
             return;
         };
+        self.terminal_output(sid, id, &bytes);
+    }
+
+    /// Feed one decoded chunk of terminal output.
+    fn terminal_output(&mut self, sid: &str, id: &str, bytes: &[u8]) {
         let entry = self.terminal_entry(sid, id);
         entry
             .term
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .feed(&bytes);
+            .feed(bytes);
         self.change(sid, "terminal", id);
     }
 
@@ -1837,6 +1842,26 @@ impl Reducer {
         }
         self.decoded = decoded;
         found
+    }
+
+    /// The terminal-output hot path (see [`scan::terminal_chunk`]): a heavy terminal session
+    /// is mostly these frames, and their base64 is fed without building a parse tree. Returns
+    /// false, having changed nothing, for any other frame, and where v1 rules make the variant
+    /// unknown (the general path keeps it raw).
+    fn fast_terminal_chunk(&mut self, bytes: &[u8]) -> bool {
+        if self.mode() == Mode::V1 {
+            return false;
+        }
+        let Some(chunk) = scan::terminal_chunk(bytes) else {
+            return false;
+        };
+        // Invalid base64, or a string with escapes, is the general path's to record or decode.
+        let Ok(output) = decode_base64(chunk.data) else {
+            return false;
+        };
+        self.session(chunk.session_id);
+        self.terminal_output(chunk.session_id, chunk.terminal_id, &output);
+        true
     }
 
     /// What `session_update` and `chunk` do with a plain-text chunk that has a `messageId`.

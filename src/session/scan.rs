@@ -19,6 +19,48 @@
 
 use super::Role;
 
+/// How the compact form of a `session/update` begins, up to the `sessionId` string's opening
+/// quote.
+const CANONICAL_HEAD: &[u8] =
+    b"{\"jsonrpc\":\"2.0\",\"method\":\"session/update\",\"params\":{\"sessionId\":\"";
+
+/// A `terminal_output_chunk` in the compact form of the protocol's examples, borrowed from the
+/// frame. Any other layout is left to the general path.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) struct TerminalChunk<'a> {
+    pub session_id: &'a str,
+    pub terminal_id: &'a str,
+    /// The bytes between the quotes of `data`, unchecked: the caller's strict base64 decode
+    /// admits only the base64 alphabet, which holds no quote, backslash, control or non-ASCII
+    /// byte, so wherever it succeeds these bytes are the string's value. (Checking them here
+    /// as well would scan the bulk of the frame a second time.)
+    pub data: &'a [u8],
+}
+
+/// Scan `frame` for exactly `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":
+/// S,"update":{"sessionUpdate":"terminal_output_chunk","terminalId":T,"data":D}}}`.
+pub(super) fn terminal_chunk(frame: &[u8]) -> Option<TerminalChunk<'_>> {
+    let mut scanner = Scanner { rest: frame };
+    scanner.skip(CANONICAL_HEAD)?;
+    let session_id = scanner.plain_string_body()?;
+    scanner.skip(b",\"update\":{\"sessionUpdate\":\"terminal_output_chunk\",\"terminalId\":\"")?;
+    let terminal_id = scanner.plain_string_body()?;
+    scanner.skip(b",\"data\":\"")?;
+    let end = memchr::memchr(b'"', scanner.rest)?;
+    let data = &scanner.rest[..end];
+    scanner.rest = &scanner.rest[end + 1..];
+    scanner.skip(b"}}}")?;
+    scanner.skip_whitespace();
+    if !scanner.rest.is_empty() {
+        return None;
+    }
+    Some(TerminalChunk {
+        session_id,
+        terminal_id,
+        data,
+    })
+}
+
 /// One frame of the hot shape, borrowed from the frame (or, for text with escapes, from the
 /// buffer it was decoded into).
 #[derive(Debug, PartialEq, Eq)]
@@ -266,9 +308,7 @@ impl<'a> Scanner<'a> {
     /// protocol's examples and this project's samples. Each stretch between the values is one
     /// comparison; anything else falls back to [`Scanner::top`], which takes keys one by one.
     fn canonical(&mut self, decoded: &mut String) -> Option<Found<'a>> {
-        self.skip(
-            b"{\"jsonrpc\":\"2.0\",\"method\":\"session/update\",\"params\":{\"sessionId\":\"",
-        )?;
+        self.skip(CANONICAL_HEAD)?;
         let session_id = self.plain_string_body()?;
         self.skip(b",\"update\":{\"sessionUpdate\":")?;
         let (_, role) = CHUNK_KINDS

@@ -380,6 +380,29 @@ fn fast_vs_general(preamble: &[String], line: &[u8]) -> Option<(Role, String, St
         )
     });
     scanned.as_ref()?;
+    fed_equals_applied(preamble, line);
+    scanned
+}
+
+/// A snapshot with its error records' line and offset cleared: `apply` has no stream position.
+fn without_positions(mut snapshot: Json) -> Json {
+    if let Json::Object(members) = &mut snapshot {
+        for (key, value) in members.iter_mut() {
+            if let (true, Json::Array(errors)) = (key == "errors", value) {
+                for error in errors.iter_mut() {
+                    if let Json::Object(fields) = error {
+                        fields.retain(|(k, _)| k != "line" && k != "offset");
+                    }
+                }
+            }
+        }
+    }
+    snapshot
+}
+
+/// Reduce `line` after `preamble` twice, through `feed` (where the hot paths apply) and through
+/// `apply` (always the general path), and require the same sessions, changes and errors.
+fn fed_equals_applied(preamble: &[String], line: &[u8]) {
     let Ok(value) = JsonValue::parse(line, false) else {
         panic!("accepted invalid JSON {line:?}");
     };
@@ -394,15 +417,14 @@ fn fast_vs_general(preamble: &[String], line: &[u8]) -> Option<(Role, String, St
     assert_eq!(fed.ids(), applied.ids(), "{context}");
     for id in fed.ids() {
         assert_eq!(
-            fed.get(&id).unwrap().snapshot(),
-            applied.get(&id).unwrap().snapshot(),
+            without_positions(fed.get(&id).unwrap().snapshot()),
+            without_positions(applied.get(&id).unwrap().snapshot()),
             "{context}"
         );
     }
     assert_eq!(fed.take_changes(), applied.take_changes(), "{context}");
     let reasons = |s: &Sessions| s.errors().map(|e| e.reason.clone()).collect::<Vec<_>>();
     assert_eq!(reasons(&fed), reasons(&applied), "{context}");
-    scanned
 }
 
 fn preambles() -> Vec<Vec<String>> {
@@ -717,4 +739,73 @@ fn changes_after_take_are_recorded_again() {
         vec![(SID.to_owned(), "message", "m".to_owned())]
     );
     assert!(s.take_changes().is_empty());
+}
+
+/// Whether `fast_terminal_chunk` takes `line`: the scanner's shape and strict base64.
+fn terminal_fast_path_takes(line: &[u8]) -> bool {
+    scan::terminal_chunk(line).is_some_and(|chunk| decode_base64(chunk.data).is_ok())
+}
+
+fn terminal_frame(sid: &str, tid: &str, data: &str) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"{sid}","update":{{"sessionUpdate":"terminal_output_chunk","terminalId":"{tid}","data":"{data}"}}}}}}"#
+    )
+}
+
+/// The terminal-output hot path takes exactly the compact layout and reduces it as the general
+/// path does: after v1 rules (unknown there), into a new or an existing terminal, with invalid
+/// base64, and under every single-byte change.
+#[test]
+fn terminal_scanner_agrees_with_the_general_path() {
+    // "\x1b[31mred\x1b[0m ok\r\n" and "50%\r100%"
+    let (colour, progress) = ("G1szMW1yZWQbWzBtIG9rDQo=", "NTAlDTEwMCU=");
+    let existing = upd(r#"{"sessionUpdate":"terminal_update","terminalId":"t1","command":"make"}"#);
+    let preambles = [
+        Vec::new(),
+        vec![init(1)],
+        vec![init(2)],
+        vec![init(2), existing.clone(), terminal_frame(SID, "t1", colour)],
+    ];
+    let cases: [(String, bool); 7] = [
+        (terminal_frame(SID, "t1", colour), true),
+        (terminal_frame(SID, "t1", progress) + " \t\r", true),
+        (terminal_frame("s2", "t9", "QQ="), false),
+        (terminal_frame(SID, "t1", r"NTAl\/DTEwMCU="), false),
+        (terminal_frame(SID, "t1", colour) + "x", false),
+        (
+            terminal_frame(SID, "t1", colour).replace(r#""terminalId":"t1","#, ""),
+            false,
+        ),
+        (
+            upd(&format!(
+                r#"{{"sessionUpdate":"terminal_output_chunk","data":"{colour}","terminalId":"t1"}}"#
+            )),
+            false,
+        ),
+    ];
+    for (line, taken) in &cases {
+        assert_eq!(terminal_fast_path_takes(line.as_bytes()), *taken, "{line}");
+        if JsonValue::parse(line.as_bytes(), false).is_err() {
+            continue;
+        }
+        for preamble in &preambles {
+            fed_equals_applied(preamble, line.as_bytes());
+        }
+    }
+    let frame = terminal_frame(SID, "t1", progress);
+    let mut accepted = 0;
+    for at in 0..frame.len() {
+        for &byte in b" \"\\{}:,Q=\x01\xff" {
+            let mut line = frame.as_bytes().to_vec();
+            line[at] = byte;
+            if JsonValue::parse(&line, false).is_err() {
+                assert!(!terminal_fast_path_takes(&line), "{line:?}");
+                continue;
+            }
+            accepted += usize::from(terminal_fast_path_takes(&line));
+            fed_equals_applied(&preambles[3], &line);
+        }
+    }
+    // Changed ids and data bytes keep the shape.
+    assert!(accepted > 20, "{accepted}");
 }
