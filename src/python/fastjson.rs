@@ -99,7 +99,7 @@ struct Parser<'a, 'py> {
     cache: &'a mut Vec<Option<CachedKey>>,
 }
 
-impl Parser<'_, '_> {
+impl<'a> Parser<'a, '_> {
     #[inline]
     fn peek(&self) -> Option<u8> {
         self.data.get(self.pos).copied()
@@ -287,29 +287,27 @@ impl Parser<'_, '_> {
         None
     }
 
+    /// The raw body of a string (the opening quote consumed), with whether it has escapes
+    /// and non-ASCII bytes; moves past the closing quote.
+    fn string_body(&mut self) -> Option<(&'a [u8], bool, bool)> {
+        let (end, escapes, non_ascii) = self.scan_string()?;
+        let data: &'a [u8] = self.data;
+        let body = &data[self.pos..end];
+        self.pos = end + 1;
+        Some((body, escapes, non_ascii))
+    }
+
     /// A string value (the opening quote consumed).
     fn string(&mut self) -> Option<Owned> {
-        let (end, escapes, non_ascii) = self.scan_string()?;
-        let body = &self.data[self.pos..end];
-        self.pos = end + 1;
-        if escapes {
-            let (text, non_ascii) = unescape(body, non_ascii)?;
-            return new_str(&text, non_ascii);
-        }
-        new_str(body, non_ascii)
+        let (body, escapes, non_ascii) = self.string_body()?;
+        str_value(body, escapes, non_ascii)
     }
 
     /// An object key: short plain keys come from the cache.
     fn key(&mut self) -> Option<Owned> {
-        let (end, escapes, non_ascii) = self.scan_string()?;
-        let body = &self.data[self.pos..end];
-        self.pos = end + 1;
-        if escapes {
-            let (text, non_ascii) = unescape(body, non_ascii)?;
-            return new_str(&text, non_ascii);
-        }
-        if body.len() > MAX_CACHED_KEY {
-            return new_str(body, non_ascii);
+        let (body, escapes, non_ascii) = self.string_body()?;
+        if escapes || body.len() > MAX_CACHED_KEY {
+            return str_value(body, escapes, non_ascii);
         }
         let slot = key_slot(body);
         if let Some(Some(cached)) = self.cache.get(slot)
@@ -442,6 +440,15 @@ fn key_slot(bytes: &[u8]) -> usize {
         hash = (hash ^ u32::from(b)).wrapping_mul(0x0100_0193);
     }
     hash as usize % KEY_CACHE_SLOTS
+}
+
+/// A string's value from its raw body.
+fn str_value(body: &[u8], escapes: bool, non_ascii: bool) -> Option<Owned> {
+    if escapes {
+        let (text, non_ascii) = unescape(body, non_ascii)?;
+        return new_str(&text, non_ascii);
+    }
+    new_str(body, non_ascii)
 }
 
 /// A new `str` from UTF-8 bytes; `None` if they are not valid UTF-8.
