@@ -139,6 +139,13 @@ async def _run_tiny_session(conn, client) -> str:
     return response.stop_reason
 
 
+async def _close(conn, proc) -> None:
+    """Close the connection, then the agent's input, and wait for the agent to exit."""
+    await conn.close()
+    proc.stdin.close()
+    await asyncio.wait_for(proc.wait(), 30)
+
+
 def _reasons(errors) -> list[str]:
     return [e.reason for e in errors]
 
@@ -153,9 +160,7 @@ async def test_connect_to_agent_reads_a_1_mb_update_and_skips_bad_frames(tmp_pat
     try:
         assert await _run_tiny_session(conn, client) == "end_turn"
     finally:
-        await conn.close()
-        proc.stdin.close()
-        await asyncio.wait_for(proc.wait(), 30)
+        await _close(conn, proc)
     assert _reasons(errors) == [
         "invalid JSON",
         "not a JSON-RPC message object",
@@ -174,9 +179,7 @@ async def test_frame_stream_reader_serves_the_sdk_stream_api(tmp_path):
     try:
         assert await _run_tiny_session(conn, client) == "end_turn"
     finally:
-        await conn.close()
-        proc.stdin.close()
-        await asyncio.wait_for(proc.wait(), 30)
+        await _close(conn, proc)
     assert len(errors) == 3
     assert reader.decoder.frames >= 7
 
@@ -189,9 +192,7 @@ async def test_bad_frames_are_logged_by_default(tmp_path, caplog):
         with caplog.at_level("WARNING", logger="acpwire.sdk"):
             assert await _run_tiny_session(conn, client) == "end_turn"
     finally:
-        await conn.close()
-        proc.stdin.close()
-        await asyncio.wait_for(proc.wait(), 30)
+        await _close(conn, proc)
     logged = [r for r in caplog.records if r.name == "acpwire.sdk"]
     assert len(logged) == 3
     assert "invalid JSON" in logged[0].getMessage()
