@@ -3,19 +3,20 @@
 //! The core terminal sits behind `Arc<Mutex<…>>` so that a session store can hand Python a
 //! live handle to a terminal it keeps feeding. Feeding runs without the GIL.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use pyo3::exceptions::PyValueError;
+use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBytes, PyList, PyString, PyTuple, PyType};
+use pyo3::types::{PyBool, PyBytes, PyList, PyString, PyType};
 
 use crate::terminal::{self, Color, TerminalConfig, TerminalDataError};
 
 use super::decoder::with_bytes;
 
 static SPAN: PyOnceLock<Py<PyType>> = PyOnceLock::new();
-static TUPLE_NEW: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 static TERMINAL_DATA_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
 pub(crate) fn terminal_data_error_type(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
@@ -42,6 +43,58 @@ fn base64_input(data: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
         return Ok(encoded.cast::<PyBytes>()?.as_bytes().to_vec());
     }
     with_bytes(data, <[u8]>::to_vec)
+}
+
+/// The style fields of a `Span`, in order: fg, bg, bold, dim, italic, underline, inverse,
+/// strike, link.
+fn style_fields(py: Python<'_>, st: &terminal::Style) -> PyResult<[Py<PyAny>; 9]> {
+    let flag = |on: bool| PyBool::new(py, on).to_owned().into_any().unbind();
+    Ok([
+        color_to_py(py, st.fg)?,
+        color_to_py(py, st.bg)?,
+        flag(st.bold),
+        flag(st.dim),
+        flag(st.italic),
+        flag(st.underline),
+        flag(st.inverse),
+        flag(st.strike),
+        match &st.link {
+            Some(uri) => PyString::new(py, uri).into_any().unbind(),
+            None => py.None(),
+        },
+    ])
+}
+
+/// A `Span` of `text` and a style's fields, made as `tuple.__new__(Span, ...)` makes it but
+/// without a Python-level call: a view can hold hundreds of thousands of runs.
+fn new_span<'py>(
+    span: &Bound<'py, PyType>,
+    text: Bound<'py, PyString>,
+    fields: &[Py<PyAny>; 9],
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = span.py();
+    let kind = span.as_type_ptr();
+    // SAFETY: `Span` is a heap type (a tuple subclass with no instance dict), so its
+    // `tp_alloc` slot is readable and makes a tuple of ten empty items, each set below with
+    // a new reference before the object is used.
+    unsafe {
+        let alloc: ffi::allocfunc =
+            std::mem::transmute(ffi::PyType_GetSlot(kind, ffi::Py_tp_alloc));
+        let obj = alloc(kind, 10);
+        if obj.is_null() {
+            return Err(PyErr::fetch(py));
+        }
+        ffi::PyTuple_SET_ITEM(obj, 0, text.into_ptr());
+        for (k, field) in (1..).zip(fields) {
+            ffi::PyTuple_SET_ITEM(obj, k, field.clone_ref(py).into_ptr());
+        }
+        // Immutable, without a dict, and holding only strings, ints, bools and None: it can
+        // never be part of a cycle, so the collector need not traverse it (as CPython
+        // untracks such plain tuples itself). Views with many runs would otherwise trigger
+        // collections that cost more than making the runs.
+        ffi::PyObject_GC_UnTrack(obj.cast());
+        Ok(Bound::from_owned_ptr(py, obj))
+    }
 }
 
 fn color_to_py(py: Python<'_>, color: Option<Color>) -> PyResult<Py<PyAny>> {
@@ -156,47 +209,36 @@ impl Terminal {
 
     /// Styled runs per line (adjacent runs of one style merged).
     fn spans<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let lines = self.with_terminal(py, |t| t.spans());
-        let span = span_type(py)?;
-        // `tuple.__new__(Span, fields)`: the named tuple without its Python-level `__new__`.
-        let make = TUPLE_NEW.get_or_try_init(py, || {
-            py.get_type::<PyTuple>()
-                .getattr("__new__")
-                .map(Bound::unbind)
-        })?;
-        let make = make.bind(py);
-        let out = PyList::empty(py);
-        for line in lines {
-            let row = PyList::empty(py);
-            for s in line {
-                let st = &s.style;
-                let args = PyTuple::new(
-                    py,
-                    [
-                        PyString::new(py, &s.text).into_any().unbind(),
-                        color_to_py(py, st.fg)?,
-                        color_to_py(py, st.bg)?,
-                        st.bold.into_pyobject(py)?.to_owned().into_any().unbind(),
-                        st.dim.into_pyobject(py)?.to_owned().into_any().unbind(),
-                        st.italic.into_pyobject(py)?.to_owned().into_any().unbind(),
-                        st.underline
-                            .into_pyobject(py)?
-                            .to_owned()
-                            .into_any()
-                            .unbind(),
-                        st.inverse.into_pyobject(py)?.to_owned().into_any().unbind(),
-                        st.strike.into_pyobject(py)?.to_owned().into_any().unbind(),
-                        match &st.link {
-                            Some(uri) => PyString::new(py, uri).into_any().unbind(),
-                            None => py.None(),
-                        },
-                    ],
-                )?;
-                row.append(make.call1((span, args))?)?;
+        let (lines, styles) = self.with_terminal(py, |t| {
+            let lines = t.styled_lines();
+            let mut styles: HashMap<u32, terminal::Style> = HashMap::new();
+            for line in &lines {
+                for &(_, sid) in &line.runs {
+                    styles.entry(sid).or_insert_with(|| t.style(sid));
+                }
             }
-            out.append(row)?;
+            (lines, styles)
+        });
+        let span = span_type(py)?;
+        // A style's nine fields as Python objects, made once per style rather than per run.
+        let mut fields: HashMap<u32, [Py<PyAny>; 9]> = HashMap::with_capacity(styles.len());
+        for (sid, style) in &styles {
+            fields.insert(*sid, style_fields(py, style)?);
         }
-        Ok(out)
+        let rows = lines.iter().map(|line| {
+            let ends = line.runs.iter().skip(1).map(|r| r.0);
+            let row = line
+                .runs
+                .iter()
+                .zip(ends.chain([line.text.len()]))
+                .map(|(&(begin, sid), end)| {
+                    let text = PyString::new(py, &line.text[begin..end]);
+                    new_span(span, text, &fields[&sid])
+                })
+                .collect::<PyResult<Vec<_>>>()?;
+            PyList::new(py, row)
+        });
+        PyList::new(py, rows.collect::<PyResult<Vec<_>>>()?)
     }
 
     /// The visible rows (None when `cols` is None).

@@ -65,6 +65,8 @@ const RGB_BIT: u32 = 1 << 24;
 
 /// Cell text: a char, the right half of a wide character, or an interned cluster.
 const CONT: u32 = u32::MAX;
+/// Cells a line's buffer gets when it first grows.
+const LINE_CAPACITY: usize = 128;
 const CLUSTER_BIT: u32 = 1 << 31;
 
 /// A colour of a span.
@@ -112,6 +114,15 @@ pub struct Style {
 pub struct Span {
     pub text: String,
     pub style: Style,
+}
+
+/// A logical line of [`Terminal::styled_lines`]: its text, trailing blanks trimmed, and its
+/// runs as (start in `text`, style id for [`Terminal::style`]); a run ends where the next
+/// starts, the last at the end of `text`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StyledLine {
+    pub text: String,
+    pub runs: Vec<(usize, u32)>,
 }
 
 /// Progress reported with OSC 9;4.
@@ -347,8 +358,12 @@ fn fill<T: CellChars>(dst: &mut [Cell], src: &[T], style: u32) {
 /// Appends the characters of `src` in style `style`.
 #[inline]
 fn extend<T: CellChars>(cells: &mut Vec<Cell>, src: &[T], style: u32) {
-    cells.reserve(src.len());
     let len = cells.len();
+    if cells.capacity() - len < src.len() {
+        // A line is written a run at a time: room for a typical line at once saves the
+        // reallocations of growing it run by run.
+        cells.reserve(src.len().max(LINE_CAPACITY.saturating_sub(len)));
+    }
     // SAFETY: the reserve leaves room for `src.len()` cells past `len`, all of which `store`
     // initializes before the length covers them.
     unsafe {
@@ -865,8 +880,9 @@ impl Terminal {
         text.split('\n').map(str::to_owned).collect()
     }
 
-    fn style_of(&self, sid: u32) -> Style {
-        let k = self.styles[sid as usize];
+    /// The style with id `sid`, an id from [`Terminal::styled_lines`].
+    pub fn style(&self, sid: u32) -> Style {
+        let k = self.styles.get(sid as usize).copied().unwrap_or_default();
         Style {
             fg: color_out(k.fg),
             bg: color_out(k.bg),
@@ -886,25 +902,37 @@ impl Terminal {
 
     /// Each logical line as runs of one style (adjacent equal styles merged).
     pub fn spans(&self) -> Vec<Vec<Span>> {
-        let mut out: Vec<Vec<Span>> = Vec::new();
+        self.styled_lines()
+            .into_iter()
+            .map(|line| {
+                let ends = line.runs.iter().skip(1).map(|r| r.0);
+                line.runs
+                    .iter()
+                    .zip(ends.chain([line.text.len()]))
+                    .map(|(&(begin, sid), end)| Span {
+                        text: line.text[begin..end].to_owned(),
+                        style: self.style(sid),
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// [`Terminal::spans`] in compact form: one text per line and style ids, so that a caller
+    /// converts each style once rather than once per run.
+    pub fn styled_lines(&self) -> Vec<StyledLine> {
+        let mut out: Vec<StyledLine> = Vec::new();
         let mut text = String::new();
         // Runs of the logical line being built: (start in `text`, style id).
         let mut runs: Vec<(usize, u32)> = Vec::new();
         let mut finish = |text: &mut String, runs: &mut Vec<(usize, u32)>| {
             // Trailing blanks go whatever their style: runs starting in them are dropped.
             let keep = text.trim_end_matches(' ').len();
-            let mut spans = Vec::with_capacity(runs.len());
-            for (k, &(begin, sid)) in runs.iter().enumerate() {
-                if begin >= keep {
-                    break;
-                }
-                let end = runs.get(k + 1).map_or(keep, |r| r.0.min(keep));
-                spans.push(Span {
-                    text: text[begin..end].to_owned(),
-                    style: self.style_of(sid),
-                });
-            }
-            out.push(spans);
+            let kept = runs.iter().take_while(|r| r.0 < keep).count();
+            out.push(StyledLine {
+                text: text[..keep].to_owned(),
+                runs: runs[..kept].to_vec(),
+            });
             text.clear();
             runs.clear();
         };
@@ -941,7 +969,7 @@ impl Terminal {
         if !text.is_empty() {
             finish(&mut text, &mut runs);
         }
-        while out.last().is_some_and(Vec::is_empty) {
+        while out.last().is_some_and(|line| line.runs.is_empty()) {
             out.pop();
         }
         out
@@ -1945,8 +1973,9 @@ impl Terminal {
         if to_scrollback {
             for k in at..=bot {
                 let mut line = std::mem::take(&mut self.prim[k]);
-                // Capacity left over from a longer past must not escape the `max_bytes` bound.
-                if line.cells.capacity() > 2 * line.cells.len() + 64 {
+                // Capacity left over from a longer past must not escape the `max_bytes` bound:
+                // a kept line holds at most twice its cells plus a first allocation's worth.
+                if line.cells.capacity() > 2 * line.cells.len() + LINE_CAPACITY {
                     line.cells.shrink_to_fit();
                 }
                 self.sb_cost += line.cells.len() + 1;
