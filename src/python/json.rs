@@ -100,131 +100,133 @@ struct Encoder<'py> {
 
 const ESCAPE_BLOCK: usize = 4096;
 
-/// Write the escape sequence for `byte` at `dst`; return the end.
-///
-/// # Safety
-/// `dst` must have room for 6 bytes.
-unsafe fn write_escape(dst: *mut u8, byte: u8) -> *mut u8 {
+/// For each byte, how JSON writes it inside a string when it must be escaped: the escape's
+/// bytes in the low bytes of the word and its length in the top byte; 0 for bytes written as
+/// they are. One unaligned 8-byte store and one add write any escape without a branch.
+static ESCAPES: [u64; 256] = escape_table();
+
+const fn escape_table() -> [u64; 256] {
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    let short = match byte {
-        b'"' => Some(b'"'),
-        b'\\' => Some(b'\\'),
-        b'\n' => Some(b'n'),
-        b'\r' => Some(b'r'),
-        b'\t' => Some(b't'),
-        0x08 => Some(b'b'),
-        0x0c => Some(b'f'),
-        _ => None,
-    };
-    unsafe {
-        if let Some(letter) = short {
-            dst.write(b'\\');
-            dst.add(1).write(letter);
-            return dst.add(2);
+    let mut table = [0u64; 256];
+    let mut b = 0;
+    while b < 256 {
+        #[allow(clippy::cast_possible_truncation, reason = "b < 256")]
+        let short = match b as u8 {
+            b'"' => b'"',
+            b'\\' => b'\\',
+            b'\n' => b'n',
+            b'\r' => b'r',
+            b'\t' => b't',
+            0x08 => b'b',
+            0x0c => b'f',
+            _ => 0,
+        };
+        if short != 0 {
+            table[b] = b'\\' as u64 | (short as u64) << 8 | 2 << 56;
+        } else if b < 0x20 {
+            let seq = [b'\\', b'u', b'0', b'0', HEX[b >> 4], HEX[b & 0xf]];
+            let mut word = 6u64 << 56;
+            let mut k = 0;
+            while k < 6 {
+                word |= (seq[k] as u64) << (8 * k);
+                k += 1;
+            }
+            table[b] = word;
         }
-        let long = [
-            b'\\',
-            b'u',
-            b'0',
-            b'0',
-            HEX[usize::from(byte >> 4)],
-            HEX[usize::from(byte & 0xf)],
-        ];
-        std::ptr::copy_nonoverlapping(long.as_ptr(), dst, 6);
-        dst.add(6)
+        b += 1;
     }
+    table
 }
 
-/// Copy `block` to `dst`, escaping what JSON requires; return the end of what was written.
+/// Write `byte` at `dst`, escaped if JSON requires it; return the end.
 ///
 /// # Safety
-/// `dst` must have room for `block.len() * 6 + 16` bytes.
-unsafe fn escape_block(block: &[u8], mut dst: *mut u8) -> *mut u8 {
-    let mut i = 0;
-    let n = block.len();
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{
-            __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_max_epu8, _mm_movemask_epi8,
-            _mm_or_si128, _mm_set1_epi8, _mm_storeu_si128,
-        };
-        // SAFETY: SSE2 is baseline on x86_64; loads stay inside `block`, and each 16-byte
-        // store fits the reservation (clean bytes are kept, the rest is overwritten). Loads
-        // and stores are unaligned (`loadu`/`storeu`), so the pointer casts need no alignment.
-        #[allow(clippy::cast_ptr_alignment)]
-        unsafe {
-            let quote = _mm_set1_epi8(b'"'.cast_signed());
-            let backslash = _mm_set1_epi8(b'\\'.cast_signed());
-            let below_space = _mm_set1_epi8(0x1f);
-            while i + 16 <= n {
-                let chunk = _mm_loadu_si128(block.as_ptr().add(i).cast::<__m128i>());
-                _mm_storeu_si128(dst.cast::<__m128i>(), chunk);
-                let control = _mm_cmpeq_epi8(_mm_max_epu8(chunk, below_space), below_space);
-                let special = _mm_or_si128(
-                    _mm_cmpeq_epi8(chunk, quote),
-                    _mm_cmpeq_epi8(chunk, backslash),
-                );
-                let mask = _mm_movemask_epi8(_mm_or_si128(control, special));
-                if mask == 0 {
-                    i += 16;
-                    dst = dst.add(16);
-                    continue;
-                }
-                let clean = mask.trailing_zeros() as usize;
-                dst = write_escape(dst.add(clean), block[i + clean]);
-                i += clean + 1;
-            }
+/// `dst` must have room for 8 bytes.
+#[inline]
+unsafe fn put_byte(dst: *mut u8, byte: u8) -> *mut u8 {
+    let escape = ESCAPES[usize::from(byte)];
+    // SAFETY: the caller guarantees room for 8 bytes.
+    unsafe {
+        if escape == 0 {
+            dst.write(byte);
+            return dst.add(1);
         }
+        dst.cast::<u64>().write_unaligned(escape);
+        #[allow(clippy::cast_possible_truncation, reason = "the length is at most 6")]
+        dst.add((escape >> 56) as usize)
     }
-    // The last 1..16 bytes (all of most keys and short values), when none needs an escape.
-    // SAFETY: at most 16 bytes, within the reservation.
-    if i < n && n - i <= 16 && unsafe { copy_clean_tail(&block[i..], dst) } {
-        return unsafe { dst.add(n - i) };
-    }
-    // Eight bytes at a time for what is left.
-    while let Some(chunk) = block.get(i..i + 8) {
-        let word = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
-        let hits = escape_hits(word);
-        // SAFETY: eight bytes fit the reservation (six per input byte, plus 16).
-        unsafe { dst.cast::<[u8; 8]>().write_unaligned(word.to_le_bytes()) };
-        if hits == 0 {
-            i += 8;
-            dst = unsafe { dst.add(8) };
-            continue;
-        }
-        let clean = (hits.trailing_zeros() / 8) as usize;
-        dst = unsafe { write_escape(dst.add(clean), block[i + clean]) };
-        i += clean + 1;
-    }
-    while i < n {
-        let byte = block[i];
-        // SAFETY: at most six bytes per input byte, within the reservation.
-        unsafe {
-            if needs_escape(byte) {
-                dst = write_escape(dst, byte);
-            } else {
-                dst.write(byte);
-                dst = dst.add(1);
-            }
-        }
-        i += 1;
-    }
-    dst
 }
 
-/// Copy `tail` (1..=16 bytes) with two overlapping word loads and stores if no byte of it needs
-/// an escape; otherwise write nothing and return false. Loading the words straight from the
-/// source (instead of copying the tail into a padded buffer and loading that) avoids a
-/// store-forwarding stall on every short string.
+/// Write `text` escaped as JSON requires (no quotes) at `dst`; return the bytes written.
+///
+/// # Safety
+/// `dst` must have room for `text.len() * 6 + 16` bytes.
+#[inline]
+unsafe fn write_escaped(text: &[u8], dst: *mut u8) -> usize {
+    let n = text.len();
+    let mut i = 0;
+    // SAFETY (all writes): at most six bytes per input byte, with 16 bytes of slack for the
+    // vector stores and the 8-byte escape stores, fit the caller's room.
+    unsafe {
+        let mut out = dst;
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::{
+                __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_max_epu8, _mm_movemask_epi8,
+                _mm_or_si128, _mm_set1_epi8, _mm_storeu_si128,
+            };
+            // SSE2 is baseline on x86_64; loads stay inside `text`, and each 16-byte store
+            // keeps the clean bytes and is overwritten past them. Loads and stores are
+            // unaligned (`loadu`/`storeu`), so the pointer casts need no alignment.
+            #[allow(clippy::cast_ptr_alignment)]
+            if n >= 16 {
+                let quote = _mm_set1_epi8(b'"'.cast_signed());
+                let backslash = _mm_set1_epi8(b'\\'.cast_signed());
+                let below_space = _mm_set1_epi8(0x1f);
+                while i + 16 <= n {
+                    let chunk = _mm_loadu_si128(text.as_ptr().add(i).cast::<__m128i>());
+                    _mm_storeu_si128(out.cast::<__m128i>(), chunk);
+                    let control = _mm_cmpeq_epi8(_mm_max_epu8(chunk, below_space), below_space);
+                    let special = _mm_or_si128(
+                        _mm_cmpeq_epi8(chunk, quote),
+                        _mm_cmpeq_epi8(chunk, backslash),
+                    );
+                    let mask = _mm_movemask_epi8(_mm_or_si128(control, special));
+                    if mask == 0 {
+                        i += 16;
+                        out = out.add(16);
+                        continue;
+                    }
+                    let clean = mask.trailing_zeros() as usize;
+                    out = put_byte(out.add(clean), text[i + clean]);
+                    i += clean + 1;
+                }
+            }
+        }
+        // Short strings (most keys and values): when none of their bytes needs an escape,
+        // two overlapping word loads and stores copy them.
+        if (4..16).contains(&n) && copy_clean_short(text, out) {
+            return n;
+        }
+        // The rest, and the tail of long strings, a byte at a time.
+        while i < n {
+            out = put_byte(out, text[i]);
+            i += 1;
+        }
+        usize::try_from(out.offset_from(dst)).unwrap_or(0)
+    }
+}
+
+/// Copy `text` (4 to 15 bytes) to `dst` with two overlapping word loads and stores if no byte
+/// of it needs an escape; otherwise write nothing and return false.
 ///
 /// # Safety
 /// `dst` must have room for 16 bytes.
-unsafe fn copy_clean_tail(tail: &[u8], dst: *mut u8) -> bool {
-    // Spaces in the upper half of a widened 4-byte word: they never need an escape.
-    const SPACES_HIGH: u64 = 0x2020_2020_0000_0000;
-    let n = tail.len();
-    let src = tail.as_ptr();
-    // SAFETY: every load lies within `tail` and every store within `dst`'s 16 bytes; the
+#[inline]
+unsafe fn copy_clean_short(text: &[u8], dst: *mut u8) -> bool {
+    let n = text.len();
+    let src = text.as_ptr();
+    // SAFETY: every load lies within `text` and every store within `dst`'s 16 bytes; the
     // second word overlaps the first, so together they cover all `n` bytes.
     unsafe {
         if n >= 8 {
@@ -235,34 +237,24 @@ unsafe fn copy_clean_tail(tail: &[u8], dst: *mut u8) -> bool {
             }
             dst.cast::<u64>().write_unaligned(low);
             dst.add(n - 8).cast::<u64>().write_unaligned(high);
-            return true;
-        }
-        if n >= 4 {
+        } else {
             let low = src.cast::<u32>().read_unaligned();
             let high = src.add(n - 4).cast::<u32>().read_unaligned();
-            if escape_hits(u64::from(low) | SPACES_HIGH)
-                | escape_hits(u64::from(high) | SPACES_HIGH)
-                != 0
-            {
+            if escape_hits(u64::from(low) | u64::from(high) << 32) != 0 {
                 return false;
             }
             dst.cast::<u32>().write_unaligned(low);
             dst.add(n - 4).cast::<u32>().write_unaligned(high);
-            return true;
-        }
-        for (k, &byte) in tail.iter().enumerate() {
-            if needs_escape(byte) {
-                return false;
-            }
-            dst.add(k).write(byte);
         }
     }
     true
 }
 
-/// The high bit of each byte of `word` that must be escaped (`"`, `\\`, below 0x20). Word-at-a-
-/// time "has byte less than n" / "has zero byte" tests: the lowest flagged byte is always a
-/// true match (false positives appear only above a true one).
+/// The high bit of each byte of `word` that must be escaped (`"`, `\\`, below 0x20).
+/// Word-at-a-time "has byte less than n" / "has zero byte" tests: the lowest flagged byte is
+/// always a true match (false positives appear only above a true one), so a zero result is
+/// exact.
+#[inline]
 fn escape_hits(word: u64) -> u64 {
     const LOW: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
@@ -289,11 +281,6 @@ unsafe fn is_leaf(obj: *mut ffi::PyObject) -> bool {
     }
 }
 
-/// Bytes that must be escaped inside a JSON string.
-fn needs_escape(b: u8) -> bool {
-    b < 0x20 || b == b'"' || b == b'\\'
-}
-
 impl Encoder<'_> {
     /// Encode the object at `obj`.
     ///
@@ -318,7 +305,10 @@ impl Encoder<'_> {
                         self.out.push(b',');
                     }
                     let item = ffi::PyList_GET_ITEM(obj, i);
-                    if is_leaf(item) {
+                    if ffi::Py_TYPE(item) == &raw mut ffi::PyUnicode_Type {
+                        // The commonest item, without a second dispatch.
+                        self.string(item)?;
+                    } else if is_leaf(item) {
                         self.value(item, depth + 1)?;
                     } else {
                         // Owned while encoded: Python code run for a nested object could
@@ -421,6 +411,7 @@ impl Encoder<'_> {
 
     /// # Safety
     /// `obj` must be a live `str` (or subclass).
+    #[inline]
     unsafe fn string(&mut self, obj: *mut ffi::PyObject) -> PyResult<()> {
         // SAFETY: a compact ASCII str holds its characters inline, which are also its UTF-8.
         if unsafe { ffi::PyUnicode_IS_COMPACT_ASCII(obj) } != 0 {
@@ -431,6 +422,15 @@ impl Encoder<'_> {
             self.escaped(bytes);
             return Ok(());
         }
+        // SAFETY: as for this function.
+        unsafe { self.string_utf8(obj) }
+    }
+
+    /// A `str` that is not compact ASCII, through its (cached) UTF-8 form.
+    ///
+    /// # Safety
+    /// `obj` must be a live `str` (or subclass).
+    unsafe fn string_utf8(&mut self, obj: *mut ffi::PyObject) -> PyResult<()> {
         let mut size: ffi::Py_ssize_t = 0;
         // SAFETY: the UTF-8 buffer is cached on the str object and lives as long as it does.
         let bytes = unsafe {
@@ -449,18 +449,37 @@ impl Encoder<'_> {
     }
 
     /// Write `bytes` as a JSON string, escaping as orjson does.
+    #[inline]
     fn escaped(&mut self, bytes: &[u8]) {
+        if bytes.len() > ESCAPE_BLOCK {
+            self.escaped_long(bytes);
+            return;
+        }
+        self.out.reserve(bytes.len() * 6 + 18);
+        // SAFETY: the reservation covers both quotes and what `write_escaped` needs; the
+        // length then covers only the bytes written.
+        unsafe {
+            let len = self.out.len();
+            let start = self.out.as_mut_ptr().add(len);
+            start.write(b'"');
+            let written = write_escaped(bytes, start.add(1));
+            start.add(1 + written).write(b'"');
+            self.out.set_len(len + written + 2);
+        }
+    }
+
+    /// A string longer than one block, written block by block so that the worst-case
+    /// reservation (six output bytes per input byte) stays bounded.
+    #[cold]
+    fn escaped_long(&mut self, bytes: &[u8]) {
         self.out.push(b'"');
-        // Blocks bound the worst-case reservation (six output bytes per input byte).
         for block in bytes.chunks(ESCAPE_BLOCK) {
             self.out.reserve(block.len() * 6 + 16);
-            // SAFETY: the reservation covers the worst case of the block plus the 16-byte
-            // over-store of the vector path; `set_len` covers only bytes written.
+            // SAFETY: as in `escaped`.
             unsafe {
-                let start = self.out.as_mut_ptr().add(self.out.len());
-                let end = escape_block(block, start);
-                let written = usize::try_from(end.offset_from(start)).unwrap_or(0);
-                self.out.set_len(self.out.len() + written);
+                let len = self.out.len();
+                let written = write_escaped(block, self.out.as_mut_ptr().add(len));
+                self.out.set_len(len + written);
             }
         }
         self.out.push(b'"');
@@ -531,7 +550,10 @@ impl Encoder<'_> {
             // Reading a str runs no Python code, so the key needs no reference of its own.
             unsafe { self.string(key)? };
             self.out.push(b':');
-            if unsafe { is_leaf(value) } {
+            if unsafe { ffi::Py_TYPE(value) } == &raw mut ffi::PyUnicode_Type {
+                // The commonest value, without a second dispatch.
+                unsafe { self.string(value)? };
+            } else if unsafe { is_leaf(value) } {
                 unsafe { self.value(value, depth + 1)? };
             } else {
                 // Hold the value: encoding it may run Python code that drops it from the dict.
