@@ -411,7 +411,11 @@ impl Encoder<'_> {
 
     /// # Safety
     /// `obj` must be a live `str` (or subclass).
-    #[inline]
+    #[allow(
+        clippy::inline_always,
+        reason = "one call per string, not two: most are short"
+    )]
+    #[inline(always)]
     unsafe fn string(&mut self, obj: *mut ffi::PyObject) -> PyResult<()> {
         // SAFETY: a compact ASCII str holds its characters inline, which are also its UTF-8.
         if unsafe { ffi::PyUnicode_IS_COMPACT_ASCII(obj) } != 0 {
@@ -449,7 +453,8 @@ impl Encoder<'_> {
     }
 
     /// Write `bytes` as a JSON string, escaping as orjson does.
-    #[inline]
+    #[allow(clippy::inline_always, reason = "part of `string`")]
+    #[inline(always)]
     fn escaped(&mut self, bytes: &[u8]) {
         if bytes.len() > ESCAPE_BLOCK {
             self.escaped_long(bytes);
