@@ -203,11 +203,6 @@ unsafe fn write_escaped(text: &[u8], dst: *mut u8) -> usize {
                 }
             }
         }
-        // Short strings (most keys and values): when none of their bytes needs an escape,
-        // two overlapping word loads and stores copy them.
-        if (4..16).contains(&n) && copy_clean_short(text, out) {
-            return n;
-        }
         // The rest, and the tail of long strings, a byte at a time.
         while i < n {
             out = put_byte(out, text[i]);
@@ -467,7 +462,14 @@ impl Encoder<'_> {
             let len = self.out.len();
             let start = self.out.as_mut_ptr().add(len);
             start.write(b'"');
-            let written = write_escaped(bytes, start.add(1));
+            // Short strings (most keys and values) without a byte to escape are copied with
+            // two overlapping word loads and stores, in line; the rest takes the escaper.
+            let n = bytes.len();
+            let written = if (4..16).contains(&n) && copy_clean_short(bytes, start.add(1)) {
+                n
+            } else {
+                write_escaped(bytes, start.add(1))
+            };
             start.add(1 + written).write(b'"');
             self.out.set_len(len + written + 2);
         }
