@@ -159,6 +159,29 @@ fn sgr_colours_and_links() {
 }
 
 #[test]
+fn styled_lines_share_style_ids() {
+    let mut t = term(None, 3);
+    // Two lines in red with plain text between, trailing blanks in red on the second.
+    t.feed(b"\x1b[31mred\x1b[0m plain\r\n\x1b[31mred again   \x1b[0m\r\n");
+    let lines = t.styled_lines();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0].text, "red plain");
+    let red = lines[0].runs[0].1;
+    assert_eq!(lines[0].runs, vec![(0, red), (3, 0)]);
+    // The same style keeps its id; the blanks after the text are trimmed with their run.
+    assert_eq!(
+        (lines[1].text.as_str(), lines[1].runs.clone()),
+        ("red again", vec![(0, red)])
+    );
+    assert_eq!(t.style(red).fg, Some(Color::Indexed(1)));
+    assert_eq!(t.style(0), Style::default());
+    // `spans` is the same content, one style per run.
+    let spans = t.spans();
+    assert_eq!(spans[0][1].text, " plain");
+    assert_eq!(spans[1].len(), 1);
+}
+
+#[test]
 fn metadata() {
     let mut t = term(None, 2);
     t.feed(b"\x1b]2;build\x1b\\\x07\x1b]9;4;1;42\x07\x1b[6n\x1b[>c\x1bP+q544e\x1b\\");
