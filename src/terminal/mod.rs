@@ -1619,11 +1619,39 @@ impl Terminal {
 
     // ------------------------------------------------------------------ print
 
+    #[inline]
     fn put_ascii(&mut self, bytes: &[u8]) {
-        if let Some(&b) = bytes.last() {
-            self.last = Some(char::from(b));
-            self.put_narrow(bytes);
+        let Some(&b) = bytes.last() else { return };
+        self.last = Some(char::from(b));
+        let col = self.col;
+        let end = col + bytes.len();
+        if end < self.w {
+            // Short of the margin, and no wide character cut at either end: the cells are
+            // written in place (or appended) without the general path's layers. Most runs
+            // of output are this.
+            let sid = self.style_id();
+            let row = self.row;
+            let grid = match &mut self.alt {
+                Some(alt) => alt,
+                None => &mut self.prim,
+            };
+            let cells = &mut grid[row].cells;
+            let have = cells.len();
+            if col == have {
+                extend(cells, bytes, sid);
+                self.col = end;
+                return;
+            }
+            if end <= have
+                && cells[col].ch() != CONT
+                && cells.get(end).is_none_or(|c| c.ch() != CONT)
+            {
+                fill(&mut cells[col..end], bytes, sid);
+                self.col = end;
+                return;
+            }
         }
+        self.put_narrow(bytes);
     }
 
     fn print_str(&mut self, s: &str) {
