@@ -167,6 +167,15 @@ class _Message:
         self.content: list | None = None
         self.fields: dict = {}
 
+    def append(self, block: dict) -> list:
+        """Append one chunk's content block; return the content list."""
+        content = self.content
+        if content is None:
+            content = self.content = [block]
+        else:
+            content.append(block)
+        return content
+
 
 class Session:
     """The reduced state of one session (a live view: it follows later updates)."""
@@ -512,16 +521,11 @@ class Sessions:
                         target = chunk_targets.get(sid)
                         if target is not None and target[1] == mid and target[0] == role:
                             target[2]._current = target[3]
-                            m = target[4]
-                            if m.content is None:
-                                m.content = [content]
-                            else:
-                                m.content.append(content)
+                            last_content = target[4].append(content)
                         else:
                             target = self._append_chunk(sid, role, mid, content)
                             chunk_targets[sid] = target
-                            m = target[4]
-                        last_content = m.content
+                            last_content = target[4].content
                         last_sid, last_role, last_mid = sid, role, mid
                         continue
             last_sid = None
@@ -560,10 +564,7 @@ class Sessions:
             index = self._message_index(sid, role, mid)
         s._current = index
         m = s._messages[index]
-        if m.content is None:
-            m.content = [content]
-        else:
-            m.content.append(content)
+        m.append(content)
         self._change(sid, "message", mid)
         return (role, mid, s, index, m)
 
@@ -755,15 +756,12 @@ class Sessions:
 
     def _request(self, method: str, has_id: bool, rid: Any, params: Any) -> None:
         if method == "session/prompt":
-            sid = params.get("sessionId") if type(params) is dict else None
-            if type(sid) is not str:
-                self._params_session(method, params)  # records why
+            sid = self._params_session(method, params)
+            if sid is None:
                 return
             entry = _request_entry(rid, params, has_id)
             mode = self._mode
-            s = self._sessions.get(sid)
-            if s is None:
-                s = self._session(sid)
+            s = self._session(sid)
             s._prompts.append(entry)
             index = len(s._prompts) - 1
             if mode != _V2:
@@ -773,14 +771,11 @@ class Sessions:
             self._change(sid, "session", "prompts")
             self._track(_CLIENT, has_id, rid, (_PROMPT, sid, index))
         elif method == "session/request_permission":
-            sid = params.get("sessionId") if type(params) is dict else None
-            if type(sid) is not str:
-                self._params_session(method, params)  # records why
+            sid = self._params_session(method, params)
+            if sid is None:
                 return
             entry = _request_entry(rid, params, has_id)
-            s = self._sessions.get(sid)
-            if s is None:
-                s = self._session(sid)
+            s = self._session(sid)
             s._permissions.append(entry)
             index = len(s._permissions) - 1
             self._change(sid, "session", "permissions")
@@ -883,12 +878,8 @@ class Sessions:
     # -- session/update ----------------------------------------------------------------------
 
     def _session_update(self, params: Any) -> None:
-        if type(params) is not dict:
-            self._error(None, "session/update: params must be an object")
-            return
-        sid = params.get("sessionId")
-        if type(sid) is not str:
-            self._error(None, "session/update: sessionId must be a string")
+        sid = self._params_session("session/update", params)
+        if sid is None:
             return
         u = params.get("update")
         if type(u) is not dict:
@@ -957,10 +948,7 @@ class Sessions:
                 value = u.get(key)
                 if value is not None:
                     m.fields[key] = value
-        if m.content is None:
-            m.content = [content]
-        else:
-            m.content.append(content)
+        m.append(content)
         self._change(sid, "message", m.id)
 
     def _upsert_message(self, sid: str, kind: str, u: dict) -> None:
@@ -1184,10 +1172,7 @@ class Sessions:
         stop = u.get("stopReason") if state == "idle" else None
         s.stop_reason_ = stop if type(stop) is str else None
         s.state_ = state
-        if u.keys() <= _STATE_SKIP:
-            s._update_extras.pop("state_update", None)
-        else:
-            s._update_extras["state_update"] = _without(u, _STATE_SKIP)
+        _set_extras(s._update_extras, "state_update", u, _STATE_SKIP)
         self._change(sid, "session", "state")
 
     def _notice(self, sid: str, kind: str, u: dict) -> None:
