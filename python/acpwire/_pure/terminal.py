@@ -547,9 +547,7 @@ class Terminal:
                 if j == n:
                     return
                 if self._utf8_tail:
-                    # A control byte ends an incomplete UTF-8 sequence: one U+FFFD, as CPython.
-                    self._print(utf_8_decode(self._utf8_tail, "replace", True)[0])
-                    self._utf8_tail = b""
+                    self._end_utf8_tail()
                 b = data[j]
                 i = j + 1
                 if b == 0x0D:
@@ -611,6 +609,11 @@ class Terminal:
         if s:
             self._print(s)
 
+    def _end_utf8_tail(self) -> None:
+        """A control byte ends an incomplete UTF-8 sequence: one U+FFFD, as CPython."""
+        self._print(utf_8_decode(self._utf8_tail, "replace", True)[0])
+        self._utf8_tail = b""
+
     def _advance_small(self, data: bytes) -> int:
         """``_advance`` from the ground state over one regex split of ``data`` into printable runs,
         plain CSIs and C0 controls, the pieces of typical short chunks: fewer calls per piece.
@@ -623,9 +626,7 @@ class Terminal:
                 self._print_bytes(run)
                 continue
             if self._utf8_tail:
-                # A control byte ends an incomplete UTF-8 sequence: one U+FFFD, as CPython.
-                self._print(utf_8_decode(self._utf8_tail, "replace", True)[0])
-                self._utf8_tail = b""
+                self._end_utf8_tail()
             if final:
                 plain_csis += 1
                 self._dispatch_plain_csi(params, final)
@@ -908,13 +909,7 @@ class Terminal:
     def _print(self, s: str) -> None:
         if s.isascii():
             self._last = s[-1]
-            col = self.col
-            if col + len(s) < self._w:
-                # As `_put_narrow`: it fits before the last column.
-                self._write(col, s)
-                self.col = col + len(s)
-            else:
-                self._put_narrow(s)
+            self._put_narrow(s)
             return
         # Runs of one-cell characters are written whole; writing them in pieces is the same.
         pos = 0
@@ -997,9 +992,7 @@ class Terminal:
             styles[x] = 0
 
     def _write(self, col: int, text: str) -> None:
-        line = self._grid[self.row]
-        if line is _BLANK:
-            line = self._grid[self.row] = _Line()
+        line = self._writable_row()
         chars = line.chars
         styles = line.styles
         sid = self._pen_id
