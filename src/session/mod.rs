@@ -1859,7 +1859,6 @@ impl Reducer {
         let Ok(output) = decode_base64(chunk.data) else {
             return false;
         };
-        self.session(chunk.session_id);
         self.terminal_output(chunk.session_id, chunk.terminal_id, &output);
         true
     }

@@ -821,8 +821,11 @@ impl Terminal {
 
     #[inline]
     fn push_cell_text(&self, out: &mut String, ch: u32) {
-        // CONT and cluster ids are never valid chars.
-        if let Some(c) = char::from_u32(ch) {
+        if ch < 0x80 {
+            // Most cells: a byte, without a char's encoding.
+            out.push(char::from(u8::try_from(ch).unwrap_or(b' ')));
+        } else if let Some(c) = char::from_u32(ch) {
+            // CONT and cluster ids are never valid chars.
             out.push(c);
         } else if ch != CONT {
             out.push_str(&self.clusters[(ch & !CLUSTER_BIT) as usize]);
@@ -832,12 +835,7 @@ impl Terminal {
     fn row_text(&self, out: &mut String, line: &Line) {
         out.reserve(line.cells.len());
         for c in &line.cells {
-            let ch = c.ch();
-            if ch < 0x80 {
-                out.push(char::from(u8::try_from(ch).unwrap_or(b' ')));
-            } else {
-                self.push_cell_text(out, ch);
-            }
+            self.push_cell_text(out, c.ch());
         }
     }
 
@@ -948,11 +946,7 @@ impl Terminal {
                     open = c.style();
                     runs.push((text.len(), open));
                 }
-                if ch < 0x80 {
-                    text.push(char::from(u8::try_from(ch).unwrap_or(b' ')));
-                } else {
-                    self.push_cell_text(&mut text, ch);
-                }
+                self.push_cell_text(&mut text, ch);
             }
             if line.wrapped {
                 let pad = self.wrap_pad(line);
@@ -1179,7 +1173,7 @@ impl Terminal {
         }
         match (fin, vals) {
             (b'K', &[mode]) => self.erase_line(mode),
-            (b'G' | b'`', &[col]) => self.col = (usize::from(col.max(1)) - 1).min(self.w - 1),
+            (b'G' | b'`', &[col]) => self.set_col(col),
             _ => {
                 self.reset_params();
                 for &v in vals {
@@ -1626,30 +1620,10 @@ impl Terminal {
         let col = self.col;
         let end = col + bytes.len();
         if end < self.w {
-            // Short of the margin, and no wide character cut at either end: the cells are
-            // written in place (or appended) without the general path's layers. Most runs
-            // of output are this.
-            let sid = self.style_id();
-            let row = self.row;
-            let grid = match &mut self.alt {
-                Some(alt) => alt,
-                None => &mut self.prim,
-            };
-            let cells = &mut grid[row].cells;
-            let have = cells.len();
-            if col == have {
-                extend(cells, bytes, sid);
-                self.col = end;
-                return;
-            }
-            if end <= have
-                && cells[col].ch() != CONT
-                && cells.get(end).is_none_or(|c| c.ch() != CONT)
-            {
-                fill(&mut cells[col..end], bytes, sid);
-                self.col = end;
-                return;
-            }
+            // Short of the margin, so no wrap: most runs of output.
+            self.write(col, bytes);
+            self.col = end;
+            return;
         }
         self.put_narrow(bytes);
     }
@@ -1854,7 +1828,11 @@ impl Terminal {
     }
 
     /// Overwrites cells from `col` with `text` (not empty) in the pen's style.
-    #[inline]
+    #[allow(
+        clippy::inline_always,
+        reason = "in the ASCII-run path it is most of the work"
+    )]
+    #[inline(always)]
     fn write<T: CellChars>(&mut self, col: usize, text: &[T]) {
         let sid = self.style_id();
         let row = self.row;
@@ -2081,7 +2059,7 @@ impl Terminal {
             }
             b'C' | b'a' => self.col = (self.col + a0).min(w - 1),
             b'D' => self.col = self.col.saturating_sub(a0),
-            b'G' | b'`' => self.col = (a0 - 1).min(w - 1),
+            b'G' | b'`' => self.set_col(self.params.arg(0, 1)),
             b'H' | b'f' => {
                 self.row = (a0 - 1).min(rows - 1);
                 self.col = (usize::from(self.params.arg(1, 1)) - 1).min(w - 1);
@@ -2168,6 +2146,11 @@ impl Terminal {
                 _ => {}
             }
         }
+    }
+
+    /// CHA/HPA: to column `n` (1-based; 0 means 1), within the row.
+    fn set_col(&mut self, n: u16) {
+        self.col = (usize::from(n.max(1)) - 1).min(self.w - 1);
     }
 
     fn edit_col(&self) -> usize {
