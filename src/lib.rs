@@ -4,6 +4,7 @@
 //! [`python`] (feature `python`) converts at the edge.
 
 pub mod framing;
+mod json_text;
 pub mod session;
 pub mod terminal;
 

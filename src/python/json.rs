@@ -6,6 +6,7 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyInt, PyList, PyString, PyType};
 
 use super::decoder::{PARSER, with_bytes};
+use crate::json_text::special_bytes;
 
 /// Containers may nest this deep (the outermost is at depth 0); orjson has the same limit, so
 /// both backends refuse the same documents, and a self-referencing container fails instead of
@@ -227,7 +228,7 @@ unsafe fn copy_clean_short(text: &[u8], dst: *mut u8) -> bool {
         if n >= 8 {
             let low = src.cast::<u64>().read_unaligned();
             let high = src.add(n - 8).cast::<u64>().read_unaligned();
-            if escape_hits(low) | escape_hits(high) != 0 {
+            if special_bytes(low) | special_bytes(high) != 0 {
                 return false;
             }
             dst.cast::<u64>().write_unaligned(low);
@@ -235,7 +236,7 @@ unsafe fn copy_clean_short(text: &[u8], dst: *mut u8) -> bool {
         } else {
             let low = src.cast::<u32>().read_unaligned();
             let high = src.add(n - 4).cast::<u32>().read_unaligned();
-            if escape_hits(u64::from(low) | u64::from(high) << 32) != 0 {
+            if special_bytes(u64::from(low) | u64::from(high) << 32) != 0 {
                 return false;
             }
             dst.cast::<u32>().write_unaligned(low);
@@ -243,22 +244,6 @@ unsafe fn copy_clean_short(text: &[u8], dst: *mut u8) -> bool {
         }
     }
     true
-}
-
-/// The high bit of each byte of `word` that must be escaped (`"`, `\\`, below 0x20).
-/// Word-at-a-time "has byte less than n" / "has zero byte" tests: the lowest flagged byte is
-/// always a true match (false positives appear only above a true one), so a zero result is
-/// exact.
-#[inline]
-fn escape_hits(word: u64) -> u64 {
-    const LOW: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    let quote = word ^ (LOW * u64::from(b'"'));
-    let backslash = word ^ (LOW * u64::from(b'\\'));
-    let control = word.wrapping_sub(LOW * 0x20) & !word;
-    let quotes = quote.wrapping_sub(LOW) & !quote;
-    let backslashes = backslash.wrapping_sub(LOW) & !backslash;
-    (control | quotes | backslashes) & HIGH
 }
 
 /// Exact scalar types: encoding them runs no Python code.

@@ -18,6 +18,7 @@
 //! other value types, control characters, invalid UTF-8, lone surrogates, trailing data.
 
 use super::Role;
+use crate::json_text::{Run, plain_run};
 
 /// How the compact form of a `session/update` begins, up to the `sessionId` string's opening
 /// quote.
@@ -408,100 +409,5 @@ impl<'a> Scanner<'a> {
         let text = self.text_body(decoded)?;
         self.expect(b"}")?;
         Some(text)
-    }
-}
-
-/// The run at the start of a string's bytes that it holds as they are: up to the first `"`,
-/// `\` or control character (below 0x20), or all of them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct Run<'a> {
-    pub bytes: &'a [u8],
-    /// No byte of the run is above 0x7f.
-    pub ascii: bool,
-}
-
-#[cfg(target_arch = "x86_64")]
-#[allow(clippy::cast_ptr_alignment)] // `_mm_loadu_si128` reads through unaligned pointers
-pub(super) fn plain_run(bytes: &[u8]) -> Run<'_> {
-    use std::arch::x86_64::{
-        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
-        _mm_setzero_si128, _mm_subs_epu8,
-    };
-    let mut i = 0;
-    let mut high = 0;
-    while i + 16 <= bytes.len() {
-        // SAFETY: SSE2 is part of the x86_64 baseline, so the intrinsics need no runtime check;
-        // `i + 16 <= bytes.len()`, so the 16 bytes loaded are inside `bytes`, and
-        // `_mm_loadu_si128` has no alignment requirement.
-        let (special, block_high) = unsafe {
-            let block = _mm_loadu_si128(bytes.as_ptr().add(i).cast::<__m128i>());
-            let quote = _mm_cmpeq_epi8(block, _mm_set1_epi8(b'"'.cast_signed()));
-            let backslash = _mm_cmpeq_epi8(block, _mm_set1_epi8(b'\\'.cast_signed()));
-            // Saturating `byte - 0x1f` is zero exactly for the control characters.
-            let below = _mm_subs_epu8(block, _mm_set1_epi8(0x1f));
-            let control = _mm_cmpeq_epi8(below, _mm_setzero_si128());
-            let special = _mm_or_si128(_mm_or_si128(quote, backslash), control);
-            (_mm_movemask_epi8(special), _mm_movemask_epi8(block))
-        };
-        if special != 0 {
-            let len = special.trailing_zeros() as usize;
-            high |= block_high & ((1 << len) - 1);
-            return Run {
-                bytes: &bytes[..i + len],
-                ascii: high == 0,
-            };
-        }
-        high |= block_high;
-        i += 16;
-    }
-    let tail = plain_run_words(&bytes[i..]);
-    Run {
-        bytes: &bytes[..i + tail.bytes.len()],
-        ascii: high == 0 && tail.ascii,
-    }
-}
-
-#[cfg(not(target_arch = "x86_64"))]
-pub(super) fn plain_run(bytes: &[u8]) -> Run<'_> {
-    plain_run_words(bytes)
-}
-
-/// [`plain_run`] eight bytes at a time in a `u64` (portable; on `x86_64` it scans the tail).
-pub(super) fn plain_run_words(bytes: &[u8]) -> Run<'_> {
-    const ONES: u64 = u64::from_le_bytes([1; 8]);
-    const HIGH: u64 = u64::from_le_bytes([0x80; 8]);
-    let mut words = bytes.chunks_exact(8);
-    let mut i = 0;
-    let mut high = 0;
-    for word in &mut words {
-        let v = u64::from_le_bytes(word.try_into().expect("eight bytes"));
-        let quote = v ^ (ONES * u64::from(b'"'));
-        let backslash = v ^ (ONES * u64::from(b'\\'));
-        // `(x - 1) & !x` sets the high bit of each zero byte of `x`, and `(v - 0x20) & !v` that
-        // of each byte below 0x20. A borrow can also flag a byte above a real hit, never
-        // below one, so the lowest flag is exact.
-        let flags = ((quote.wrapping_sub(ONES) & !quote)
-            | (backslash.wrapping_sub(ONES) & !backslash)
-            | (v.wrapping_sub(ONES * 0x20) & !v))
-            & HIGH;
-        if flags != 0 {
-            // The bits below the lowest flag: all of the bytes before it.
-            high |= v & HIGH & ((flags & flags.wrapping_neg()) - 1);
-            return Run {
-                bytes: &bytes[..i + (flags.trailing_zeros() / 8) as usize],
-                ascii: high == 0,
-            };
-        }
-        high |= v & HIGH;
-        i += 8;
-    }
-    let tail = words.remainder();
-    let len = tail
-        .iter()
-        .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
-        .unwrap_or(tail.len());
-    Run {
-        bytes: &bytes[..i + len],
-        ascii: high == 0 && tail[..len].is_ascii(),
     }
 }

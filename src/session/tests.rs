@@ -656,45 +656,6 @@ fn scanner_mutations_agree_with_the_general_path() {
 }
 
 #[test]
-fn plain_run_stops_at_quotes_backslashes_and_controls() {
-    let naive = |bytes: &[u8]| {
-        let len = bytes
-            .iter()
-            .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
-            .unwrap_or(bytes.len());
-        (len, bytes[..len].is_ascii())
-    };
-    // Printable filler, a stop byte at every position, and bytes above 0x7f before, at and
-    // after the stop, across the 16-byte blocks and the 8-byte words.
-    for len in 0..48_u8 {
-        for stop in [
-            None,
-            Some(b'"'),
-            Some(b'\\'),
-            Some(0),
-            Some(0x1f),
-            Some(b'\n'),
-        ] {
-            for at in 0..=len {
-                for high_at in [None, Some(0), Some(at.saturating_sub(1)), Some(len)] {
-                    let mut bytes: Vec<u8> = (0..len).map(|i| b'a' + i % 26).collect();
-                    if let Some(h) = high_at.filter(|&h| h < len) {
-                        bytes[usize::from(h)] = 0x80 | h;
-                    }
-                    if let Some(stop) = stop.filter(|_| at < len) {
-                        bytes[usize::from(at)] = stop;
-                    }
-                    let want = naive(&bytes);
-                    for run in [scan::plain_run(&bytes), scan::plain_run_words(&bytes)] {
-                        assert_eq!((run.bytes.len(), run.ascii), want, "{bytes:?}");
-                    }
-                }
-            }
-        }
-    }
-}
-
-#[test]
 fn text_blocks_share_one_buffer_and_keep_their_order() {
     let mut s = store(
         Some(2),
