@@ -67,6 +67,8 @@ const RGB_BIT: u32 = 1 << 24;
 const CONT: u32 = u32::MAX;
 /// Cells a line's buffer gets when it first grows.
 const LINE_CAPACITY: usize = 128;
+/// How many lines ahead a view asks for the cells it reads next.
+const PREFETCH_LINES: usize = 4;
 const CLUSTER_BIT: u32 = 1 << 31;
 
 /// A colour of a span.
@@ -456,6 +458,19 @@ pub fn width(c: char) -> usize {
     char_width(c)
 }
 
+/// Asks for the cache line at `p` ahead of its use; never faults, changes nothing.
+#[inline]
+fn prefetch<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        // SAFETY: a prefetch is only a hint: it never faults, whatever the address.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(p.cast::<i8>()) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
 /// An ASCII decimal saturating at 65535; `None` if empty or not all digits.
 fn parse_uint(s: &str) -> Option<u32> {
     if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
@@ -834,8 +849,34 @@ impl Terminal {
 
     fn row_text(&self, out: &mut String, line: &Line) {
         out.reserve(line.cells.len());
-        for c in &line.cells {
-            self.push_cell_text(out, c.ch());
+        let mut rest = &line.cells[..];
+        while !rest.is_empty() {
+            // Runs of ASCII cells, most of any output, go in as bytes in one bulk copy.
+            let mut n = rest.iter().position(|c| c.ch() >= 0x80).unwrap_or(rest.len());
+            #[allow(clippy::cast_possible_truncation, reason = "the cells are ASCII")]
+            let bytes = rest[..n].iter().map(|c| c.ch() as u8);
+            // SAFETY: bytes below 0x80 are whole UTF-8 characters.
+            unsafe { out.as_mut_vec() }.extend(bytes);
+            for c in &rest[n..] {
+                if c.ch() < 0x80 {
+                    break;
+                }
+                self.push_cell_text(out, c.ch());
+                n += 1;
+            }
+            rest = &rest[n..];
+        }
+    }
+
+    /// Asks for the first cells of `line` ahead of reading them: lines of scrollback live
+    /// apart in memory, so a view that walks them would otherwise wait on each in turn.
+    #[inline]
+    fn prefetch_line(line: Option<&Line>) {
+        if let Some(line) = line {
+            let p = line.cells.as_ptr();
+            for k in 0..line.cells.len().div_ceil(8).min(8) {
+                prefetch(p.wrapping_add(8 * k));
+            }
         }
     }
 
@@ -850,7 +891,9 @@ impl Terminal {
         let mut out = String::new();
         // Where the logical line being built starts in `out`.
         let mut start = 0;
+        let mut ahead = self.sb.iter().chain(self.prim.iter()).skip(PREFETCH_LINES);
         for line in self.sb.iter().chain(self.prim.iter()) {
+            Self::prefetch_line(ahead.next());
             self.row_text(&mut out, line);
             if line.wrapped {
                 out.extend(std::iter::repeat_n(' ', self.wrap_pad(line)));
@@ -934,7 +977,9 @@ impl Terminal {
             text.clear();
             runs.clear();
         };
+        let mut ahead = self.sb.iter().chain(self.prim.iter()).skip(PREFETCH_LINES);
         for line in self.sb.iter().chain(self.prim.iter()) {
+            Self::prefetch_line(ahead.next());
             // The style of the open run; no style has id `u32::MAX`.
             let mut open = runs.last().map_or(u32::MAX, |r| r.1);
             for c in &line.cells {
@@ -2012,6 +2057,12 @@ impl Terminal {
                 let mut cells = old.cells;
                 cells.clear();
                 self.spare = cells;
+                // The next line to go is the next spare, and its memory is long cold: ask for
+                // its cells now, and for the one after's header (read to find its cells).
+                Self::prefetch_line(self.sb.front());
+                if let Some(after) = self.sb.get(1) {
+                    prefetch(std::ptr::from_ref(after));
+                }
             }
         }
     }
