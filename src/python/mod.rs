@@ -37,6 +37,31 @@ pub(crate) fn encode_error_type(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> 
 
 /// An instance of one of the shared exception classes, as a `PyErr` to return. If the class
 /// cannot be had or built, that failure is what is raised.
+/// The cyclic garbage collector switched off for as long as this lives, then back on if it
+/// was on. Building a large result makes thousands of container objects; each few hundred
+/// would otherwise trigger a collection that walks only what is being built. Nothing runs
+/// Python code meanwhile, and the collection owed runs at the next allocation after.
+pub(crate) struct GcPause {
+    was_enabled: bool,
+}
+
+impl GcPause {
+    pub(crate) fn new() -> Self {
+        // SAFETY: callers hold the GIL (they build Python objects).
+        let was_enabled = unsafe { pyo3::ffi::PyGC_Disable() } != 0;
+        Self { was_enabled }
+    }
+}
+
+impl Drop for GcPause {
+    fn drop(&mut self) {
+        if self.was_enabled {
+            // SAFETY: as in `new`; the guard lives within the call that holds the GIL.
+            unsafe { pyo3::ffi::PyGC_Enable() };
+        }
+    }
+}
+
 pub(crate) fn new_error<'py, A>(exception: PyResult<&Bound<'py, PyType>>, args: A) -> PyErr
 where
     A: pyo3::call::PyCallArgs<'py>,

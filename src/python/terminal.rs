@@ -220,11 +220,16 @@ impl Terminal {
             (lines, styles)
         });
         let span = span_type(py)?;
-        // A style's nine fields as Python objects, made once per style rather than per run.
-        let mut fields: HashMap<u32, [Py<PyAny>; 9]> = HashMap::with_capacity(styles.len());
+        // A style's nine fields as Python objects, made once per style rather than per run,
+        // indexed by style id (ids are small and dense).
+        let top = styles.keys().max().map_or(0, |&sid| sid as usize + 1);
+        let mut fields: Vec<Option<[Py<PyAny>; 9]>> = (0..top).map(|_| None).collect();
         for (sid, style) in &styles {
-            fields.insert(*sid, style_fields(py, style)?);
+            fields[*sid as usize] = Some(style_fields(py, style)?);
         }
+        // Only the row lists are tracked objects, and none can be garbage while this runs: a
+        // collection triggered every few hundred of them would only walk what is being built.
+        let _paused = super::GcPause::new();
         let rows = lines.iter().map(|line| {
             let ends = line.runs.iter().skip(1).map(|r| r.0);
             let row = line
@@ -233,7 +238,11 @@ impl Terminal {
                 .zip(ends.chain([line.text.len()]))
                 .map(|(&(begin, sid), end)| {
                     let text = PyString::new(py, &line.text[begin..end]);
-                    new_span(span, text, &fields[&sid])
+                    let style = fields.get(sid as usize).and_then(Option::as_ref);
+                    let style = style.ok_or_else(|| {
+                        pyo3::exceptions::PyRuntimeError::new_err("a run's style has no fields")
+                    })?;
+                    new_span(span, text, style)
                 })
                 .collect::<PyResult<Vec<_>>>()?;
             PyList::new(py, row)
