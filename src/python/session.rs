@@ -305,6 +305,8 @@ impl Session {
     /// The session as a JSON-serializable dict (a copy); see the module docs for the shape.
     fn snapshot<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let json = self.with(py, core::Session::snapshot)?;
+        // Thousands of fresh dicts and lists, none of which can be garbage yet.
+        let _paused = super::GcPause::new();
         to_py(py, &json)
     }
 
