@@ -14,6 +14,11 @@ use std::fmt;
 
 use memchr::memchr;
 
+use crate::prefetch::prefetch;
+
+/// Bytes of a piece requested ahead of the newline search.
+const PREFETCH_AHEAD: usize = 4096;
+
 /// How many bytes of a bad frame an error quotes.
 pub const EXCERPT_BYTES: usize = 64;
 
@@ -189,7 +194,15 @@ impl Framer {
     pub fn feed(&mut self, data: &[u8], mut sink: impl FnMut(Event<'_>)) {
         let base = self.position;
         let mut pos = 0;
+        // How far the piece has been asked for ahead of the newline search.
+        let mut fetched = 0;
         while pos < data.len() {
+            // The search is the first touch of the piece, and waits on memory line after
+            // line: keep requests for the next few KiB in flight ahead of it.
+            while fetched < (pos + PREFETCH_AHEAD).min(data.len()) {
+                prefetch(data.as_ptr().wrapping_add(fetched));
+                fetched += 64;
+            }
             let rest = &data[pos..];
             let Some(newline) = memchr(b'\n', rest) else {
                 self.hold(rest, &mut sink);

@@ -5,6 +5,7 @@
 
 pub mod framing;
 mod json_text;
+mod prefetch;
 pub mod session;
 pub mod terminal;
 

@@ -41,6 +41,7 @@ use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::sync::Arc;
 
+use crate::prefetch::prefetch;
 use parser::{Params, State};
 use unicode_width::UnicodeWidthChar;
 
@@ -458,19 +459,6 @@ pub fn width(c: char) -> usize {
     char_width(c)
 }
 
-/// Asks for the cache line at `p` ahead of its use; never faults, changes nothing.
-#[inline]
-fn prefetch<T>(p: *const T) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        // SAFETY: a prefetch is only a hint: it never faults, whatever the address.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>(p.cast::<i8>()) };
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
-}
-
 /// An ASCII decimal saturating at 65535; `None` if empty or not all digits.
 fn parse_uint(s: &str) -> Option<u32> {
     if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
@@ -852,7 +840,10 @@ impl Terminal {
         let mut rest = &line.cells[..];
         while !rest.is_empty() {
             // Runs of ASCII cells, most of any output, go in as bytes in one bulk copy.
-            let mut n = rest.iter().position(|c| c.ch() >= 0x80).unwrap_or(rest.len());
+            let mut n = rest
+                .iter()
+                .position(|c| c.ch() >= 0x80)
+                .unwrap_or(rest.len());
             #[allow(clippy::cast_possible_truncation, reason = "the cells are ASCII")]
             let bytes = rest[..n].iter().map(|c| c.ch() as u8);
             // SAFETY: bytes below 0x80 are whole UTF-8 characters.
