@@ -239,3 +239,22 @@ fn alternate_screen_keeps_primary_text() {
     assert_eq!(t.text(), "main");
     assert_eq!(t.cursor(), Some((1, 0)));
 }
+
+#[test]
+fn text_of_mixed_lines_through_scrollback() {
+    // ASCII runs around narrow and wide non-ASCII characters and a combining cluster, on more
+    // lines than the screen holds, so that most are read back from scrollback.
+    let line = "ab━━cdデf\u{301}g ok";
+    let mut t = term(None, 2);
+    for i in 0..9 {
+        t.feed(format!("{i}:{line}\r\n").as_bytes());
+    }
+    let want: Vec<String> = (0..9).map(|i| format!("{i}:{line}")).collect();
+    assert_eq!(t.text(), want.join("\n"));
+    let span_text: Vec<String> = t
+        .spans()
+        .iter()
+        .map(|runs| runs.iter().map(|s| s.text.as_str()).collect())
+        .collect();
+    assert_eq!(span_text, want);
+}
