@@ -282,6 +282,41 @@ def test_v1_tool_call_update_null_is_omitted(backend, field):
     assert store[SID].snapshot()["toolCalls"]["c1"] == {"toolCallId": "c1", **TOOL_FIELDS}
 
 
+@pytest.mark.parametrize("kind", ["tool_call_update", "session_info_update"])
+def test_patches_with_many_fields_keep_dict_semantics(backend, kind):
+    # Enough fields that the native reducer patches through a key index rather than by scanning:
+    # the result must still be a dict's, order included (kept keys stay in place, new and
+    # re-added keys go last, null removes).
+    def update(fields: dict) -> dict:
+        head = {"sessionUpdate": kind}
+        if kind == "tool_call_update":
+            head["toolCallId"] = "c1"
+        return upd({**head, **fields})
+
+    def entity(store) -> dict:
+        snapshot = store[SID].snapshot()
+        return snapshot["toolCalls"]["c1"] if kind == "tool_call_update" else snapshot["info"]
+
+    fields = {f"f{i}": i for i in range(400)}
+    patch = {f"f{i}": None for i in range(0, 400, 3)}
+    patch.update({f"f{i}": -i for i in range(1, 400, 3)})
+    patch.update({f"g{i}": i for i in range(50)})
+    patch["absent"] = None
+    again = {"f0": "back", "f3": "back", "f1": "kept in place"}
+    store = store_of(backend, [update(fields), update(patch), update(again)], version=2)
+    expected = {"toolCallId": "c1"} if kind == "tool_call_update" else {}
+    expected.update(fields)
+    for changes in (patch, again):
+        for k, v in changes.items():
+            if v is None:
+                expected.pop(k, None)
+            else:
+                expected[k] = v
+    got = entity(store)
+    assert got == expected
+    assert list(got) == list(expected)
+
+
 def test_tool_call_content_chunks_then_replace(backend):
     msgs = [
         upd(

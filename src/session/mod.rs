@@ -44,7 +44,9 @@ use std::sync::{Arc, Mutex};
 use jiter::JsonValue;
 
 use json::Members;
-pub use json::{Json, Obj, dedup, member, obj_get, obj_get_mut, obj_remove, obj_set};
+pub use json::{
+    Json, Obj, dedup, member, obj_apply, obj_get, obj_get_mut, obj_remove, obj_set, patch_op,
+};
 
 use crate::framing::{self, Event, Framer};
 use crate::terminal::{Terminal, TerminalConfig, decode_base64};
@@ -552,9 +554,8 @@ fn message_json(m: &Message) -> Json {
     if let Some(content) = &m.content {
         o.push(("content".into(), content.to_json()));
     }
-    for (k, v) in &m.fields {
-        obj_set(&mut o, k, v.clone());
-    }
+    let fields = m.fields.iter().map(|(k, v)| (k.as_str(), Some(v.clone())));
+    obj_apply(&mut o, fields.collect());
     Json::Object(o)
 }
 
@@ -1334,6 +1335,7 @@ impl Reducer {
         let s = self.session(sid);
         s.current = Some(index);
         let m = &mut s.messages[index];
+        let mut ops = Vec::new();
         for (k, v) in dedup(u) {
             match k {
                 "sessionUpdate" | "messageId" => {}
@@ -1347,12 +1349,13 @@ impl Reducer {
                 },
                 "senderSessionId" | "recipientSessionId" if role == Role::Session => {
                     if !matches!(v, JsonValue::Null) {
-                        obj_set(&mut m.fields, k, Json::from_value(v));
+                        ops.push((k, Some(Json::from_value(v))));
                     }
                 }
-                _ => patch(&mut m.fields, k, v),
+                _ => ops.push(patch_op(k, v)),
             }
         }
+        obj_apply(&mut m.fields, ops);
         self.change(sid, "message", id);
     }
 
@@ -1377,20 +1380,22 @@ impl Reducer {
             call.clear();
             call.push(("toolCallId".to_owned(), id.into()));
         }
+        let mut ops = Vec::new();
         for (k, v) in dedup(u) {
             match (k, v) {
                 ("sessionUpdate" | "toolCallId", _) => {}
                 (_, JsonValue::Null) if !null_clears => {}
                 ("content" | "locations", JsonValue::Array(items)) if items.is_empty() => {
-                    obj_remove(call, k);
+                    ops.push((k, None));
                 }
                 ("content" | "locations", JsonValue::Array(_) | JsonValue::Null) => {
-                    patch(call, k, v);
+                    ops.push(patch_op(k, v));
                 }
                 ("content" | "locations", _) => {}
-                _ => patch(call, k, v),
+                _ => ops.push(patch_op(k, v)),
             }
         }
+        obj_apply(call, ops);
         if new {
             s.timeline.push(("toolCall", id.to_owned(), None));
         }
@@ -1464,12 +1469,12 @@ impl Reducer {
             _ => {}
         }
         let entry = self.terminal_entry(sid, id);
-        for (k, v) in dedup(u) {
-            match k {
-                "sessionUpdate" | "terminalId" | "output" => {}
-                _ => patch(&mut entry.fields, k, v),
-            }
-        }
+        let ops = dedup(u)
+            .into_iter()
+            .filter(|(k, _)| !matches!(*k, "sessionUpdate" | "terminalId" | "output"))
+            .map(|(k, v)| patch_op(k, v))
+            .collect();
+        obj_apply(&mut entry.fields, ops);
         if let Some(output) = output {
             let mut term = entry
                 .term
@@ -1535,11 +1540,11 @@ impl Reducer {
             ("type".to_owned(), "items".into()),
             ("planId".to_owned(), "main".into()),
         ];
-        for (k, v) in dedup(u) {
-            if k != "sessionUpdate" {
-                obj_set(&mut plan, k, Json::from_value(v));
-            }
-        }
+        let fields = dedup(u)
+            .into_iter()
+            .filter(|(k, _)| *k != "sessionUpdate")
+            .map(|(k, v)| (k, Some(Json::from_value(v))));
+        obj_apply(&mut plan, fields.collect());
         self.set_plan(sid, "main", plan);
     }
 
@@ -1614,11 +1619,12 @@ impl Reducer {
 
     fn info(&mut self, sid: &str, u: &Members<'_>) {
         let s = self.session(sid);
-        for (k, v) in dedup(u) {
-            if k != "sessionUpdate" {
-                patch(&mut s.info, k, v);
-            }
-        }
+        let ops = dedup(u)
+            .into_iter()
+            .filter(|(k, _)| *k != "sessionUpdate")
+            .map(|(k, v)| patch_op(k, v))
+            .collect();
+        obj_apply(&mut s.info, ops);
         self.change(sid, "session", "info");
     }
 
@@ -1706,14 +1712,16 @@ impl Reducer {
             return;
         }
         let c = self.compaction_entry(sid, id);
+        let mut ops = Vec::new();
         for (k, v) in dedup(u) {
             match (k, v) {
-                ("summary", JsonValue::Array(items)) if items.is_empty() => obj_remove(c, k),
-                ("summary", JsonValue::Array(_) | JsonValue::Null) => patch(c, k, v),
+                ("summary", JsonValue::Array(items)) if items.is_empty() => ops.push((k, None)),
+                ("summary", JsonValue::Array(_) | JsonValue::Null) => ops.push(patch_op(k, v)),
                 ("sessionUpdate" | "compactionId" | "summary", _) => {}
-                _ => patch(c, k, v),
+                _ => ops.push(patch_op(k, v)),
             }
         }
+        obj_apply(c, ops);
         self.change(sid, "compaction", id);
     }
 
@@ -1749,23 +1757,15 @@ impl Reducer {
         let null_clears = self.mode() != Mode::V1;
         let s = self.session(sid);
         let (entry, _) = s.subagents.entry(id, Vec::new);
-        for (k, v) in dedup(u) {
-            match (k, v) {
-                ("sessionUpdate", _) => {}
-                (_, JsonValue::Null) if !null_clears => {}
-                _ => patch(entry, k, v),
-            }
-        }
+        let ops = dedup(u)
+            .into_iter()
+            .filter(|(k, v)| {
+                *k != "sessionUpdate" && (null_clears || !matches!(v, JsonValue::Null))
+            })
+            .map(|(k, v)| patch_op(k, v))
+            .collect();
+        obj_apply(entry, ops);
         self.change(sid, "subagent", id);
-    }
-}
-
-/// A patch field: `null` clears, a value replaces.
-fn patch(obj: &mut Obj, key: &str, value: &JsonValue<'_>) {
-    if matches!(value, JsonValue::Null) {
-        obj_remove(obj, key);
-    } else {
-        obj_set(obj, key, Json::from_value(value));
     }
 }
 
@@ -1812,11 +1812,11 @@ fn request_entry(id: Option<&JsonValue<'_>>, params: Option<&JsonValue<'_>>) -> 
         id.map_or(Json::Null, Json::from_value),
     )];
     if let Some(JsonValue::Object(p)) = params {
-        for (k, v) in dedup(p) {
-            if k != "sessionId" {
-                obj_set(&mut entry, k, Json::from_value(v));
-            }
-        }
+        let fields = dedup(p)
+            .into_iter()
+            .filter(|(k, _)| *k != "sessionId")
+            .map(|(k, v)| (k, Some(Json::from_value(v))));
+        obj_apply(&mut entry, fields.collect());
     }
     entry
 }
