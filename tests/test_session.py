@@ -569,6 +569,44 @@ def test_plans(backend):
     assert [t["id"] for t in s["timeline"]] == ["p1", "p3"]
 
 
+def test_plan_churn_keeps_timeline_and_plan_order(backend):
+    # Many plans added and removed among messages, enough removals to compact the structures
+    # that track them, some ids re-added (they go last): the same order as a dict and a list.
+    def plan(pid: str, n: int) -> dict:
+        return upd(
+            {"sessionUpdate": "plan_update", "plan": {"type": "items", "planId": pid, "n": n}}
+        )
+
+    def message(mid: str) -> dict:
+        return upd({"sessionUpdate": "agent_message", "messageId": mid, "content": [text(mid)]})
+
+    rng = random.Random(7)
+    messages: list[dict] = []
+    plans: dict[str, dict] = {}
+    timeline: list[tuple[str, str]] = []
+    for step in range(1500):
+        r = rng.random()
+        # Phases that add many plans, then remove most of them, then mix.
+        p_add = (0.8, 0.1, 0.45)[min(step // 300, 2)]
+        pid = f"p{rng.randrange(300)}"
+        if r < 0.05:
+            mid = f"m{step}"
+            messages.append(message(mid))
+            timeline.append(("message", mid))
+        elif r < 0.05 + p_add:
+            messages.append(plan(pid, step))
+            if pid not in plans:
+                timeline.append(("plan", pid))
+            plans[pid] = {"type": "items", "planId": pid, "n": step}
+        else:
+            messages.append(upd({"sessionUpdate": "plan_removed", "planId": pid}))
+            if plans.pop(pid, None) is not None:
+                timeline.remove(("plan", pid))
+    s = snap(backend, messages, version=2)
+    assert list(s["plans"].items()) == list(plans.items())
+    assert [(t["type"], t["id"]) for t in s["timeline"]] == timeline
+
+
 def test_v1_plan_is_main(backend):
     s = snap(
         backend,

@@ -263,11 +263,17 @@ struct Message {
     fields: Obj,
 }
 
+/// Holes left by removals before a collection is compacted: removal stays amortized O(1)
+/// while holes never outnumber live entries by much.
+const MAX_HOLES: usize = 32;
+
 /// An ordered collection of entities keyed by id (first-seen order).
 #[derive(Clone, Debug)]
 struct Keyed<T> {
-    items: Vec<(String, T)>,
+    /// `None` where an entity was removed, until the next compaction.
+    items: Vec<Option<(String, T)>>,
     index: HashMap<String, usize>,
+    holes: usize,
 }
 
 impl<T> Default for Keyed<T> {
@@ -275,6 +281,7 @@ impl<T> Default for Keyed<T> {
         Keyed {
             items: Vec::new(),
             index: HashMap::new(),
+            holes: 0,
         }
     }
 }
@@ -282,32 +289,46 @@ impl<T> Default for Keyed<T> {
 impl<T> Keyed<T> {
     fn get_mut(&mut self, id: &str) -> Option<&mut T> {
         let i = *self.index.get(id)?;
-        Some(&mut self.items[i].1)
+        self.items[i].as_mut().map(|(_, v)| v)
     }
 
     fn get(&self, id: &str) -> Option<&T> {
-        self.index.get(id).map(|&i| &self.items[i].1)
+        let i = *self.index.get(id)?;
+        self.items[i].as_ref().map(|(_, v)| v)
+    }
+
+    /// (id, entity) in first-seen order.
+    fn iter(&self) -> impl Iterator<Item = (&String, &T)> {
+        self.items.iter().flatten().map(|(k, v)| (k, v))
     }
 
     /// The entity for `id`, created with `make` when new (second value: created).
     fn entry(&mut self, id: &str, make: impl FnOnce() -> T) -> (&mut T, bool) {
-        if let Some(&i) = self.index.get(id) {
-            return (&mut self.items[i].1, false);
+        let (i, new) = if let Some(&i) = self.index.get(id) {
+            (i, false)
+        } else {
+            self.index.insert(id.to_owned(), self.items.len());
+            self.items.push(Some((id.to_owned(), make())));
+            (self.items.len() - 1, true)
+        };
+        match &mut self.items[i] {
+            Some((_, v)) => (v, new),
+            None => unreachable!("the index only names live entities"),
         }
-        self.index.insert(id.to_owned(), self.items.len());
-        self.items.push((id.to_owned(), make()));
-        let last = self.items.len() - 1;
-        (&mut self.items[last].1, true)
     }
 
+    /// Remove `id`; amortized O(1), keeping the order of the rest.
     fn remove(&mut self, id: &str) -> bool {
         let Some(i) = self.index.remove(id) else {
             return false;
         };
-        self.items.remove(i);
-        for slot in self.index.values_mut() {
-            if *slot > i {
-                *slot -= 1;
+        self.items[i] = None;
+        self.holes += 1;
+        if self.holes > MAX_HOLES && self.holes * 2 > self.items.len() {
+            self.items.retain(Option::is_some);
+            self.holes = 0;
+            for (i, (k, _)) in self.items.iter().flatten().enumerate() {
+                self.index.insert(k.clone(), i);
             }
         }
         true
@@ -362,13 +383,39 @@ pub struct Session {
     prompts: Vec<Obj>,
     notices: VecDeque<Json>,
     other: Vec<Json>,
-    /// (type, id, role) in first-seen order.
+    /// (type, id, role) in first-seen order; a removed plan's entry has type [`REMOVED`].
     timeline: Vec<(&'static str, String, Option<Role>)>,
+    /// Where each plan's entry is in `timeline`, so that removing a plan is O(1).
+    plan_at: HashMap<String, usize>,
+    /// Entries of removed plans still in `timeline`.
+    timeline_holes: usize,
     errors: VecDeque<ErrorRecord>,
     terminal_config: TerminalConfig,
 }
 
+/// The type of a timeline entry whose plan was removed (skipped by the snapshot).
+const REMOVED: &str = "";
+
 impl Session {
+    /// Drop plan `id`'s timeline entry: it becomes a hole, and the holes are compacted once
+    /// they outnumber the rest, so a stream of plan removals stays linear.
+    fn remove_plan_entry(&mut self, id: &str) {
+        let Some(at) = self.plan_at.remove(id) else {
+            return;
+        };
+        self.timeline[at].0 = REMOVED;
+        self.timeline_holes += 1;
+        if self.timeline_holes > MAX_HOLES && self.timeline_holes * 2 > self.timeline.len() {
+            self.timeline.retain(|(kind, _, _)| *kind != REMOVED);
+            self.timeline_holes = 0;
+            for (i, (kind, id, _)) in self.timeline.iter().enumerate() {
+                if *kind == "plan" {
+                    self.plan_at.insert(id.clone(), i);
+                }
+            }
+        }
+    }
+
     fn new(id: &str, protocol_version: Option<i64>, terminal_config: TerminalConfig) -> Session {
         Session {
             id: id.to_owned(),
@@ -395,6 +442,8 @@ impl Session {
             notices: VecDeque::new(),
             other: Vec::new(),
             timeline: Vec::new(),
+            plan_at: HashMap::new(),
+            timeline_holes: 0,
             errors: VecDeque::new(),
             terminal_config,
         }
@@ -460,15 +509,13 @@ impl Session {
         let messages = self.messages.iter().map(message_json).collect();
         let keyed = |k: &Keyed<Obj>| {
             Json::Object(
-                k.items
-                    .iter()
+                k.iter()
                     .map(|(id, o)| (id.clone(), Json::Object(o.clone())))
                     .collect(),
             )
         };
         let terminals = Json::Object(
             self.terminals
-                .items
                 .iter()
                 .map(|(id, t)| {
                     let mut o = t.fields.clone();
@@ -486,6 +533,7 @@ impl Session {
         let timeline = self
             .timeline
             .iter()
+            .filter(|(kind, _, _)| *kind != REMOVED)
             .map(|(kind, id, role)| {
                 let mut o = vec![
                     ("type".to_owned(), Json::from(*kind)),
@@ -1526,6 +1574,7 @@ impl Reducer {
         let (slot, new) = s.plans.entry(id, Vec::new);
         *slot = plan;
         if new {
+            s.plan_at.insert(id.to_owned(), s.timeline.len());
             s.timeline.push(("plan", id.to_owned(), None));
         }
         self.change(sid, "plan", id);
@@ -1584,7 +1633,7 @@ impl Reducer {
         };
         let s = self.session(sid);
         if s.plans.remove(id) {
-            s.timeline.retain(|(t, i, _)| !(*t == "plan" && i == id));
+            s.remove_plan_entry(id);
         }
         self.change(sid, "plan", id);
     }

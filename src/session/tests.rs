@@ -810,3 +810,40 @@ fn obj_apply_matches_key_by_key_patching() {
         }
     }
 }
+
+#[test]
+fn keyed_removal_keeps_order_through_compaction() {
+    let mut keyed: Keyed<u32> = Keyed::default();
+    let mut model: Vec<(String, u32)> = Vec::new();
+    for round in 0..3_u32 {
+        for i in 0..100_u32 {
+            let id = format!("k{}", (i * 7 + round) % 130);
+            let (v, new) = keyed.entry(&id, || i);
+            *v = i + round;
+            if let Some(slot) = model.iter_mut().find(|(k, _)| *k == id) {
+                assert!(!new);
+                slot.1 = i + round;
+            } else {
+                assert!(new);
+                model.push((id, i + round));
+            }
+        }
+        // Remove four in five: enough holes to compact at least once per round.
+        for i in 0..130_u32 {
+            if i % 5 != 0 {
+                let id = format!("k{i}");
+                let present = model.iter().position(|(k, _)| *k == id);
+                assert_eq!(keyed.remove(&id), present.is_some());
+                if let Some(p) = present {
+                    model.remove(p);
+                }
+            }
+        }
+        let got: Vec<(String, u32)> = keyed.iter().map(|(k, v)| (k.clone(), *v)).collect();
+        assert_eq!(got, model, "round {round}");
+        for (k, v) in &model {
+            assert_eq!(keyed.get(k), Some(v));
+        }
+        assert!(keyed.holes <= MAX_HOLES || keyed.holes * 2 <= keyed.items.len());
+    }
+}

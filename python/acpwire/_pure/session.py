@@ -33,6 +33,8 @@ MAX_ERRORS = 10_000
 MAX_SESSION_ERRORS = 1_000
 MAX_NOTICES = 100
 MAX_PENDING = 10_000
+# Holes left in the timeline by removed plans before it is compacted.
+MAX_HOLES = 32
 _EMPTY_BATCH = "empty batch"
 _INT64 = 1 << 63
 
@@ -195,12 +197,14 @@ class Session:
         "_notices",
         "_other",
         "_permissions",
+        "_plan_at",
         "_plans",
         "_prompts",
         "_subagents",
         "_term_args",
         "_terminals",
         "_timeline",
+        "_timeline_holes",
         "_tool_calls",
         "_update_extras",
         "_usage",
@@ -233,7 +237,11 @@ class Session:
         self._prompts: list[dict] = []
         self._notices: deque = deque(maxlen=MAX_NOTICES)
         self._other: list = []
-        self._timeline: list[tuple] = []
+        # (type, id, role) in first-seen order; None where a removed plan's entry was.
+        self._timeline: list[tuple | None] = []
+        # Where each plan's entry is in the timeline, so that removing a plan is O(1).
+        self._plan_at: dict[str, int] = {}
+        self._timeline_holes = 0
         self._errors: deque = deque(maxlen=MAX_SESSION_ERRORS)
         self._term_args = term_args
 
@@ -241,6 +249,20 @@ class Session:
     def id(self) -> str:
         """The session id."""
         return self._id
+
+    def _remove_plan_entry(self, pid: str) -> None:
+        # The entry becomes a hole; holes are compacted once they outnumber the rest, so a
+        # stream of plan removals stays linear.
+        at = self._plan_at.pop(pid, None)
+        if at is None:
+            return
+        timeline = self._timeline
+        timeline[at] = None
+        self._timeline_holes += 1
+        if self._timeline_holes > MAX_HOLES and self._timeline_holes * 2 > len(timeline):
+            timeline = self._timeline = [t for t in timeline if t is not None]
+            self._timeline_holes = 0
+            self._plan_at = {t[1]: i for i, t in enumerate(timeline) if t[0] == "plan"}
 
     @property
     def state(self) -> str | None:
@@ -305,7 +327,10 @@ class Session:
             o["truncated"] = term.truncated
             terminals[tid] = o
         timeline = []
-        for kind, eid, role in self._timeline:
+        for item in self._timeline:
+            if item is None:
+                continue
+            kind, eid, role = item
             entry = {"type": kind, "id": eid}
             if role is not None:
                 entry["role"] = role
@@ -1090,6 +1115,7 @@ class Sessions:
         new = pid not in s._plans
         s._plans[pid] = plan
         if new:
+            s._plan_at[pid] = len(s._timeline)
             s._timeline.append(("plan", pid, None))
         self._change(sid, "plan", pid)
 
@@ -1124,7 +1150,7 @@ class Sessions:
             return
         s = self._sessions[sid]
         if s._plans.pop(pid, None) is not None:
-            s._timeline = [t for t in s._timeline if not (t[0] == "plan" and t[1] == pid)]
+            s._remove_plan_entry(pid)
         self._change(sid, "plan", pid)
 
     def _replace(self, sid: str, kind: str, u: dict) -> None:
