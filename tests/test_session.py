@@ -923,6 +923,29 @@ def test_v2_prompt_response_message_id_and_cancel(backend):
     assert (s.state, s.stop_reason) == ("idle", "cancelled")
 
 
+def test_pending_requests_forget_the_oldest_past_ten_thousand(backend):
+    # 10,005 prompts without answers, then prompt 1 sent again: the six oldest (0-5, the first
+    # prompt 1 among them) are forgotten, so responses to them match nothing; the second
+    # prompt 1 is the newest and is answered.
+    n = 10_005
+    messages = [
+        {
+            "jsonrpc": "2.0",
+            "id": i,
+            "method": "session/prompt",
+            "params": {"sessionId": SID, "prompt": [text(str(i))]},
+        }
+        for i in (*range(n), 1)
+    ]
+    responses = [
+        {"jsonrpc": "2.0", "id": i, "result": {"stopReason": "end_turn"}}
+        for i in (0, 1, 2, 5, 6, n - 1)
+    ]
+    s = snap(backend, messages + responses, version=1)
+    answered = [(k, p["requestId"]) for k, p in enumerate(s["prompts"]) if "response" in p]
+    assert answered == [(6, 6), (n - 1, n - 1), (n, 1)]
+
+
 def test_error_response_and_unmatched_responses(backend):
     store = store_of(
         backend,

@@ -16,7 +16,7 @@ variant unknown to the active version is kept raw in ``other``.
 from __future__ import annotations
 
 import os
-from collections import deque
+from collections import OrderedDict, deque
 from itertools import accumulate
 from typing import Any, BinaryIO
 
@@ -447,7 +447,9 @@ class Sessions:
         self._mode = _UNKNOWN
         self._sessions: dict[str, Session] = {}
         self._order: list[str] = []
-        self._pending: dict[tuple, tuple] = {}
+        # Oldest first: past MAX_PENDING the oldest is forgotten. An OrderedDict, because
+        # dropping the first entry of a plain dict over and over makes finding it O(n).
+        self._pending: OrderedDict[tuple, tuple] = OrderedDict()
         self._errors: deque = deque()
         self._errors_dropped = 0
         self._changes: list[tuple[str, str, str]] = []
@@ -739,10 +741,10 @@ class Sessions:
             return
         key = (side, rid)
         pending = self._pending
-        pending.pop(key, None)
         pending[key] = what
+        pending.move_to_end(key)
         if len(pending) > MAX_PENDING:
-            del pending[next(iter(pending))]
+            pending.popitem(last=False)
 
     # -- messages ----------------------------------------------------------------------------
 
