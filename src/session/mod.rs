@@ -29,6 +29,7 @@
 //! # Snapshot
 //! See [`Session::snapshot`] for the shape (also `notes/snapshot-shape.md`).
 
+mod fields;
 mod json;
 mod scan;
 #[cfg(test)]
@@ -43,6 +44,7 @@ use std::sync::{Arc, Mutex};
 
 use jiter::JsonValue;
 
+use fields::Fields;
 use json::Members;
 pub use json::{
     Json, Obj, dedup, member, obj_apply, obj_get, obj_get_mut, obj_remove, obj_set, patch_op,
@@ -259,13 +261,20 @@ struct Message {
     /// Boxed to keep `Message` at 64 bytes: each session holds a growing list of them, and a
     /// larger element cost megabytes of resident memory on mixed streams.
     content: Option<Box<Content>>,
-    /// `_meta`, participants and unknown fields, in arrival order.
-    fields: Obj,
+    /// `_meta`, participants and unknown fields, in arrival order (boxed, and only once there
+    /// are any: most messages have none).
+    fields: Option<Box<Fields>>,
 }
 
 /// Holes left by removals before a collection is compacted: removal stays amortized O(1)
 /// while holes never outnumber live entries by much.
 const MAX_HOLES: usize = 32;
+
+impl Message {
+    fn fields_mut(&mut self) -> &mut Fields {
+        self.fields.get_or_insert_with(Box::default)
+    }
+}
 
 /// An ordered collection of entities keyed by id (first-seen order).
 #[derive(Clone, Debug)]
@@ -336,7 +345,7 @@ impl<T> Keyed<T> {
 }
 
 struct TerminalEntry {
-    fields: Obj,
+    fields: Fields,
     term: Arc<Mutex<Terminal>>,
 }
 
@@ -368,19 +377,19 @@ pub struct Session {
     /// The message that v1 chunks without an id join.
     current: Option<usize>,
     anonymous: u64,
-    tool_calls: Keyed<Obj>,
+    tool_calls: Keyed<Fields>,
     terminals: Keyed<TerminalEntry>,
     plans: Keyed<Obj>,
-    compactions: Keyed<Obj>,
-    subagents: Keyed<Obj>,
+    compactions: Keyed<Fields>,
+    subagents: Keyed<Fields>,
     usage: Option<Obj>,
-    info: Obj,
+    info: Fields,
     available_commands: Option<Json>,
     config_options: Option<Json>,
     current_mode_id: Option<String>,
     update_extras: Obj,
-    permissions: Vec<Obj>,
-    prompts: Vec<Obj>,
+    permissions: Vec<Fields>,
+    prompts: Vec<Fields>,
     notices: VecDeque<Json>,
     other: Vec<Json>,
     /// (type, id, role) in first-seen order; a removed plan's entry has type [`REMOVED`].
@@ -432,7 +441,7 @@ impl Session {
             compactions: Keyed::default(),
             subagents: Keyed::default(),
             usage: None,
-            info: Vec::new(),
+            info: Fields::new(),
             available_commands: None,
             config_options: None,
             current_mode_id: None,
@@ -507,18 +516,20 @@ impl Session {
     /// Inside entities, a field never set or cleared is absent.
     pub fn snapshot(&self) -> Json {
         let messages = self.messages.iter().map(message_json).collect();
-        let keyed = |k: &Keyed<Obj>| {
-            Json::Object(
-                k.iter()
-                    .map(|(id, o)| (id.clone(), Json::Object(o.clone())))
-                    .collect(),
-            )
+        let keyed = |k: &Keyed<Fields>| {
+            Json::Object(k.iter().map(|(id, f)| (id.clone(), f.to_json())).collect())
         };
+        let plans = Json::Object(
+            self.plans
+                .iter()
+                .map(|(id, o)| (id.clone(), Json::Object(o.clone())))
+                .collect(),
+        );
         let terminals = Json::Object(
             self.terminals
                 .iter()
                 .map(|(id, t)| {
-                    let mut o = t.fields.clone();
+                    let mut o = t.fields.to_obj();
                     let term = t
                         .term
                         .lock()
@@ -545,7 +556,7 @@ impl Session {
                 Json::Object(o)
             })
             .collect();
-        let objs = |v: &[Obj]| Json::Array(v.iter().map(|o| Json::Object(o.clone())).collect());
+        let objs = |v: &[Fields]| Json::Array(v.iter().map(Fields::to_json).collect());
         Json::Object(vec![
             ("sessionId".into(), self.id.as_str().into()),
             (
@@ -557,13 +568,13 @@ impl Session {
             ("messages".into(), Json::Array(messages)),
             ("toolCalls".into(), keyed(&self.tool_calls)),
             ("terminals".into(), terminals),
-            ("plans".into(), keyed(&self.plans)),
+            ("plans".into(), plans),
             ("compactions".into(), keyed(&self.compactions)),
             (
                 "usage".into(),
                 self.usage.clone().map_or(Json::Null, Json::Object),
             ),
-            ("info".into(), Json::Object(self.info.clone())),
+            ("info".into(), self.info.to_json()),
             (
                 "availableCommands".into(),
                 self.available_commands.clone().unwrap_or(Json::Null),
@@ -602,7 +613,8 @@ fn message_json(m: &Message) -> Json {
     if let Some(content) = &m.content {
         o.push(("content".into(), content.to_json()));
     }
-    let fields = m.fields.iter().map(|(k, v)| (k.as_str(), Some(v.clone())));
+    let fields = m.fields.iter().flat_map(|f| f.iter());
+    let fields = fields.map(|(k, v)| (k.as_str(), Some(v.clone())));
     obj_apply(&mut o, fields.collect());
     Json::Object(o)
 }
@@ -1115,7 +1127,7 @@ impl Reducer {
                 };
                 let s = self.session(sid);
                 if let Some(last) = s.prompts.last_mut() {
-                    obj_set(last, "cancelRequested", Json::Bool(true));
+                    last.set("cancelRequested", Json::Bool(true));
                     self.change(sid, "session", "prompts");
                 }
             }
@@ -1331,7 +1343,7 @@ impl Reducer {
             id: id.to_owned(),
             role,
             content: None,
-            fields: Vec::new(),
+            fields: None,
         });
         s.message_index.entry(id.to_owned()).or_default()[role.slot()] = Some(i);
         s.timeline.push(("message", id.to_owned(), Some(role)));
@@ -1365,7 +1377,7 @@ impl Reducer {
         s.current = Some(index);
         let m = &mut s.messages[index];
         if role == Role::Session {
-            set_participants(&mut m.fields, u);
+            set_participants(m.fields_mut(), u);
         }
         m.content
             .get_or_insert_with(Box::default)
@@ -1403,7 +1415,9 @@ impl Reducer {
                 _ => ops.push(patch_op(k, v)),
             }
         }
-        obj_apply(&mut m.fields, ops);
+        if !ops.is_empty() {
+            m.fields_mut().apply(ops);
+        }
         self.change(sid, "message", id);
     }
 
@@ -1423,10 +1437,10 @@ impl Reducer {
         }
         let null_clears = self.mode() != Mode::V1;
         let s = self.session(sid);
-        let (call, new) = s.tool_calls.entry(id, Vec::new);
+        let (call, new) = s.tool_calls.entry(id, Fields::new);
         if create || new {
             call.clear();
-            call.push(("toolCallId".to_owned(), id.into()));
+            call.set("toolCallId", id.into());
         }
         let mut ops = Vec::new();
         for (k, v) in dedup(u) {
@@ -1443,7 +1457,7 @@ impl Reducer {
                 _ => ops.push(patch_op(k, v)),
             }
         }
-        obj_apply(call, ops);
+        call.apply(ops);
         if new {
             s.timeline.push(("toolCall", id.to_owned(), None));
         }
@@ -1466,9 +1480,9 @@ impl Reducer {
             return;
         };
         let s = self.session(sid);
-        let (call, new) = s
-            .tool_calls
-            .entry(id, || vec![("toolCallId".to_owned(), id.into())]);
+        let (call, new) = s.tool_calls.entry(id, || {
+            [("toolCallId".to_owned(), id.into())].into_iter().collect()
+        });
         push_item(call, "content", Json::from_value(content));
         if new {
             s.timeline.push(("toolCall", id.to_owned(), None));
@@ -1480,7 +1494,7 @@ impl Reducer {
         let s = self.session(sid);
         let config = s.terminal_config;
         let (_, new) = s.terminals.entry(id, || TerminalEntry {
-            fields: vec![("terminalId".to_owned(), id.into())],
+            fields: [("terminalId".to_owned(), id.into())].into_iter().collect(),
             term: Arc::new(Mutex::new(Terminal::new(config))),
         });
         if new {
@@ -1522,7 +1536,7 @@ impl Reducer {
             .filter(|(k, _)| !matches!(*k, "sessionUpdate" | "terminalId" | "output"))
             .map(|(k, v)| patch_op(k, v))
             .collect();
-        obj_apply(&mut entry.fields, ops);
+        entry.fields.apply(ops);
         if let Some(output) = output {
             let mut term = entry
                 .term
@@ -1673,7 +1687,7 @@ impl Reducer {
             .filter(|(k, _)| *k != "sessionUpdate")
             .map(|(k, v)| patch_op(k, v))
             .collect();
-        obj_apply(&mut s.info, ops);
+        s.info.apply(ops);
         self.change(sid, "session", "info");
     }
 
@@ -1734,11 +1748,13 @@ impl Reducer {
         self.change(sid, "session", "notices");
     }
 
-    fn compaction_entry(&mut self, sid: &str, id: &str) -> &mut Obj {
+    fn compaction_entry(&mut self, sid: &str, id: &str) -> &mut Fields {
         let s = self.session(sid);
-        let (_, new) = s
-            .compactions
-            .entry(id, || vec![("compactionId".to_owned(), id.into())]);
+        let (_, new) = s.compactions.entry(id, || {
+            [("compactionId".to_owned(), id.into())]
+                .into_iter()
+                .collect()
+        });
         if new {
             s.timeline.push(("compaction", id.to_owned(), None));
         }
@@ -1770,7 +1786,7 @@ impl Reducer {
                 _ => ops.push(patch_op(k, v)),
             }
         }
-        obj_apply(c, ops);
+        c.apply(ops);
         self.change(sid, "compaction", id);
     }
 
@@ -1805,7 +1821,7 @@ impl Reducer {
         };
         let null_clears = self.mode() != Mode::V1;
         let s = self.session(sid);
-        let (entry, _) = s.subagents.entry(id, Vec::new);
+        let (entry, _) = s.subagents.entry(id, Fields::new);
         let ops = dedup(u)
             .into_iter()
             .filter(|(k, v)| {
@@ -1813,25 +1829,25 @@ impl Reducer {
             })
             .map(|(k, v)| patch_op(k, v))
             .collect();
-        obj_apply(entry, ops);
+        entry.apply(ops);
         self.change(sid, "subagent", id);
     }
 }
 
 /// Append `item` to the array field `key` in place (creating it; a non-array is replaced).
-fn push_item(obj: &mut Obj, key: &str, item: Json) {
-    match obj_get_mut(obj, key) {
+fn push_item(fields: &mut Fields, key: &str, item: Json) {
+    match fields.get_mut(key) {
         Some(Json::Array(items)) => items.push(item),
-        _ => obj_set(obj, key, Json::Array(vec![item])),
+        _ => fields.set(key, Json::Array(vec![item])),
     }
 }
 
 /// The participants of a session message: a concrete id sets it, omitted or null keeps it.
-fn set_participants(fields: &mut Obj, u: &Members<'_>) {
+fn set_participants(fields: &mut Fields, u: &Members<'_>) {
     for key in ["senderSessionId", "recipientSessionId"] {
         match member(u, key) {
             None | Some(JsonValue::Null) => {}
-            Some(v) => obj_set(fields, key, Json::from_value(v)),
+            Some(v) => fields.set(key, Json::from_value(v)),
         }
     }
 }
@@ -1855,26 +1871,24 @@ fn set_extras(extras: &mut Obj, kind: &str, u: &Members<'_>, skip: &[&str]) {
 }
 
 /// A prompt or permission entry: `requestId` then the params other than `sessionId`.
-fn request_entry(id: Option<&JsonValue<'_>>, params: Option<&JsonValue<'_>>) -> Obj {
-    let mut entry: Obj = vec![(
-        "requestId".to_owned(),
-        id.map_or(Json::Null, Json::from_value),
-    )];
+fn request_entry(id: Option<&JsonValue<'_>>, params: Option<&JsonValue<'_>>) -> Fields {
+    let mut entry = Fields::new();
+    entry.set("requestId", id.map_or(Json::Null, Json::from_value));
     if let Some(JsonValue::Object(p)) = params {
         let fields = dedup(p)
             .into_iter()
             .filter(|(k, _)| *k != "sessionId")
             .map(|(k, v)| (k, Some(Json::from_value(v))));
-        obj_apply(&mut entry, fields.collect());
+        entry.apply(fields.collect());
     }
     entry
 }
 
-fn answer(entry: &mut Obj, result: Option<&JsonValue<'_>>, error: Option<&JsonValue<'_>>) {
+fn answer(entry: &mut Fields, result: Option<&JsonValue<'_>>, error: Option<&JsonValue<'_>>) {
     if let Some(r) = result {
-        obj_set(entry, "response", Json::from_value(r));
+        entry.set("response", Json::from_value(r));
     } else if let Some(e) = error {
-        obj_set(entry, "error", Json::from_value(e));
+        entry.set("error", Json::from_value(e));
     }
 }
 
