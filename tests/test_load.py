@@ -86,3 +86,38 @@ def test_reading_while_another_thread_feeds_raises_cleanly(both):
     feeder.join()
     assert session.snapshot()["sessionId"] == session_id
     assert outcomes  # the loop ran; each read either succeeded or was refused cleanly
+
+
+def test_terminal_handle_reads_wait_while_another_thread_feeds(both):
+    """A session's live Terminal is shared under a mutex: reading it while another thread feeds
+    the store waits for the current piece instead of failing, and ends on the exact state."""
+    from acpwire.workloads.sessions import heavy_terminal
+
+    native, _ = both
+    data = heavy_terminal(size_bytes=2_000_000)
+    lines = data.split(b"\n")
+    head, body = b"\n".join(lines[:6]) + b"\n", b"\n".join(lines[6:])
+    reference = native.Sessions()
+    reference.feed(data)
+    reference.finish()
+    [session_id] = reference.ids()
+    want = reference[session_id].snapshot()["terminals"]
+
+    store = native.Sessions()
+    store.feed(head)
+    [terminal_id] = store[session_id].snapshot()["terminals"]
+    terminal = store[session_id].terminal(terminal_id)
+    seen: list[int] = []
+
+    def feed() -> None:
+        for i in range(0, len(body), 65536):
+            store.feed(body[i : i + 65536])
+        store.finish()
+
+    feeder = threading.Thread(target=feed)
+    feeder.start()
+    while feeder.is_alive():
+        seen.append(len(terminal.text))
+    feeder.join()
+    assert store[session_id].snapshot()["terminals"] == want
+    assert terminal.text == want[terminal_id]["text"]
