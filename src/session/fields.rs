@@ -107,6 +107,11 @@ impl Fields {
         self.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
     }
 
+    /// The fields as a plain ordered object.
+    pub fn into_obj(self) -> Obj {
+        self.slots.into_iter().flatten().collect()
+    }
+
     pub fn to_json(&self) -> Json {
         Json::Object(self.to_obj())
     }

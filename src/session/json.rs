@@ -42,55 +42,6 @@ pub fn obj_remove(obj: &mut Obj, key: &str) {
     }
 }
 
-/// Objects and patches up to this many key comparisons in all are applied by scanning.
-const SCAN_PATCH: usize = 256;
-
-/// Apply `ops` (each key at most once) in order, as a Python dict would: `Some(value)` sets the
-/// key, in place if present and else at the end; `None` removes it. Linear in the sizes of `obj`
-/// and `ops`: past a few hundred comparisons the keys go through an index, so that an update
-/// with many fields cannot make patching quadratic.
-pub fn obj_apply(obj: &mut Obj, ops: Vec<(&str, Option<Json>)>) {
-    // The object grows as keys are added, so the scans cover its final size at most.
-    if (obj.len() + ops.len()).saturating_mul(ops.len()) <= SCAN_PATCH {
-        for (key, value) in ops {
-            match value {
-                Some(value) => obj_set(obj, key, value),
-                None => obj_remove(obj, key),
-            }
-        }
-        return;
-    }
-    let mut index: HashMap<String, usize> = obj
-        .iter()
-        .enumerate()
-        .map(|(i, (k, _))| (k.clone(), i))
-        .collect();
-    // Removed entries are dropped in one pass at the end; with unique keys the order of the
-    // rest comes out as if each had been removed in turn.
-    let mut removed = vec![false; obj.len()];
-    let mut any_removed = false;
-    for (key, value) in ops {
-        match (index.get(key).copied(), value) {
-            (Some(i), Some(value)) => obj[i].1 = value,
-            (Some(i), None) => {
-                removed[i] = true;
-                any_removed = true;
-                index.remove(key);
-            }
-            (None, Some(value)) => {
-                index.insert(key.to_owned(), obj.len());
-                obj.push((key.to_owned(), value));
-                removed.push(false);
-            }
-            (None, None) => {}
-        }
-    }
-    if any_removed {
-        let mut gone = removed.into_iter();
-        obj.retain(|_| !gone.next().unwrap_or(false));
-    }
-}
-
 /// The operation of a patch field: `null` clears, a value replaces.
 pub fn patch_op<'k>(key: &'k str, value: &JsonValue<'_>) -> (&'k str, Option<Json>) {
     if matches!(value, JsonValue::Null) {

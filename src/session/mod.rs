@@ -46,9 +46,7 @@ use jiter::JsonValue;
 
 use fields::Fields;
 use json::Members;
-pub use json::{
-    Json, Obj, dedup, member, obj_apply, obj_get, obj_get_mut, obj_remove, obj_set, patch_op,
-};
+pub use json::{Json, Obj, dedup, member, obj_get, obj_get_mut, obj_remove, obj_set, patch_op};
 
 use crate::framing::{self, Event, Framer};
 use crate::terminal::{Terminal, TerminalConfig, decode_base64};
@@ -606,17 +604,17 @@ impl Session {
 }
 
 fn message_json(m: &Message) -> Json {
-    let mut o: Obj = vec![
-        ("id".into(), m.id.as_str().into()),
-        ("role".into(), m.role.as_str().into()),
-    ];
+    let mut o = Fields::new();
+    o.set("id", m.id.as_str().into());
+    o.set("role", m.role.as_str().into());
     if let Some(content) = &m.content {
-        o.push(("content".into(), content.to_json()));
+        o.set("content", content.to_json());
     }
-    let fields = m.fields.iter().flat_map(|f| f.iter());
-    let fields = fields.map(|(k, v)| (k.as_str(), Some(v.clone())));
-    obj_apply(&mut o, fields.collect());
-    Json::Object(o)
+    // A field named like one of the above replaces it, as in the pure backend's dict.
+    for (k, v) in m.fields.iter().flat_map(|f| f.iter()) {
+        o.set(k, v.clone());
+    }
+    Json::Object(o.into_obj())
 }
 
 /// Which side sent a request.
@@ -1599,16 +1597,15 @@ impl Reducer {
             self.error(Some(sid), "plan: entries must be an array".to_owned());
             return;
         }
-        let mut plan: Obj = vec![
-            ("type".to_owned(), "items".into()),
-            ("planId".to_owned(), "main".into()),
-        ];
+        let mut plan = Fields::new();
+        plan.set("type", "items".into());
+        plan.set("planId", "main".into());
         let fields = dedup(u)
             .into_iter()
             .filter(|(k, _)| *k != "sessionUpdate")
             .map(|(k, v)| (k, Some(Json::from_value(v))));
-        obj_apply(&mut plan, fields.collect());
-        self.set_plan(sid, "main", plan);
+        plan.apply(fields.collect());
+        self.set_plan(sid, "main", plan.into_obj());
     }
 
     fn plan_update(&mut self, sid: &str, u: &Members<'_>) {

@@ -772,46 +772,6 @@ fn terminal_scanner_agrees_with_the_general_path() {
 }
 
 #[test]
-fn obj_apply_matches_key_by_key_patching() {
-    // Sizes on both sides of the scan/index cut-over; keys drawn from a small pool so that sets
-    // hit present and absent keys and removals hit both too. Each batch has unique keys.
-    let mut seed = 0x2545_f491_4f6c_dd1d_u64;
-    let mut next = |n: u64| {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed % n
-    };
-    for (start, batch) in [(0_u32, 3_u32), (5, 5), (10, 40), (300, 200), (0, 500)] {
-        let pool = u64::from(start + batch) * 2;
-        let mut obj: Obj = (0..start)
-            .map(|i| (format!("k{i}"), Json::Int(i64::from(i))))
-            .collect();
-        let mut reference = obj.clone();
-        for round in 0..3 {
-            let mut keys: Vec<String> = (0..batch).map(|_| format!("k{}", next(pool))).collect();
-            keys.sort();
-            keys.dedup();
-            let ops: Vec<(&str, Option<Json>)> = keys
-                .iter()
-                .map(|k| {
-                    let value = (next(3) > 0).then_some(Json::Int(round));
-                    (k.as_str(), value)
-                })
-                .collect();
-            for (k, v) in ops.clone() {
-                match v {
-                    Some(v) => obj_set(&mut reference, k, v),
-                    None => obj_remove(&mut reference, k),
-                }
-            }
-            obj_apply(&mut obj, ops);
-            assert_eq!(obj, reference, "start {start} batch {batch} round {round}");
-        }
-    }
-}
-
-#[test]
 fn keyed_removal_keeps_order_through_compaction() {
     let mut keyed: Keyed<u32> = Keyed::default();
     let mut model: Vec<(String, u32)> = Vec::new();
