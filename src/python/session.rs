@@ -7,6 +7,7 @@
 use std::borrow::Cow;
 use std::io::Read;
 use std::sync::Arc;
+use std::time::Duration;
 
 use jiter::JsonValue;
 use pyo3::exceptions::{PyKeyError, PyRuntimeError, PyTypeError, PyValueError};
@@ -129,6 +130,47 @@ pub struct Sessions {
     inner: core::Sessions,
 }
 
+// While a thread feeds a store, it holds it borrowed mutably with the GIL released. Any other
+// call on that store from another thread finds it borrowed: it waits for the feed to return
+// (the GIL released meanwhile), except a second feed, which is refused: two threads feeding
+// one store would interleave two streams into one.
+
+/// Let the thread that holds the store run a little.
+fn wait_for_store(py: Python<'_>) -> PyResult<()> {
+    py.check_signals()?;
+    py.detach(|| std::thread::sleep(Duration::from_micros(50)));
+    Ok(())
+}
+
+/// The store, for reading.
+fn read_store<'py>(store: &Bound<'py, Sessions>) -> PyResult<PyRef<'py, Sessions>> {
+    loop {
+        if let Ok(guard) = store.try_borrow() {
+            return Ok(guard);
+        }
+        wait_for_store(store.py())?;
+    }
+}
+
+/// The store, for a change other than feeding.
+fn write_store<'py>(store: &Bound<'py, Sessions>) -> PyResult<PyRefMut<'py, Sessions>> {
+    loop {
+        if let Ok(guard) = store.try_borrow_mut() {
+            return Ok(guard);
+        }
+        wait_for_store(store.py())?;
+    }
+}
+
+/// The store, for feeding.
+fn feed_store<'py>(store: &Bound<'py, Sessions>) -> PyResult<PyRefMut<'py, Sessions>> {
+    store.try_borrow_mut().map_err(|_| {
+        PyRuntimeError::new_err(
+            "the store is being fed by another thread: feed one stream from one thread",
+        )
+    })
+}
+
 #[pymethods]
 impl Sessions {
     #[new]
@@ -156,69 +198,77 @@ impl Sessions {
     }
 
     /// Feed NDJSON bytes (any split); return the frames completed, good or bad.
-    fn feed(&mut self, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<usize> {
-        let inner = &mut self.inner;
-        with_bytes(data, |bytes| py.detach(|| inner.feed(bytes)))
+    fn feed(slf: &Bound<'_, Self>, data: &Bound<'_, PyAny>) -> PyResult<usize> {
+        let py = slf.py();
+        // The bytes are taken (copied, for a mutable buffer) before the store is.
+        with_bytes(data, |bytes| {
+            let mut store = feed_store(slf)?;
+            let inner = &mut store.inner;
+            Ok(py.detach(|| inner.feed(bytes)))
+        })?
     }
 
     /// End of stream: reduce a last line that had no newline; return frames completed.
-    fn finish(&mut self, py: Python<'_>) -> usize {
-        let inner = &mut self.inner;
-        py.detach(|| inner.finish())
+    fn finish(slf: &Bound<'_, Self>) -> PyResult<usize> {
+        let mut store = feed_store(slf)?;
+        let inner = &mut store.inner;
+        Ok(slf.py().detach(|| inner.finish()))
     }
 
     /// Reduce one decoded JSON-RPC message of either direction (a list applies each entry).
-    fn apply(&mut self, message: &Bound<'_, PyAny>) -> PyResult<()> {
+    fn apply(slf: &Bound<'_, Self>, message: &Bound<'_, PyAny>) -> PyResult<()> {
         let value = from_py(message, 0)?;
-        self.inner.apply(&value);
+        write_store(slf)?.inner.apply(&value);
         Ok(())
     }
 
     /// Session ids in first-seen order.
-    fn ids(&self) -> Vec<String> {
-        self.inner.ids()
+    fn ids(slf: &Bound<'_, Self>) -> PyResult<Vec<String>> {
+        Ok(read_store(slf)?.inner.ids())
     }
 
-    fn __len__(&self) -> usize {
-        self.inner.len()
+    fn __len__(slf: &Bound<'_, Self>) -> PyResult<usize> {
+        Ok(read_store(slf)?.inner.len())
     }
 
-    fn __contains__(&self, session_id: &Bound<'_, PyAny>) -> bool {
-        session_id
+    fn __contains__(slf: &Bound<'_, Self>, session_id: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let Some(id) = session_id
             .cast::<PyString>()
             .ok()
-            .and_then(|s| s.to_str().ok().map(|s| self.inner.contains(s)))
-            .unwrap_or(false)
+            .and_then(|s| s.to_str().ok())
+        else {
+            return Ok(false);
+        };
+        Ok(read_store(slf)?.inner.contains(id))
     }
 
     fn __getitem__(slf: &Bound<'_, Self>, session_id: &str) -> PyResult<Session> {
-        let store = slf
-            .try_borrow()
-            .map_err(|_| PyRuntimeError::new_err("the store is being fed by another thread"))?;
-        if !store.inner.contains(session_id) {
+        if !read_store(slf)?.inner.contains(session_id) {
             return Err(PyKeyError::new_err(session_id.to_owned()));
         }
-        drop(store);
         Ok(Session {
             store: slf.clone().unbind(),
             id: session_id.to_owned(),
         })
     }
 
-    fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        Ok(PyList::new(py, self.inner.ids())?.try_iter()?.into_any())
+    fn __iter__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        let ids = read_store(slf)?.inner.ids();
+        Ok(PyList::new(slf.py(), ids)?.try_iter()?.into_any())
     }
 
     /// The negotiated protocol version, None before `initialize`.
     #[getter]
-    fn protocol_version(&self) -> Option<i64> {
-        self.inner.protocol_version()
+    fn protocol_version(slf: &Bound<'_, Self>) -> PyResult<Option<i64>> {
+        Ok(read_store(slf)?.inner.protocol_version())
     }
 
     /// Error records not yet taken, oldest first: `{line, offset, sessionId, reason}`.
     #[getter]
-    fn errors<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let items = self
+    fn errors<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyList>> {
+        let py = slf.py();
+        let store = read_store(slf)?;
+        let items = store
             .inner
             .errors()
             .map(|e| error_to_py(py, e))
@@ -227,10 +277,10 @@ impl Sessions {
     }
 
     /// Return the error records and forget them.
-    fn take_errors<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let items = self
-            .inner
-            .take_errors()
+    fn take_errors<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyList>> {
+        let py = slf.py();
+        let taken = write_store(slf)?.inner.take_errors();
+        let items = taken
             .iter()
             .map(|e| error_to_py(py, e))
             .collect::<PyResult<Vec<_>>>()?;
@@ -239,24 +289,27 @@ impl Sessions {
 
     /// Errors dropped because more than 10,000 were waiting to be taken.
     #[getter]
-    fn errors_dropped(&self) -> u64 {
-        self.inner.errors_dropped()
+    fn errors_dropped(slf: &Bound<'_, Self>) -> PyResult<u64> {
+        Ok(read_store(slf)?.inner.errors_dropped())
     }
 
     /// (sessionId, entity type, id) of everything changed since the last call, deduplicated,
     /// in first-change order.
-    fn changes<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let items = self
-            .inner
-            .take_changes()
+    fn changes<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyList>> {
+        let py = slf.py();
+        let taken = write_store(slf)?.inner.take_changes();
+        let items = taken
             .into_iter()
             .map(|(s, k, i)| PyTuple::new(py, [s.as_str(), k, i.as_str()]))
             .collect::<PyResult<Vec<_>>>()?;
         PyList::new(py, items)
     }
 
-    fn __repr__(&self) -> String {
-        format!("Sessions({} sessions)", self.inner.len())
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
+        Ok(format!(
+            "Sessions({} sessions)",
+            read_store(slf)?.inner.len()
+        ))
     }
 }
 
@@ -268,12 +321,9 @@ pub struct Session {
 }
 
 impl Session {
-    /// Run `f` on the session. While another thread is feeding the store (with the GIL
-    /// released) the store is borrowed mutably: that is a `RuntimeError` here, not a panic.
+    /// Run `f` on the session, once any feed running on another thread has returned.
     fn with<R>(&self, py: Python<'_>, f: impl FnOnce(&core::Session) -> R) -> PyResult<R> {
-        let store = self.store.bind(py).try_borrow().map_err(|_| {
-            PyRuntimeError::new_err("the session's store is being fed by another thread")
-        })?;
+        let store = read_store(self.store.bind(py))?;
         // A store never forgets a session, so the id found at creation stays valid.
         let session = store.inner.get(&self.id).ok_or_else(|| {
             PyRuntimeError::new_err(format!("session {:?} is gone from its store", self.id))
@@ -383,9 +433,9 @@ pub fn replay<'py>(
             if data.len()? == 0 {
                 break;
             }
-            store.borrow_mut().feed(py, &data)?;
+            Sessions::feed(&store, &data)?;
         }
     }
-    store.borrow_mut().finish(py);
+    Sessions::finish(&store)?;
     Ok(store)
 }
