@@ -375,6 +375,36 @@ fn extend<T: CellChars>(cells: &mut Vec<Cell>, src: &[T], style: u32) {
     }
 }
 
+/// Appends the characters of the ASCII cells that start `cells` to `out`, as bytes, and returns
+/// how many there were. Eight cells at a time: a long line is most of a transcript's text.
+fn copy_ascii(cells: &[Cell], out: &mut Vec<u8>) -> usize {
+    let mut n = 0;
+    for chunk in cells.chunks_exact(8) {
+        let (mut bytes, mut high) = (0u64, 0u64);
+        for (k, cell) in chunk.iter().enumerate() {
+            // Bits of the character (the low half) above 0x7F: not ASCII, or not a character.
+            high |= cell.0 & 0xFFFF_FF80;
+            bytes |= (cell.0 & 0x7F) << (8 * k);
+        }
+        if high != 0 {
+            break;
+        }
+        out.extend_from_slice(&bytes.to_le_bytes());
+        n += 8;
+    }
+    for cell in &cells[n..] {
+        let Ok(byte) = u8::try_from(cell.ch()) else {
+            break;
+        };
+        if byte >= 0x80 {
+            break;
+        }
+        out.push(byte);
+        n += 1;
+    }
+    n
+}
+
 /// Cutting between the halves of a wide character blanks both halves.
 #[inline]
 fn split(cells: &mut [Cell], x: usize) {
@@ -839,15 +869,9 @@ impl Terminal {
         out.reserve(line.cells.len());
         let mut rest = &line.cells[..];
         while !rest.is_empty() {
-            // Runs of ASCII cells, most of any output, go in as bytes in one bulk copy.
-            let mut n = rest
-                .iter()
-                .position(|c| c.ch() >= 0x80)
-                .unwrap_or(rest.len());
-            #[allow(clippy::cast_possible_truncation, reason = "the cells are ASCII")]
-            let bytes = rest[..n].iter().map(|c| c.ch() as u8);
-            // SAFETY: bytes below 0x80 are whole UTF-8 characters.
-            unsafe { out.as_mut_vec() }.extend(bytes);
+            // Runs of ASCII cells, most of any output, go in as bytes.
+            // SAFETY: only bytes below 0x80 are added, each a whole UTF-8 character.
+            let mut n = copy_ascii(rest, unsafe { out.as_mut_vec() });
             for c in &rest[n..] {
                 if c.ch() < 0x80 {
                     break;
@@ -879,7 +903,9 @@ impl Terminal {
     /// Scrollback plus the primary screen as plain text: trailing blanks trimmed, soft-wrapped
     /// rows joined, trailing empty lines dropped.
     pub fn text(&self) -> String {
-        let mut out = String::new();
+        // At least a byte per cell and line: one allocation, not a doubling chain of copies.
+        let size = self.sb.iter().chain(self.prim.iter());
+        let mut out = String::with_capacity(size.map(|l| l.cells.len() + 1).sum());
         // Where the logical line being built starts in `out`.
         let mut start = 0;
         let mut ahead = self.sb.iter().chain(self.prim.iter()).skip(PREFETCH_LINES);

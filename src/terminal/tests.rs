@@ -258,3 +258,30 @@ fn text_of_mixed_lines_through_scrollback() {
         .collect();
     assert_eq!(span_text, want);
 }
+
+#[test]
+fn copy_ascii_stops_at_the_first_other_cell() {
+    // A non-ASCII character, a wide character's second half and a cluster id, at every
+    // position of runs of every length up to three blocks of eight, with styles set.
+    for stop in [0xE9, CONT, CLUSTER_BIT | 3, 0x80, 0x7F + 1] {
+        for len in 0..24 {
+            for at in 0..=len {
+                let cells: Vec<Cell> = (0..len)
+                    .map(|i| {
+                        let ch = if i == at {
+                            stop
+                        } else {
+                            u32::from(b'a') + (i % 26)
+                        };
+                        Cell::new(ch, 7)
+                    })
+                    .collect();
+                let mut out = b"x".to_vec();
+                let n = copy_ascii(&cells, &mut out);
+                let want: Vec<u8> = (0..at.min(len)).map(|i| b'a' + (i % 26) as u8).collect();
+                assert_eq!(n, want.len(), "stop {stop:#x} len {len} at {at}");
+                assert_eq!(out[1..], want[..]);
+            }
+        }
+    }
+}
