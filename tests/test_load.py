@@ -70,12 +70,11 @@ def texts(store, session_id: str, chunks: int) -> list[str | None]:
     return [session.message_text(f"msg_agent_{k:06d}") for k in range(chunks // 400)]
 
 
-def test_reading_while_another_thread_feeds_waits_for_the_feed(both):
+def test_reading_while_another_thread_feeds_waits_for_the_feed(backend):
     """Reads and drains during a GIL-free feed on another thread wait for it to return: they
     see the store before or after a feed call, never an error or a half-reduced state."""
-    native, _ = both
     head = token_stream(n=10)
-    store = native.Sessions()
+    store = backend.Sessions()
     store.feed(head)
     [session_id] = store.ids()
     session = store[session_id]
@@ -92,20 +91,20 @@ def test_reading_while_another_thread_feeds_waits_for_the_feed(both):
         assert session_id in store and len(store) == 1
         reads += 1
     feeder.join()
-    reference = native.Sessions()
+    reference = backend.Sessions()
     reference.feed(head + body)
     assert texts(store, session_id, 40_000) == texts(reference, session_id, 40_000)
     assert reads > 0
 
 
-def test_a_second_feeder_is_refused(both):
+def test_a_second_feeder_is_refused(backend):
     """Two threads feeding one store would interleave two streams: the second gets an error
     naming the problem while the first is inside `feed`, and the first is unaffected."""
-    native, _ = both
-    # The handshake, then 40,000 chunks ten times over (appending to the same messages).
+    # The handshake, then 40,000 chunks over and over (appending to the same messages), for
+    # a feed that lasts a while.
     *head, body = token_stream(n=40_000).split(b"\n", 4)
-    data = b"\n".join(head) + b"\n" + body * 10
-    store = native.Sessions()
+    data = b"\n".join(head) + b"\n" + body * (10 if backend.__name__.endswith("native") else 2)
+    store = backend.Sessions()
     started = threading.Event()
 
     def feed() -> None:
@@ -123,28 +122,27 @@ def test_a_second_feeder_is_refused(both):
             refusals.append(str(exc))
     feeder.join()
     assert refusals and all("fed by another thread" in r for r in refusals)
-    reference = native.Sessions()
+    reference = backend.Sessions()
     reference.feed(data)
     [session_id] = reference.ids()
     assert texts(store, session_id, 40_000) == texts(reference, session_id, 40_000)
 
 
-def test_terminal_handle_reads_wait_while_another_thread_feeds(both):
+def test_terminal_handle_reads_wait_while_another_thread_feeds(backend):
     """A session's live Terminal is shared under a mutex: reading it while another thread feeds
     the store waits for the current piece instead of failing, and ends on the exact state."""
     from acpwire.workloads.sessions import heavy_terminal
 
-    native, _ = both
     data = heavy_terminal(size_bytes=2_000_000)
     lines = data.split(b"\n")
     head, body = b"\n".join(lines[:6]) + b"\n", b"\n".join(lines[6:])
-    reference = native.Sessions()
+    reference = backend.Sessions()
     reference.feed(data)
     reference.finish()
     [session_id] = reference.ids()
     want = reference[session_id].snapshot()["terminals"]
 
-    store = native.Sessions()
+    store = backend.Sessions()
     store.feed(head)
     [terminal_id] = store[session_id].snapshot()["terminals"]
     terminal = store[session_id].terminal(terminal_id)

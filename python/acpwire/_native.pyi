@@ -156,6 +156,9 @@ class Sessions:
     NDJSON bytes go in (``feed``), or decoded messages (``apply``); each session's state comes
     out on demand (``store[session_id].snapshot()``). Bad frames and malformed known updates
     become error records; the rest of the stream is still reduced.
+
+    One thread feeds a store; others may read it meanwhile: their calls wait for the running
+    ``feed`` to return. A second thread calling ``feed`` at the same time gets RuntimeError.
     """
 
     def __new__(

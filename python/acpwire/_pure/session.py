@@ -15,8 +15,11 @@ variant unknown to the active version is kept raw in ``other``.
 
 from __future__ import annotations
 
+import functools
 import os
+import threading
 from collections import OrderedDict, deque
+from contextlib import contextmanager
 from itertools import accumulate
 from typing import Any, BinaryIO
 
@@ -179,6 +182,52 @@ class _Message:
         return content
 
 
+def _locked(method):
+    """Run ``method`` holding its store's lock (see `_StoreLock`)."""
+
+    @functools.wraps(method)
+    def locked(self, *args, **kwargs):
+        with self._lock:
+            return method(self, *args, **kwargs)
+
+    return locked
+
+
+class _StoreLock:
+    """The lock of one store, shared with its sessions, as the Rust store behaves: while one
+    thread feeds, other threads' calls wait for that feed to return, and a second feeder is
+    refused (two streams fed into one store would interleave)."""
+
+    __slots__ = ("_feeder", "_lock")
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._feeder: int | None = None
+
+    def __enter__(self) -> None:
+        self._lock.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self._lock.release()
+
+    @contextmanager
+    def feeding(self):
+        me = threading.get_ident()
+        if not self._lock.acquire(blocking=False):
+            if self._feeder is not None and self._feeder != me:
+                raise RuntimeError(
+                    "the store is being fed by another thread: feed one stream from one thread"
+                )
+            self._lock.acquire()
+        outer = self._feeder
+        self._feeder = me
+        try:
+            yield
+        finally:
+            self._feeder = outer
+            self._lock.release()
+
+
 class Session:
     """The reduced state of one session (a live view: it follows later updates)."""
 
@@ -192,6 +241,7 @@ class Session:
         "_errors",
         "_id",
         "_info",
+        "_lock",
         "_message_index",
         "_messages",
         "_notices",
@@ -213,8 +263,9 @@ class Session:
         "stop_reason_",
     )
 
-    def __init__(self, sid: str, version: int | None, term_args: tuple) -> None:
+    def __init__(self, sid: str, version: int | None, term_args: tuple, lock: _StoreLock) -> None:
         self._id = sid
+        self._lock = lock
         self._version = version
         self.state_: str | None = None
         self.stop_reason_: str | None = None
@@ -269,18 +320,22 @@ class Session:
         """The foreground state (``running``, ``idle``, ``requires_action`` or any other string
         sent), None before the first report. In v1 a prompt sets ``running``, its response
         ``idle``."""
-        return self.state_
+        with self._lock:
+            return self.state_
 
     @property
     def stop_reason(self) -> str | None:
         """Why the last turn stopped (only while idle)."""
-        return self.stop_reason_
+        with self._lock:
+            return self.stop_reason_
 
     def terminal(self, terminal_id: str) -> Terminal | None:
         """The live Terminal ``terminal_id`` (None if the session has no such terminal)."""
-        entry = self._terminals.get(terminal_id)
+        with self._lock:
+            entry = self._terminals.get(terminal_id)
         return None if entry is None else entry[1]
 
+    @_locked
     def message_text(self, message_id: str, role: str = "agent") -> str | None:
         """The concatenated text blocks of message (role, message_id), None if absent.
 
@@ -297,6 +352,7 @@ class Session:
                     parts.append(text)
         return "".join(parts)
 
+    @_locked
     def snapshot(self) -> dict:
         """The session as a JSON-serializable dict (a copy).
 
@@ -360,6 +416,7 @@ class Session:
             "updateExtras": _copy(self._update_extras),
         }
 
+    @_locked
     def __repr__(self) -> str:
         return f"Session({self._id!r}, state={self.state_!r}, messages={len(self._messages)})"
 
@@ -419,6 +476,7 @@ class Sessions:
         "_decoder",
         "_errors",
         "_errors_dropped",
+        "_lock",
         "_mode",
         "_order",
         "_pending",
@@ -455,13 +513,18 @@ class Sessions:
         self._changes: list[tuple[str, str, str]] = []
         self._change_set: set = set()
         self._pos: tuple | None = None
+        self._lock = _StoreLock()
 
     # -- input -------------------------------------------------------------------------------
 
     def feed(self, data: bytes | bytearray | memoryview) -> int:
         """Feed NDJSON bytes (any split); return the frames completed, good or bad."""
-        decoder = self._decoder
         data = _as_bytes(data)
+        with self._lock.feeding():
+            return self._feed(data)
+
+    def _feed(self, data: bytes) -> int:
+        decoder = self._decoder
         before = decoder._frames
         # The complete lines not joined to a held piece go through `_reduce_lines`; the few
         # bytes around them (the end of a held line, a last partial line) through the decoder.
@@ -481,10 +544,11 @@ class Sessions:
 
     def finish(self) -> int:
         """End of stream: reduce a last line that had no newline; return frames completed."""
-        decoder = self._decoder
-        before = decoder._frames
-        self._run(decoder._finish_events())
-        return decoder._frames - before
+        with self._lock.feeding():
+            decoder = self._decoder
+            before = decoder._frames
+            self._run(decoder._finish_events())
+            return decoder._frames - before
 
     def _reduce_lines(self, block: bytes) -> None:
         """Reduce complete lines (``block`` holds them without the last newline).
@@ -630,6 +694,7 @@ class Sessions:
             else:
                 message(item)
 
+    @_locked
     def apply(self, message: Any) -> None:
         """Reduce one decoded JSON-RPC message of either direction (a list applies each entry).
 
@@ -645,32 +710,40 @@ class Sessions:
 
     # -- queries -----------------------------------------------------------------------------
 
+    @_locked
     def ids(self) -> list[str]:
         """Session ids in first-seen order."""
         return list(self._order)
 
+    @_locked
     def __len__(self) -> int:
         return len(self._order)
 
+    @_locked
     def __contains__(self, session_id: object) -> bool:
         return session_id in self._sessions
 
+    @_locked
     def __getitem__(self, session_id: str) -> Session:
         return self._sessions[session_id]
 
+    @_locked
     def __iter__(self):
         return iter(list(self._order))
 
     @property
+    @_locked
     def protocol_version(self) -> int | None:
         """The negotiated protocol version, None before ``initialize``."""
         return self._version
 
     @property
+    @_locked
     def errors(self) -> list[dict]:
         """Error records not yet taken, oldest first: ``{line, offset, sessionId, reason}``."""
         return [_error_dict(e) for e in self._errors]
 
+    @_locked
     def take_errors(self) -> list[dict]:
         """Return the error records and forget them."""
         taken = self.errors
@@ -678,10 +751,12 @@ class Sessions:
         return taken
 
     @property
+    @_locked
     def errors_dropped(self) -> int:
         """Errors dropped because more than 10,000 were waiting to be taken."""
         return self._errors_dropped
 
+    @_locked
     def changes(self) -> list[tuple[str, str, str]]:
         """(sessionId, entity type, id) of everything changed since the last call.
 
@@ -694,6 +769,7 @@ class Sessions:
         self._change_set = set()
         return out
 
+    @_locked
     def __repr__(self) -> str:
         return f"Sessions({len(self._order)} sessions)"
 
@@ -719,7 +795,7 @@ class Sessions:
     def _session(self, sid: str) -> Session:
         session = self._sessions.get(sid)
         if session is None:
-            session = Session(sid, self._version, self._term_args)
+            session = Session(sid, self._version, self._term_args, self._lock)
             self._sessions[sid] = session
             self._order.append(sid)
             self._change(sid, "session", "sessionId")

@@ -37,7 +37,9 @@ left/right margins, double-width lines, blink/conceal/underline colour, and ever
 from __future__ import annotations
 
 import binascii
+import functools
 import re
+import threading
 from bisect import bisect_right
 from codecs import utf_8_decode
 from collections import deque
@@ -289,6 +291,18 @@ def _uint(s: str) -> int | None:
     return min(int(s or "0"), 65535)
 
 
+def _locked(method):
+    """Run ``method`` holding the terminal's lock: a terminal fed by a session store on one
+    thread can be read from another, which then waits for the current feed, as in Rust."""
+
+    @functools.wraps(method)
+    def locked(self, *args, **kwargs):
+        with self._lock:
+            return method(self, *args, **kwargs)
+
+    return locked
+
+
 class Terminal:
     """A display-only terminal fed with raw PTY bytes (see the module docs for the model).
 
@@ -317,6 +331,7 @@ class Terminal:
         self._rows = rows
         self._sb_max = scrollback
         self._max_bytes = max_bytes
+        self._lock = threading.RLock()
         self._clear_all()
 
     # ----------------------------------------------------------------- state
@@ -368,6 +383,7 @@ class Terminal:
         self._count = 0
 
     # ------------------------------------------------------------ public API
+    @_locked
     def feed(self, data: bytes | bytearray | memoryview) -> None:
         """Apply raw terminal bytes (any chunking gives the same result)."""
         data = bytes(data)
@@ -381,6 +397,7 @@ class Terminal:
         """
         self.feed(_decode_base64(data))
 
+    @_locked
     def reset(self, snapshot: bytes | bytearray | memoryview | None = b"") -> None:
         """Drop all state and start from ``snapshot`` (the ``terminal_update.output`` rule).
 
@@ -395,14 +412,17 @@ class Terminal:
         self.reset(_decode_base64(data))
 
     @property
+    @_locked
     def text(self) -> str:
         """Scrollback plus primary screen as plain text (trailing blanks trimmed)."""
         return "\n".join(self.lines())
 
+    @_locked
     def lines(self) -> list[str]:
         """The logical lines of ``text`` (soft-wrapped rows joined)."""
         return [line for line, _ in self._logical(False)]
 
+    @_locked
     def spans(self) -> list[list[Span]]:
         """Each logical line as runs of one style (adjacent equal styles merged)."""
         out = []
@@ -427,6 +447,7 @@ class Terminal:
             out.append(spans)
         return out
 
+    @_locked
     def screen(self) -> list[str] | None:
         """The visible rows of the active screen (None when ``cols`` is None)."""
         if self._cols is None:
@@ -434,6 +455,7 @@ class Terminal:
         return ["".join(line.chars).rstrip(" ") for line in self._grid]
 
     @property
+    @_locked
     def cursor(self) -> tuple[int, int] | None:
         """(row, col) on the active screen; col == cols means a wrap is pending."""
         if self._cols is None:
