@@ -15,7 +15,6 @@ variant unknown to the active version is kept raw in ``other``.
 
 from __future__ import annotations
 
-import functools
 import os
 import threading
 from collections import OrderedDict, deque
@@ -28,7 +27,7 @@ import orjson
 from .._errors import FrameError, TerminalDataError
 from ._framing import DEFAULT_MAX_FRAME_BYTES, FrameDecoder, _as_bytes
 from ._json import DIGITS_TO_ZERO, MIN_DEEP_SIZE, ZEROS, has_long_digit_run, maybe_too_deep
-from .terminal import Terminal, _decode_base64
+from .terminal import Terminal, _decode_base64, _locked
 
 __all__ = ["Session", "Sessions", "replay"]
 
@@ -180,17 +179,6 @@ class _Message:
         else:
             content.append(block)
         return content
-
-
-def _locked(method):
-    """Run ``method`` holding its store's lock (see `_StoreLock`)."""
-
-    @functools.wraps(method)
-    def locked(self, *args, **kwargs):
-        with self._lock:
-            return method(self, *args, **kwargs)
-
-    return locked
 
 
 class _StoreLock:

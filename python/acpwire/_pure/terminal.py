@@ -292,8 +292,9 @@ def _uint(s: str) -> int | None:
 
 
 def _locked(method):
-    """Run ``method`` holding the terminal's lock: a terminal fed by a session store on one
-    thread can be read from another, which then waits for the current feed, as in Rust."""
+    """Run ``method`` holding ``self._lock``. A terminal (or a session store) fed on one thread
+    can be read from another, which then waits for the current feed, as in the native backend.
+    """
 
     @functools.wraps(method)
     def locked(self, *args, **kwargs):
