@@ -1,26 +1,39 @@
-//! The fields of an entity (a tool call, a message's extra fields, a prompt entry, ...): an
-//! ordered map with a Python dict's semantics, cheap for the handful of fields entities
-//! usually have and still O(1) per key for entities with very many.
+//! Ordered maps keyed by string, with a Python dict's semantics: the entities of a session
+//! by id (tool calls, terminals, plans, ...), and the fields of each entity. Cheap for the
+//! handful of entries they usually hold, and still O(1) per key (amortized) with very many.
 
 use std::collections::HashMap;
 
 use super::json::{Json, Obj};
 
-/// Entities up to this many slots are searched by scanning; larger ones keep a key index.
+/// Maps up to this many slots are searched by scanning; larger ones keep a key index.
 const SCAN_SLOTS: usize = 32;
 
-/// Fields in insertion order: a key set again keeps its place, a removed key that returns goes
-/// last. Removal leaves a hole, compacted once holes outnumber the fields, so that every
-/// operation is amortized O(1) on large entities (O(32) at most on small ones).
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Fields {
-    slots: Vec<Option<(String, Json)>>,
-    /// Key to slot, kept once the entity outgrows [`SCAN_SLOTS`].
+/// Entries in insertion order: a key set again keeps its place, a removed key that returns
+/// goes last. Removal leaves a hole, compacted once holes outnumber the entries, so that every
+/// operation is amortized O(1) on large maps (O(32) at most on small ones).
+#[derive(Clone, Debug)]
+pub struct Keyed<T> {
+    slots: Vec<Option<(String, T)>>,
+    /// Key to slot, kept once the map outgrows [`SCAN_SLOTS`].
     index: Option<HashMap<String, usize>>,
     holes: usize,
 }
 
-impl Fields {
+/// The fields of an entity.
+pub type Fields = Keyed<Json>;
+
+impl<T> Default for Keyed<T> {
+    fn default() -> Self {
+        Keyed {
+            slots: Vec::new(),
+            index: None,
+            holes: 0,
+        }
+    }
+}
+
+impl<T> Keyed<T> {
     pub fn new() -> Self {
         Self::default()
     }
@@ -35,19 +48,18 @@ impl Fields {
         }
     }
 
-    pub fn get_mut(&mut self, key: &str) -> Option<&mut Json> {
+    pub fn get(&self, key: &str) -> Option<&T> {
+        let i = self.find(key)?;
+        self.slots[i].as_ref().map(|(_, v)| v)
+    }
+
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut T> {
         let i = self.find(key)?;
         self.slots[i].as_mut().map(|(_, v)| v)
     }
 
-    /// Set `key`: in place if present, else at the end.
-    pub fn set(&mut self, key: &str, value: Json) {
-        if let Some(i) = self.find(key) {
-            if let Some(slot) = self.slots[i].as_mut() {
-                slot.1 = value;
-            }
-            return;
-        }
+    /// Add `key`, known to be absent, at the end; return its slot.
+    fn push(&mut self, key: &str, value: T) -> usize {
         if let Some(index) = &mut self.index {
             index.insert(key.to_owned(), self.slots.len());
         }
@@ -55,11 +67,36 @@ impl Fields {
         if self.index.is_none() && self.slots.len() > SCAN_SLOTS {
             self.reindex();
         }
+        self.slots.len() - 1
     }
 
-    /// Remove `key` if present.
-    pub fn remove(&mut self, key: &str) {
-        let Some(i) = self.find(key) else { return };
+    /// The entry for `key`, made with `make` at the end when absent (second value: made).
+    pub fn entry(&mut self, key: &str, make: impl FnOnce() -> T) -> (&mut T, bool) {
+        let (i, new) = match self.find(key) {
+            Some(i) => (i, false),
+            None => (self.push(key, make()), true),
+        };
+        match &mut self.slots[i] {
+            Some((_, v)) => (v, new),
+            None => unreachable!("keys only lead to live slots"),
+        }
+    }
+
+    /// Set `key`: in place if present, else at the end.
+    pub fn set(&mut self, key: &str, value: T) {
+        match self.find(key).and_then(|i| self.slots[i].as_mut()) {
+            Some(slot) => slot.1 = value,
+            None => {
+                self.push(key, value);
+            }
+        }
+    }
+
+    /// Remove `key`; true if it was present.
+    pub fn remove(&mut self, key: &str) -> bool {
+        let Some(i) = self.find(key) else {
+            return false;
+        };
         self.slots[i] = None;
         if let Some(index) = &mut self.index {
             index.remove(key);
@@ -70,19 +107,10 @@ impl Fields {
             self.holes = 0;
             self.reindex();
         }
+        true
     }
 
-    /// Apply patch operations in order: `Some(value)` sets, `None` removes.
-    pub fn apply(&mut self, ops: Vec<(&str, Option<Json>)>) {
-        for (key, value) in ops {
-            match value {
-                Some(value) => self.set(key, value),
-                None => self.remove(key),
-            }
-        }
-    }
-
-    /// Rebuild the index for the current slots (none while the entity is small).
+    /// Rebuild the index for the current slots (none while the map is small).
     fn reindex(&mut self) {
         self.index = (self.slots.len() > SCAN_SLOTS).then(|| {
             self.slots
@@ -98,8 +126,22 @@ impl Fields {
     }
 
     /// (key, value) in order.
-    pub fn iter(&self) -> impl Iterator<Item = (&String, &Json)> {
+    pub fn iter(&self) -> impl Iterator<Item = (&String, &T)> {
         self.slots.iter().flatten().map(|(k, v)| (k, v))
+    }
+}
+
+impl Fields {
+    /// Apply patch operations in order: `Some(value)` sets, `None` removes.
+    pub fn apply(&mut self, ops: Vec<(&str, Option<Json>)>) {
+        for (key, value) in ops {
+            match value {
+                Some(value) => self.set(key, value),
+                None => {
+                    self.remove(key);
+                }
+            }
+        }
     }
 
     /// A copy as a plain ordered object.
@@ -117,18 +159,28 @@ impl Fields {
     }
 }
 
-impl FromIterator<(String, Json)> for Fields {
-    fn from_iter<I: IntoIterator<Item = (String, Json)>>(iter: I) -> Self {
-        let mut fields = Fields::new();
+/// The operation of a patch field: `null` clears, a value replaces.
+pub fn patch_op<'k>(key: &'k str, value: &jiter::JsonValue<'_>) -> (&'k str, Option<Json>) {
+    if matches!(value, jiter::JsonValue::Null) {
+        (key, None)
+    } else {
+        (key, Some(Json::from_value(value)))
+    }
+}
+
+impl<T> FromIterator<(String, T)> for Keyed<T> {
+    fn from_iter<I: IntoIterator<Item = (String, T)>>(iter: I) -> Self {
+        let mut map = Keyed::new();
         for (k, v) in iter {
-            fields.set(&k, v);
+            map.set(&k, v);
         }
-        fields
+        map
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::MAX_HOLES;
     use super::super::json::{obj_get, obj_remove, obj_set};
     use super::*;
 
@@ -173,6 +225,43 @@ mod tests {
                 );
             }
             assert!(fields.holes * 2 <= fields.slots.len());
+        }
+    }
+
+    #[test]
+    fn keyed_removal_keeps_order_through_compaction() {
+        let mut keyed: Keyed<u32> = Keyed::default();
+        let mut model: Vec<(String, u32)> = Vec::new();
+        for round in 0..3_u32 {
+            for i in 0..100_u32 {
+                let id = format!("k{}", (i * 7 + round) % 130);
+                let (v, new) = keyed.entry(&id, || i);
+                *v = i + round;
+                if let Some(slot) = model.iter_mut().find(|(k, _)| *k == id) {
+                    assert!(!new);
+                    slot.1 = i + round;
+                } else {
+                    assert!(new);
+                    model.push((id, i + round));
+                }
+            }
+            // Remove four in five: enough holes to compact at least once per round.
+            for i in 0..130_u32 {
+                if i % 5 != 0 {
+                    let id = format!("k{i}");
+                    let present = model.iter().position(|(k, _)| *k == id);
+                    assert_eq!(keyed.remove(&id), present.is_some());
+                    if let Some(p) = present {
+                        model.remove(p);
+                    }
+                }
+            }
+            let got: Vec<(String, u32)> = keyed.iter().map(|(k, v)| (k.clone(), *v)).collect();
+            assert_eq!(got, model, "round {round}");
+            for (k, v) in &model {
+                assert_eq!(keyed.get(k), Some(v));
+            }
+            assert!(keyed.holes <= MAX_HOLES || keyed.holes * 2 <= keyed.slots.len());
         }
     }
 }

@@ -42,21 +42,8 @@ pub fn obj_remove(obj: &mut Obj, key: &str) {
     }
 }
 
-/// The operation of a patch field: `null` clears, a value replaces.
-pub fn patch_op<'k>(key: &'k str, value: &JsonValue<'_>) -> (&'k str, Option<Json>) {
-    if matches!(value, JsonValue::Null) {
-        (key, None)
-    } else {
-        (key, Some(Json::from_value(value)))
-    }
-}
-
 pub fn obj_get<'a>(obj: &'a Obj, key: &str) -> Option<&'a Json> {
     obj.iter().find(|(k, _)| k == key).map(|(_, v)| v)
-}
-
-pub fn obj_get_mut<'a>(obj: &'a mut Obj, key: &str) -> Option<&'a mut Json> {
-    obj.iter_mut().find(|(k, _)| k == key).map(|(_, v)| v)
 }
 
 /// Parsed object members as jiter hands them out (keys may repeat).

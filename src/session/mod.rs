@@ -44,9 +44,9 @@ use std::sync::{Arc, Mutex};
 
 use jiter::JsonValue;
 
-use fields::Fields;
+use fields::{Fields, Keyed, patch_op};
 use json::Members;
-pub use json::{Json, Obj, dedup, member, obj_get, obj_get_mut, obj_remove, obj_set, patch_op};
+pub use json::{Json, Obj, dedup, member, obj_get, obj_remove, obj_set};
 
 use crate::framing::{self, Event, Framer};
 use crate::terminal::{Terminal, TerminalConfig, decode_base64};
@@ -264,81 +264,13 @@ struct Message {
     fields: Option<Box<Fields>>,
 }
 
-/// Holes left by removals before a collection is compacted: removal stays amortized O(1)
-/// while holes never outnumber live entries by much.
+/// Holes left in a timeline by removed plans before it is compacted: removal stays amortized
+/// O(1) while holes never outnumber live entries by much.
 const MAX_HOLES: usize = 32;
 
 impl Message {
     fn fields_mut(&mut self) -> &mut Fields {
         self.fields.get_or_insert_with(Box::default)
-    }
-}
-
-/// An ordered collection of entities keyed by id (first-seen order).
-#[derive(Clone, Debug)]
-struct Keyed<T> {
-    /// `None` where an entity was removed, until the next compaction.
-    items: Vec<Option<(String, T)>>,
-    index: HashMap<String, usize>,
-    holes: usize,
-}
-
-impl<T> Default for Keyed<T> {
-    fn default() -> Self {
-        Keyed {
-            items: Vec::new(),
-            index: HashMap::new(),
-            holes: 0,
-        }
-    }
-}
-
-impl<T> Keyed<T> {
-    fn get_mut(&mut self, id: &str) -> Option<&mut T> {
-        let i = *self.index.get(id)?;
-        self.items[i].as_mut().map(|(_, v)| v)
-    }
-
-    fn get(&self, id: &str) -> Option<&T> {
-        let i = *self.index.get(id)?;
-        self.items[i].as_ref().map(|(_, v)| v)
-    }
-
-    /// (id, entity) in first-seen order.
-    fn iter(&self) -> impl Iterator<Item = (&String, &T)> {
-        self.items.iter().flatten().map(|(k, v)| (k, v))
-    }
-
-    /// The entity for `id`, created with `make` when new (second value: created).
-    fn entry(&mut self, id: &str, make: impl FnOnce() -> T) -> (&mut T, bool) {
-        let (i, new) = if let Some(&i) = self.index.get(id) {
-            (i, false)
-        } else {
-            self.index.insert(id.to_owned(), self.items.len());
-            self.items.push(Some((id.to_owned(), make())));
-            (self.items.len() - 1, true)
-        };
-        match &mut self.items[i] {
-            Some((_, v)) => (v, new),
-            None => unreachable!("the index only names live entities"),
-        }
-    }
-
-    /// Remove `id`; amortized O(1), keeping the order of the rest.
-    fn remove(&mut self, id: &str) -> bool {
-        let Some(i) = self.index.remove(id) else {
-            return false;
-        };
-        self.items[i] = None;
-        self.holes += 1;
-        if self.holes > MAX_HOLES && self.holes * 2 > self.items.len() {
-            self.items.retain(Option::is_some);
-            self.holes = 0;
-            for (i, (k, _)) in self.items.iter().flatten().enumerate() {
-                self.index.insert(k.clone(), i);
-            }
-        }
-        true
     }
 }
 
