@@ -37,6 +37,16 @@ pub(crate) fn encode_error_type(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> 
 
 /// An instance of one of the shared exception classes, as a `PyErr` to return. If the class
 /// cannot be had or built, that failure is what is raised.
+pub(crate) fn new_error<'py, A>(exception: PyResult<&Bound<'py, PyType>>, args: A) -> PyErr
+where
+    A: pyo3::call::PyCallArgs<'py>,
+{
+    match exception.and_then(|t| t.call1(args)) {
+        Ok(instance) => PyErr::from_value(instance),
+        Err(e) => e,
+    }
+}
+
 /// The cyclic garbage collector switched off for as long as this lives, then back on if it
 /// was on. Building a large result makes thousands of container objects; each few hundred
 /// would otherwise trigger a collection that walks only what is being built. Nothing runs
@@ -59,16 +69,6 @@ impl Drop for GcPause {
             // SAFETY: as in `new`; the guard lives within the call that holds the GIL.
             unsafe { pyo3::ffi::PyGC_Enable() };
         }
-    }
-}
-
-pub(crate) fn new_error<'py, A>(exception: PyResult<&Bound<'py, PyType>>, args: A) -> PyErr
-where
-    A: pyo3::call::PyCallArgs<'py>,
-{
-    match exception.and_then(|t| t.call1(args)) {
-        Ok(instance) => PyErr::from_value(instance),
-        Err(e) => e,
     }
 }
 

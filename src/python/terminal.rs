@@ -3,7 +3,6 @@
 //! The core terminal sits behind `Arc<Mutex<…>>` so that a session store can hand Python a
 //! live handle to a terminal it keeps feeding. Feeding runs without the GIL.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use pyo3::exceptions::PyValueError;
@@ -211,22 +210,25 @@ impl Terminal {
     fn spans<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let (lines, styles) = self.with_terminal(py, |t| {
             let lines = t.styled_lines();
-            let mut styles: HashMap<u32, terminal::Style> = HashMap::new();
-            for line in &lines {
-                for &(_, sid) in &line.runs {
-                    styles.entry(sid).or_insert_with(|| t.style(sid));
+            // The style of each id in use, indexed by id (ids are small and dense).
+            let mut styles: Vec<Option<terminal::Style>> = Vec::new();
+            for &(_, sid) in lines.iter().flat_map(|line| &line.runs) {
+                let i = sid as usize;
+                if styles.len() <= i {
+                    styles.resize_with(i + 1, || None);
+                }
+                if styles[i].is_none() {
+                    styles[i] = Some(t.style(sid));
                 }
             }
             (lines, styles)
         });
         let span = span_type(py)?;
-        // A style's nine fields as Python objects, made once per style rather than per run,
-        // indexed by style id (ids are small and dense).
-        let top = styles.keys().max().map_or(0, |&sid| sid as usize + 1);
-        let mut fields: Vec<Option<[Py<PyAny>; 9]>> = (0..top).map(|_| None).collect();
-        for (sid, style) in &styles {
-            fields[*sid as usize] = Some(style_fields(py, style)?);
-        }
+        // A style's nine fields as Python objects, made once per style rather than per run.
+        let fields = styles
+            .iter()
+            .map(|style| style.as_ref().map(|s| style_fields(py, s)).transpose())
+            .collect::<PyResult<Vec<_>>>()?;
         // Only the row lists are tracked objects, and none can be garbage while this runs: a
         // collection triggered every few hundred of them would only walk what is being built.
         let _paused = super::GcPause::new();
