@@ -883,8 +883,18 @@ impl Terminal {
         }
     }
 
-    /// Asks for the first cells of `line` ahead of reading them: lines of scrollback live
-    /// apart in memory, so a view that walks them would otherwise wait on each in turn.
+    /// Scrollback then the primary screen, each line's cells asked for a few lines before it
+    /// comes: lines of scrollback live apart in memory, so a view that walks them would
+    /// otherwise wait on each in turn.
+    fn rows_ahead(&self) -> impl Iterator<Item = &Line> {
+        let mut ahead = self.sb.iter().chain(self.prim.iter()).skip(PREFETCH_LINES);
+        self.sb
+            .iter()
+            .chain(self.prim.iter())
+            .inspect(move |_| Self::prefetch_line(ahead.next()))
+    }
+
+    /// Asks for the first cells of `line` ahead of reading them.
     #[inline]
     fn prefetch_line(line: Option<&Line>) {
         if let Some(line) = line {
@@ -908,9 +918,7 @@ impl Terminal {
         let mut out = String::with_capacity(size.map(|l| l.cells.len() + 1).sum());
         // Where the logical line being built starts in `out`.
         let mut start = 0;
-        let mut ahead = self.sb.iter().chain(self.prim.iter()).skip(PREFETCH_LINES);
-        for line in self.sb.iter().chain(self.prim.iter()) {
-            Self::prefetch_line(ahead.next());
+        for line in self.rows_ahead() {
             self.row_text(&mut out, line);
             if line.wrapped {
                 out.extend(std::iter::repeat_n(' ', self.wrap_pad(line)));
@@ -994,9 +1002,7 @@ impl Terminal {
             text.clear();
             runs.clear();
         };
-        let mut ahead = self.sb.iter().chain(self.prim.iter()).skip(PREFETCH_LINES);
-        for line in self.sb.iter().chain(self.prim.iter()) {
-            Self::prefetch_line(ahead.next());
+        for line in self.rows_ahead() {
             // The style of the open run; no style has id `u32::MAX`.
             let mut open = runs.last().map_or(u32::MAX, |r| r.1);
             for c in &line.cells {
