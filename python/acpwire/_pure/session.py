@@ -186,11 +186,11 @@ class _StoreLock:
     thread feeds, other threads' calls wait for that feed to return, and a second feeder is
     refused (two streams fed into one store would interleave)."""
 
-    __slots__ = ("_feeder", "_lock")
+    __slots__ = ("_feeding", "_lock")
 
     def __init__(self) -> None:
         self._lock = threading.RLock()
-        self._feeder: int | None = None
+        self._feeding = False
 
     def __enter__(self) -> None:
         self._lock.acquire()
@@ -200,19 +200,19 @@ class _StoreLock:
 
     @contextmanager
     def feeding(self):
-        me = threading.get_ident()
+        # The lock is reentrant, so failing to take it means another thread holds it.
         if not self._lock.acquire(blocking=False):
-            if self._feeder is not None and self._feeder != me:
+            if self._feeding:
                 raise RuntimeError(
                     "the store is being fed by another thread: feed one stream from one thread"
                 )
             self._lock.acquire()
-        outer = self._feeder
-        self._feeder = me
+        outer = self._feeding
+        self._feeding = True
         try:
             yield
         finally:
-            self._feeder = outer
+            self._feeding = outer
             self._lock.release()
 
 
@@ -304,23 +304,23 @@ class Session:
             self._plan_at = {t[1]: i for i, t in enumerate(timeline) if t[0] == "plan"}
 
     @property
+    @_locked
     def state(self) -> str | None:
         """The foreground state (``running``, ``idle``, ``requires_action`` or any other string
         sent), None before the first report. In v1 a prompt sets ``running``, its response
         ``idle``."""
-        with self._lock:
-            return self.state_
+        return self.state_
 
     @property
+    @_locked
     def stop_reason(self) -> str | None:
         """Why the last turn stopped (only while idle)."""
-        with self._lock:
-            return self.stop_reason_
+        return self.stop_reason_
 
+    @_locked
     def terminal(self, terminal_id: str) -> Terminal | None:
         """The live Terminal ``terminal_id`` (None if the session has no such terminal)."""
-        with self._lock:
-            entry = self._terminals.get(terminal_id)
+        entry = self._terminals.get(terminal_id)
         return None if entry is None else entry[1]
 
     @_locked
