@@ -27,7 +27,7 @@
 //!   result with `outcome` answers the agent's request, anything else the client's.
 //!
 //! # Snapshot
-//! See [`Session::snapshot`] for the shape (also `notes/snapshot-shape.md`).
+//! See [`Session::snapshot`] for the shape (also the README, "Session snapshots").
 
 mod fields;
 mod json;

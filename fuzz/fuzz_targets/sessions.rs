@@ -1,0 +1,114 @@
+//! A store reaches the same state however its NDJSON is cut, and the same state again when
+//! each frame is decoded first and applied: the byte scanners' fast paths must agree with
+//! the general path. Nothing panics.
+#![no_main]
+
+use acpwire::framing::{Event, Framer};
+use acpwire::session::{ErrorRecord, Json, Sessions, SessionsConfig};
+use jiter::JsonValue;
+use libfuzzer_sys::fuzz_target;
+
+mod split;
+
+/// Snapshots of every session, errors and changes, with line and offset taken out of error
+/// records when `positions` is false (applied messages have none).
+fn state(store: &mut Sessions, positions: bool) -> (Vec<Json>, Vec<ErrorRecord>, Vec<String>) {
+    let snapshots = store
+        .ids()
+        .iter()
+        .map(|id| {
+            let mut snapshot = store.get(id).expect("listed session").snapshot();
+            if !positions {
+                strip_positions(&mut snapshot);
+            }
+            snapshot
+        })
+        .collect();
+    let errors = store
+        .take_errors()
+        .into_iter()
+        .filter(|e| positions || e.session_id.is_some())
+        .map(|e| {
+            if positions {
+                e
+            } else {
+                ErrorRecord {
+                    line: None,
+                    offset: None,
+                    ..e
+                }
+            }
+        })
+        .collect();
+    let changes = store
+        .take_changes()
+        .into_iter()
+        .map(|(sid, kind, id)| format!("{sid}/{kind}/{id}"))
+        .collect();
+    (snapshots, errors, changes)
+}
+
+fn strip_positions(snapshot: &mut Json) {
+    let Json::Object(members) = snapshot else {
+        return;
+    };
+    for (key, value) in members.iter_mut() {
+        if key != "errors" {
+            continue;
+        }
+        if let Json::Array(records) = value {
+            for record in records {
+                if let Json::Object(fields) = record {
+                    for (name, field) in fields.iter_mut() {
+                        if name == "line" || name == "offset" {
+                            *field = Json::Null;
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fuzz_target!(|input: &[u8]| {
+    let ([cols, cut_count], rest) = split::header::<2>(input);
+    let config = SessionsConfig {
+        max_frame_bytes: 4096,
+        terminal_cols: (cols % 41 != 0).then_some(usize::from(cols % 41)),
+        scrollback: usize::from(cols % 7),
+    };
+    let cuts = usize::from(cut_count % 8).min(rest.len());
+    let (sizes, data) = rest.split_at(cuts);
+
+    let mut whole = Sessions::new(config);
+    whole.feed(data);
+    whole.finish();
+    let mut cut = Sessions::new(config);
+    for piece in split::pieces(data, sizes) {
+        cut.feed(piece);
+    }
+    cut.finish();
+    let fed = state(&mut whole, true);
+    assert_eq!(fed, state(&mut cut, true));
+
+    // The same frames, decoded here and applied: no fast path.
+    let mut frames: Vec<Vec<u8>> = Vec::new();
+    let mut framer = Framer::new(config.max_frame_bytes);
+    let mut keep = |event: Event<'_>| {
+        if let Event::Frame(frame) = event {
+            frames.push(frame.bytes.to_vec());
+        }
+    };
+    framer.feed(data, &mut keep);
+    framer.finish(&mut keep);
+    let mut applied = Sessions::new(config);
+    for frame in &frames {
+        if let Ok(value) = JsonValue::parse(frame, false) {
+            applied.apply(&value);
+        }
+    }
+    let mut whole = Sessions::new(config);
+    whole.feed(data);
+    whole.finish();
+    assert_eq!(state(&mut whole, false), state(&mut applied, false));
+});
