@@ -51,6 +51,9 @@ def main() -> None:
         [bytes([rng.choice([0, 20, 64]), 5, 10, 40, 3, 7, 100, 250]) + p for p in pieces],
     )
     write("base64", [base64.b64encode(p[:300]) for p in pieces[:30]])
+    # The differential fuzzer reads its choices from the input itself: the traces and
+    # terminal output as they are.
+    write("differential", [t[:4000] for t in traces] + pieces[:40])
 
 
 if __name__ == "__main__":

@@ -1,0 +1,148 @@
+"""Coverage-guided differential fuzzing of the two backends (atheris, on the pure backend).
+
+Both backends must give identical results on every input: this feeds the same bytes, cut
+at the same places, to the native and the pure ``FrameDecoder``, ``loads``/``dumps``,
+``Terminal`` and ``Sessions``, and fails on the first difference. The pure backend is
+instrumented, so the fuzzer steers towards its untried branches.
+
+    pip install atheris
+    python fuzz/differential.py fuzz/corpus/differential -max_total_time=600
+
+Seeds: ``python fuzz/seeds.py`` also writes ``fuzz/corpus/differential``.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import atheris
+
+with atheris.instrument_imports(include=["acpwire._pure"]):
+    from acpwire import _native as native
+    from acpwire import _pure as pure
+
+TARGETS = ("framing", "json_values", "terminal", "sessions")
+
+
+def pieces(fdp: atheris.FuzzedDataProvider) -> tuple[list[int], bytes]:
+    cuts = [fdp.ConsumeIntInRange(1, 300) for _ in range(fdp.ConsumeIntInRange(0, 6))]
+    data = fdp.ConsumeBytes(fdp.remaining_bytes())
+    out, start, k = [], 0, 0
+    while start < len(data) and cuts:
+        out.append(data[start : start + cuts[k % len(cuts)]])
+        start += cuts[k % len(cuts)]
+        k += 1
+    return out or [data], data
+
+
+def outcome(call: Any) -> Any:
+    """A call's result, or its exception's type name and arguments."""
+    try:
+        return ("ok", call())
+    except (ValueError, TypeError, RecursionError) as e:
+        return ("error", type(e).__name__, str(e))
+
+
+def frame_errors(errors: list) -> list:
+    return [(e.reason, e.line, e.offset, e.excerpt) for e in errors]
+
+
+def framing(fdp: atheris.FuzzedDataProvider) -> Any:
+    cap = fdp.ConsumeIntInRange(1, 200)
+    raw = fdp.ConsumeBool()
+    cut, _ = pieces(fdp)
+
+    def run(backend: Any) -> Any:
+        decoder = backend.FrameDecoder(max_frame_bytes=cap, raw=raw)
+        got = [decoder.feed(piece) for piece in cut] + [decoder.finish()]
+        return got, frame_errors(decoder.take_errors()), decoder.buffered, decoder.frames
+
+    return run
+
+
+def json_values(fdp: atheris.FuzzedDataProvider) -> Any:
+    data = fdp.ConsumeBytes(fdp.remaining_bytes())
+
+    def run(backend: Any) -> Any:
+        value = outcome(lambda: backend.loads(data))
+        if value[0] != "ok":
+            # Messages may word the parser's detail differently; the class may not differ.
+            return value[:2]
+        return value, outcome(lambda: backend.dumps(value[1]))
+
+    return run
+
+
+def terminal(fdp: atheris.FuzzedDataProvider) -> Any:
+    cols = fdp.ConsumeIntInRange(0, 40) or None
+    rows = fdp.ConsumeIntInRange(1, 10)
+    scrollback = fdp.ConsumeIntInRange(0, 30)
+    max_bytes = fdp.ConsumeIntInRange(0, 4000)
+    as_base64 = fdp.ConsumeBool()
+    cut, _ = pieces(fdp)
+
+    def run(backend: Any) -> Any:
+        t = backend.Terminal(cols=cols, rows=rows, scrollback=scrollback, max_bytes=max_bytes)
+        errors = []
+        for piece in cut:
+            if as_base64:
+                errors.append(outcome(lambda p=piece: t.feed_base64(p)))
+            else:
+                t.feed(piece)
+        return (
+            errors,
+            t.text,
+            t.lines(),
+            [[(s.text, s.fg, s.bg, s.bold, s.dim, s.italic, s.underline, s.inverse, s.strike,
+               s.link) for s in line] for line in t.spans()],
+            t.screen() if cols else None,
+            t.cursor if cols else None,
+            t.title,
+            t.progress,
+            t.bell_count,
+            t.bytes_fed,
+            t.truncated,
+        )  # fmt: skip
+
+    return run
+
+
+def sessions(fdp: atheris.FuzzedDataProvider) -> Any:
+    cols = fdp.ConsumeIntInRange(0, 30) or None
+    cap = fdp.ConsumeIntInRange(64, 4096)
+    cut, _ = pieces(fdp)
+
+    def run(backend: Any) -> Any:
+        store = backend.Sessions(max_frame_bytes=cap, terminal_cols=cols, scrollback=5)
+        frames = [store.feed(piece) for piece in cut] + [store.finish()]
+        state = {}
+        for sid in store.ids():
+            s = store[sid]
+            snapshot = s.snapshot()
+            texts = [s.message_text(m["id"], m["role"]) for m in snapshot["messages"]]
+            state[sid] = (snapshot, s.state, s.stop_reason, texts)
+        return frames, store.ids(), state, store.take_errors(), store.changes()
+
+    return run
+
+
+def test_one_input(data: bytes) -> None:
+    fdp = atheris.FuzzedDataProvider(data)
+    target = TARGETS[fdp.ConsumeIntInRange(0, len(TARGETS) - 1)]
+    run = globals()[target](fdp)
+    expected = run(native)
+    got = run(pure)
+    if got != expected:
+        raise AssertionError(
+            f"{target}: the backends differ\nnative: {expected!r}\npure:   {got!r}"
+        )
+
+
+def main() -> None:
+    atheris.Setup(sys.argv, test_one_input)
+    atheris.Fuzz()
+
+
+if __name__ == "__main__":
+    main()
