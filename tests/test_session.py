@@ -1967,6 +1967,25 @@ def test_native_and_pure_agree_on_apply(both):
         assert stores[0] == stores[1], seed
 
 
+def test_store_arguments_are_checked(backend):
+    for options, message in [
+        ({"max_frame_bytes": 0}, "max_frame_bytes must be positive"),
+        ({"terminal_cols": -1}, "terminal_cols must not be negative"),
+        ({"terminal_cols": 65_536}, "terminal_cols must be at most 65535"),
+        ({"scrollback": -1}, "scrollback must not be negative"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            backend.Sessions(**options)
+    # The widest grid is accepted, and its terminals wrap there.
+    chunk = {"sessionUpdate": "terminal_output_chunk", "terminalId": "t"}
+    store = store_of(
+        backend,
+        [upd({**chunk, "data": base64.b64encode(b"\x1b[65535Gxy").decode()})],
+        terminal_cols=65_535,
+    )
+    assert store[SID].terminal("t").screen()[:2] == [" " * 65_534 + "x", "y"]
+
+
 def test_sample_trace(backend):
     path = (
         Path(__file__).resolve().parent.parent / "python" / "acpwire" / "data" / "sample-v2.ndjson"

@@ -120,6 +120,26 @@ def test_newlines_and_redraws(backend):
     assert backend.render_text(b"foo\tbar\x08\x08X") == "foo     bXr"
 
 
+def test_size_arguments_are_checked(backend):
+    for options, message in [
+        ({"cols": 0}, "cols must be at least 1"),
+        ({"rows": 0}, "rows must be at least 1"),
+        ({"cols": 65_536}, "cols must be at most 65535"),
+        ({"rows": 65_536}, "rows must be at most 65535"),
+        # Once allocated a row at a time up front: this would take tens of GB, not an error.
+        ({"rows": 10**9}, "rows must be at most 65535"),
+        ({"scrollback": -1}, "must not be negative"),
+        ({"max_bytes": -1}, "must not be negative"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            backend.Terminal(**options)
+    # The largest grid is a real one: addressable to its last row and column.
+    t = backend.Terminal(cols=65_535, rows=65_535)
+    t.feed(b"\x1b[65535;65535Hx")
+    assert t.cursor == (65_534, 65_535)  # past the last column, as on any grid
+    assert t.screen()[-1] == " " * 65_534 + "x"
+
+
 def test_invalid_base64_changes_nothing(backend):
     t = make(backend, cols=20, rows=3)
     t.feed(b"keep\x1b[")

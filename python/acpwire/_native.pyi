@@ -91,7 +91,9 @@ class Terminal:
     ``cols=None`` (transcripts): lines of unbounded width, LF also returns to column 0, cursor
     movement within the last ``rows`` lines. ``cols=N``: a real grid that wraps at ``N`` and
     scrolls into scrollback. Retained output is capped by ``scrollback`` lines and
-    ``max_bytes``; the oldest lines go first and ``truncated`` becomes True.
+    ``max_bytes``; the oldest lines go first and ``truncated`` becomes True. ``cols`` and
+    ``rows`` are at most 65535, the farthest an escape sequence can address (ValueError
+    otherwise).
     """
 
     def __new__(

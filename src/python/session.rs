@@ -182,8 +182,15 @@ impl Sessions {
             .ok_or_else(|| PyValueError::new_err("max_frame_bytes must be positive"))?;
         let terminal_cols = terminal_cols
             .map(|c| {
-                usize::try_from(c)
-                    .map_err(|_| PyValueError::new_err("terminal_cols must not be negative"))
+                let cols = usize::try_from(c)
+                    .map_err(|_| PyValueError::new_err("terminal_cols must not be negative"))?;
+                if cols > crate::terminal::MAX_COLS {
+                    return Err(PyValueError::new_err(format!(
+                        "terminal_cols must be at most {}",
+                        crate::terminal::MAX_COLS
+                    )));
+                }
+                Ok(cols)
             })
             .transpose()?;
         let scrollback = usize::try_from(scrollback)

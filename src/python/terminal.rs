@@ -147,6 +147,19 @@ impl Terminal {
         if rows < 1 {
             return Err(PyValueError::new_err("rows must be at least 1"));
         }
+        let limit = |max: usize| i64::try_from(max).unwrap_or(i64::MAX);
+        if cols.is_some_and(|c| c > limit(terminal::MAX_COLS)) {
+            return Err(PyValueError::new_err(format!(
+                "cols must be at most {}",
+                terminal::MAX_COLS
+            )));
+        }
+        if rows > limit(terminal::MAX_ROWS) {
+            return Err(PyValueError::new_err(format!(
+                "rows must be at most {}",
+                terminal::MAX_ROWS
+            )));
+        }
         if scrollback < 0 || max_bytes < 0 {
             return Err(PyValueError::new_err(
                 "scrollback and max_bytes must not be negative",

@@ -47,6 +47,11 @@ use unicode_width::UnicodeWidthChar;
 
 /// Row width used when `cols` is `None`.
 pub const UNBOUNDED_COLS: usize = 8192;
+/// Widest and tallest grid. Escape sequences address at most column and row 65535, so a larger
+/// grid holds nothing more; the screen is allocated row by row up front, so its height must
+/// stay in reason.
+pub const MAX_COLS: usize = 65_535;
+pub const MAX_ROWS: usize = 65_535;
 /// Largest OSC payload kept; a longer OSC is dropped whole.
 pub const MAX_OSC_BYTES: usize = 64 * 1024;
 const MAX_STYLES: usize = 65536;
@@ -679,10 +684,11 @@ pub struct Terminal {
 }
 
 impl Terminal {
-    /// A blank terminal. `cols: Some(0)` is treated as 1 and `rows: 0` as 1.
+    /// A blank terminal. `cols: Some(0)` is treated as 1 and `rows: 0` as 1; sizes above
+    /// [`MAX_COLS`] and [`MAX_ROWS`] as those.
     pub fn new(config: TerminalConfig) -> Terminal {
-        let cols = config.cols.map(|c| c.max(1));
-        let rows = config.rows.max(1);
+        let cols = config.cols.map(|c| c.clamp(1, MAX_COLS));
+        let rows = config.rows.clamp(1, MAX_ROWS);
         let mut t = Terminal {
             cols,
             w: cols.unwrap_or(UNBOUNDED_COLS),

@@ -285,3 +285,14 @@ fn copy_ascii_stops_at_the_first_other_cell() {
         }
     }
 }
+
+#[test]
+fn sizes_are_clamped_to_what_escapes_can_address() {
+    // A height of a billion rows would be allocated up front; it is the largest grid instead.
+    let mut t = term(Some(usize::MAX), 1_000_000_000);
+    assert_eq!((t.cols(), t.rows()), (Some(MAX_COLS), MAX_ROWS));
+    t.feed(b"\x1b[999999;999999Hx");
+    assert_eq!(t.cursor(), Some((MAX_ROWS - 1, MAX_COLS)));
+    let t = term(Some(0), 0);
+    assert_eq!((t.cols(), t.rows()), (Some(1), 1));
+}

@@ -27,7 +27,7 @@ import orjson
 from .._errors import FrameError, TerminalDataError
 from ._framing import DEFAULT_MAX_FRAME_BYTES, FrameDecoder, _as_bytes
 from ._json import DIGITS_TO_ZERO, MIN_DEEP_SIZE, ZEROS, has_long_digit_run, maybe_too_deep
-from .terminal import Terminal, _decode_base64, _locked
+from .terminal import MAX_COLS, Terminal, _decode_base64, _locked
 
 __all__ = ["Session", "Sessions", "replay"]
 
@@ -482,6 +482,8 @@ class Sessions:
     ) -> None:
         if terminal_cols is not None and terminal_cols < 0:
             raise ValueError("terminal_cols must not be negative")
+        if terminal_cols is not None and terminal_cols > MAX_COLS:
+            raise ValueError(f"terminal_cols must be at most {MAX_COLS}")
         if scrollback < 0:
             raise ValueError("scrollback must not be negative")
         self._decoder = _Framer(max_frame_bytes)

@@ -51,6 +51,8 @@ __all__ = ["Span", "Terminal", "TerminalDataError", "char_width", "render_text"]
 
 UNBOUNDED_COLS = 8192
 """Row width used for ``cols=None``: longer lines soft-wrap, and every view joins them again."""
+MAX_COLS = MAX_ROWS = 65_535
+"""Largest grid: escape sequences address at most column and row 65535."""
 MAX_OSC_BYTES = 64 * 1024
 MAX_PARAMS = 32
 MAX_STYLES = 65536
@@ -308,8 +310,8 @@ class Terminal:
     """A display-only terminal fed with raw PTY bytes (see the module docs for the model).
 
     Args:
-        cols: grid width, or None for a transcript whose lines do not wrap.
-        rows: screen height (the window cursor movement works in).
+        cols: grid width (1 to 65535), or None for a transcript whose lines do not wrap.
+        rows: screen height (1 to 65535; the window cursor movement works in).
         scrollback: most lines kept above the screen.
         max_bytes: most cells (plus one per line) kept in scrollback.
     """
@@ -325,6 +327,10 @@ class Terminal:
             raise ValueError("cols must be at least 1 (or None)")
         if rows < 1:
             raise ValueError("rows must be at least 1")
+        if cols is not None and cols > MAX_COLS:
+            raise ValueError(f"cols must be at most {MAX_COLS}")
+        if rows > MAX_ROWS:
+            raise ValueError(f"rows must be at most {MAX_ROWS}")
         if scrollback < 0 or max_bytes < 0:
             raise ValueError("scrollback and max_bytes must not be negative")
         self._cols = cols
