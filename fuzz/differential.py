@@ -2,7 +2,9 @@
 
 Both backends must give identical results on every input: this feeds the same bytes, cut
 at the same places, to the native and the pure ``FrameDecoder``, ``loads``/``dumps``,
-``Terminal`` and ``Sessions``, and fails on the first difference. The pure backend is
+``Terminal`` and ``Sessions``, and fails on the first difference. A fifth target builds
+JSON-RPC messages from the input (any update variant, any field, any type, requests and
+responses of both sides) and compares both stores fed and applied. The pure backend is
 instrumented, so the fuzzer steers towards its untried branches.
 
     pip install atheris
@@ -22,7 +24,89 @@ with atheris.instrument_imports(include=["acpwire._pure"]):
     from acpwire import _native as native
     from acpwire import _pure as pure
 
-TARGETS = ("framing", "json_values", "terminal", "sessions")
+TARGETS = ("framing", "json_values", "terminal", "sessions", "updates")
+
+# What the structure-aware `updates` target builds messages from.
+KINDS = [
+    "agent_message_chunk",
+    "agent_message",
+    "agent_thought_chunk",
+    "agent_thought",
+    "user_message_chunk",
+    "user_message",
+    "session_message_chunk",
+    "session_message",
+    "tool_call",
+    "tool_call_update",
+    "tool_call_content_chunk",
+    "terminal_update",
+    "terminal_output_chunk",
+    "plan",
+    "plan_update",
+    "plan_removed",
+    "state_update",
+    "usage_update",
+    "session_info_update",
+    "available_commands_update",
+    "config_option_update",
+    "current_mode_update",
+    "compaction_update",
+    "compaction_summary_chunk",
+    "notice",
+    "subagent_update",
+    "_vendor_thing",
+]
+FIELDS = [
+    "messageId",
+    "content",
+    "toolCallId",
+    "terminalId",
+    "planId",
+    "compactionId",
+    "title",
+    "status",
+    "kind",
+    "rawInput",
+    "locations",
+    "command",
+    "cwd",
+    "exitStatus",
+    "output",
+    "data",
+    "plan",
+    "entries",
+    "state",
+    "stopReason",
+    "used",
+    "size",
+    "cost",
+    "availableCommands",
+    "configOptions",
+    "currentModeId",
+    "summary",
+    "severity",
+    "message",
+    "_meta",
+    "senderSessionId",
+    "recipientSessionId",
+    "subagentSessionId",
+    "updatedAt",
+]
+TEXT = {"type": "text", "text": "t\u00e9"}
+VALUES = (
+    None, "a", "b", "", 0, 3, -1, 2.5, True, {}, [], TEXT, [TEXT], [TEXT, {"type": "image"}],
+    {"type": "content", "content": TEXT}, {"exitCode": 1}, {"data": "G1szMW1yZWQ="},
+    {"data": "bad!"}, "G1sxbWJvbGQNCg==", "4oI=", "=bad", "idle", "running", "end_turn",
+    {"planId": "p", "type": "items", "entries": []}, {"planId": "q", "type": "markdown"},
+    {"planId": 7, "type": "items"}, {"k": {"nested": [1, None]}},
+    [{"name": "x", "description": "d"}], "completed", "info",
+)  # fmt: skip
+METHODS = ("session/prompt", "session/request_permission", "session/cancel", "session/new")
+RESULTS = (
+    {"stopReason": "end_turn"}, {"messageId": "u1"}, {"sessionId": "s2"},
+    {"outcome": {"outcome": "selected", "optionId": "o"}}, {"outcome": {"outcome": "cancelled"}},
+    None, 5,
+)  # fmt: skip
 
 
 def pieces(fdp: atheris.FuzzedDataProvider) -> tuple[list[int], bytes]:
@@ -123,6 +207,56 @@ def sessions(fdp: atheris.FuzzedDataProvider) -> Any:
             texts = [s.message_text(m["id"], m["role"]) for m in snapshot["messages"]]
             state[sid] = (snapshot, s.state, s.stop_reason, texts)
         return frames, store.ids(), state, store.take_errors(), store.changes()
+
+    return run
+
+
+def message(fdp: atheris.FuzzedDataProvider) -> Any:
+    """One JSON-RPC message of either direction, mostly session/update, any field any type."""
+
+    def pick(options: Any) -> Any:
+        return options[fdp.ConsumeIntInRange(0, len(options) - 1)]
+
+    sid = pick(["s1", "s1", "s2", 5, None])
+    shape = fdp.ConsumeIntInRange(0, 9)
+    if shape < 6:
+        update: dict[str, Any] = {"sessionUpdate": pick(KINDS)}
+        for _ in range(fdp.ConsumeIntInRange(0, 5)):
+            update[pick(FIELDS)] = pick(VALUES)
+        params = {"sessionId": sid, "update": update}
+        return {"jsonrpc": "2.0", "method": "session/update", "params": params}
+    rid = pick([1, 2, "1", 3.0])
+    if shape < 8:
+        params = {"sessionId": sid, "prompt": [TEXT], "options": []}
+        return {"jsonrpc": "2.0", "id": rid, "method": pick(METHODS), "params": params}
+    result = pick(RESULTS)
+    if result is None:
+        return {"jsonrpc": "2.0", "id": rid, "error": {"code": -1, "message": "no"}}
+    return {"jsonrpc": "2.0", "id": rid, "result": result}
+
+
+def updates(fdp: atheris.FuzzedDataProvider) -> Any:
+    version = (1, 2, None)[fdp.ConsumeIntInRange(0, 2)]
+    messages = []
+    if version is not None:
+        params = {"protocolVersion": version}
+        messages.append({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params})
+        messages.append({"jsonrpc": "2.0", "id": 0, "result": params})
+    while fdp.remaining_bytes() and len(messages) < 60:
+        messages.append(message(fdp))
+    data = b"".join(native.dumps(m) for m in messages)
+    half = len(data) // 2
+
+    def run(backend: Any) -> Any:
+        fed = backend.Sessions(terminal_cols=12)
+        fed.feed(data[:half])
+        fed.feed(data[half:])
+        applied = backend.Sessions(terminal_cols=12)
+        for m in messages:
+            applied.apply(m)
+        return [
+            {sid: s[sid].snapshot() for sid in s.ids()} for s in (fed, applied)
+        ], fed.take_errors()
 
     return run
 
