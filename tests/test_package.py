@@ -88,6 +88,44 @@ def test_exceptions_are_shared_between_backends():
     assert issubclass(acpwire.EncodeError, TypeError)
 
 
+# Constructor arguments of every kind, valid or not: each backend must accept or refuse each
+# alike, with the same exception type and message.
+_ARGUMENTS = (
+    [
+        (cls, {name: value})
+        for cls, names in (
+            ("FrameDecoder", ["max_frame_bytes"]),
+            ("Terminal", ["cols", "rows", "scrollback", "max_bytes"]),
+            ("Sessions", ["max_frame_bytes", "terminal_cols", "scrollback"]),
+        )
+        for name in names
+        for value in (0, 1, -1, 7, 65_535, 65_536, 2**63 - 1, 2**63, 2**64, -(2**64), 2**200)
+    ]
+    + [
+        (cls, {name: value})
+        for cls, name in (("FrameDecoder", "max_frame_bytes"), ("Terminal", "rows"))
+        for value in (True, 10.0, "5", None, [])
+    ]
+    + [("FrameDecoder", {"raw": value}) for value in (True, False, 1, 0, None, "yes")]
+)
+
+
+def test_backends_take_the_same_constructor_arguments(both):
+    def outcome(module, cls, options):
+        try:
+            getattr(module, cls)(**options)
+        except (TypeError, ValueError, OverflowError) as e:
+            return type(e).__name__, str(e)
+        return "ok"
+
+    native, pure = both
+    for cls, options in _ARGUMENTS:
+        assert outcome(native, cls, options) == outcome(pure, cls, options), (cls, options)
+    # Sizes past the machine word are as good as unlimited, not an overflow.
+    assert outcome(native, "Terminal", {"max_bytes": 2**200}) == "ok"
+    assert outcome(native, "FrameDecoder", {"max_frame_bytes": 2**64}) == "ok"
+
+
 def test_stub_lists_the_native_api():
     import acpwire._native as native
 

@@ -7,6 +7,7 @@ use pyo3::buffer::PyBuffer;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
 
+use super::Size;
 use crate::framing::{self, Event, FrameError, FrameErrorKind, Framer};
 
 /// Errors kept for `errors`/`take_errors()`; beyond this the oldest are dropped and counted,
@@ -166,15 +167,15 @@ fn push_error(
 #[pymethods]
 impl FrameDecoder {
     #[new]
-    // A literal default, so the text signature (and stubtest) shows the number.
-    #[pyo3(signature = (max_frame_bytes = 33_554_432, raw = false))]
-    fn new(max_frame_bytes: i64, raw: bool) -> PyResult<Self> {
-        let max_frame_bytes = usize::try_from(max_frame_bytes)
-            .ok()
-            .filter(|&n| n > 0)
-            .ok_or_else(|| {
-                pyo3::exceptions::PyValueError::new_err("max_frame_bytes must be positive")
-            })?;
+    // The text signature spelled out, so that it (and stubtest) shows the numbers.
+    #[pyo3(
+        signature = (max_frame_bytes = Size::of(33_554_432), raw = false),
+        text_signature = "(max_frame_bytes=33554432, raw=False)"
+    )]
+    fn new(max_frame_bytes: Size, raw: bool) -> PyResult<Self> {
+        let max_frame_bytes = max_frame_bytes.0.filter(|&n| n > 0).ok_or_else(|| {
+            pyo3::exceptions::PyValueError::new_err("max_frame_bytes must be positive")
+        })?;
         Ok(Self {
             framer: Framer::new(max_frame_bytes),
             raw,

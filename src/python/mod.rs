@@ -47,6 +47,33 @@ where
     }
 }
 
+/// A size argument: an int (or anything with `__index__`) of any magnitude. Holds `None` when
+/// it is negative; past the machine word it saturates, which is as good as unlimited for a
+/// size, so both backends take every int Python can hold.
+#[derive(Clone, Copy)]
+pub(crate) struct Size(pub(crate) Option<usize>);
+
+impl Size {
+    pub(crate) const fn of(n: usize) -> Self {
+        Size(Some(n))
+    }
+}
+
+impl FromPyObject<'_, '_> for Size {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'_, '_, PyAny>) -> PyResult<Self> {
+        match obj.extract::<i64>() {
+            Ok(v) => Ok(Size(usize::try_from(v).ok())),
+            Err(e) if e.is_instance_of::<pyo3::exceptions::PyOverflowError>(obj.py()) => {
+                let negative = obj.call_method0("__index__")?.lt(0)?;
+                Ok(Size((!negative).then_some(usize::MAX)))
+            }
+            Err(e) => Err(e),
+        }
+    }
+}
+
 /// The cyclic garbage collector switched off for as long as this lives, then back on if it
 /// was on. Building a large result makes thousands of container objects; each few hundred
 /// would otherwise trigger a collection that walks only what is being built. Nothing runs

@@ -14,6 +14,7 @@ use pyo3::exceptions::{PyKeyError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
+use super::Size;
 use super::decoder::with_bytes;
 use super::terminal::Terminal;
 use crate::session::{self as core, ErrorRecord, Json};
@@ -174,16 +175,23 @@ fn feed_store<'py>(store: &Bound<'py, Sessions>) -> PyResult<PyRefMut<'py, Sessi
 #[pymethods]
 impl Sessions {
     #[new]
-    #[pyo3(signature = (max_frame_bytes = 33_554_432, terminal_cols = None, scrollback = 10_000))]
-    fn new(max_frame_bytes: i64, terminal_cols: Option<i64>, scrollback: i64) -> PyResult<Self> {
-        let max_frame_bytes = usize::try_from(max_frame_bytes)
-            .ok()
+    #[pyo3(
+        signature = (
+            max_frame_bytes = Size::of(33_554_432),
+            terminal_cols = None,
+            scrollback = Size::of(10_000),
+        ),
+        text_signature = "(max_frame_bytes=33554432, terminal_cols=None, scrollback=10000)"
+    )]
+    fn new(max_frame_bytes: Size, terminal_cols: Option<Size>, scrollback: Size) -> PyResult<Self> {
+        let max_frame_bytes = max_frame_bytes
+            .0
             .filter(|&n| n > 0)
             .ok_or_else(|| PyValueError::new_err("max_frame_bytes must be positive"))?;
         let terminal_cols = terminal_cols
             .map(|c| {
-                let cols = usize::try_from(c)
-                    .map_err(|_| PyValueError::new_err("terminal_cols must not be negative"))?;
+                let cols =
+                    c.0.ok_or_else(|| PyValueError::new_err("terminal_cols must not be negative"))?;
                 if cols > crate::terminal::MAX_COLS {
                     return Err(PyValueError::new_err(format!(
                         "terminal_cols must be at most {}",
@@ -193,8 +201,9 @@ impl Sessions {
                 Ok(cols)
             })
             .transpose()?;
-        let scrollback = usize::try_from(scrollback)
-            .map_err(|_| PyValueError::new_err("scrollback must not be negative"))?;
+        let scrollback = scrollback
+            .0
+            .ok_or_else(|| PyValueError::new_err("scrollback must not be negative"))?;
         Ok(Self {
             inner: core::Sessions::new(core::SessionsConfig {
                 max_frame_bytes,

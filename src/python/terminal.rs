@@ -13,6 +13,7 @@ use pyo3::types::{PyBool, PyBytes, PyList, PyString, PyType};
 
 use crate::terminal::{self, Color, TerminalConfig, TerminalDataError};
 
+use super::Size;
 use super::decoder::with_bytes;
 
 static SPAN: PyOnceLock<Py<PyType>> = PyOnceLock::new();
@@ -139,38 +140,45 @@ impl Terminal {
 #[pymethods]
 impl Terminal {
     #[new]
-    #[pyo3(signature = (cols = None, rows = 24, scrollback = 10_000, max_bytes = 16_777_216))]
-    fn new(cols: Option<i64>, rows: i64, scrollback: i64, max_bytes: i64) -> PyResult<Self> {
-        if cols.is_some_and(|c| c < 1) {
+    #[pyo3(
+        signature = (
+            cols = None,
+            rows = Size::of(24),
+            scrollback = Size::of(10_000),
+            max_bytes = Size::of(16_777_216),
+        ),
+        text_signature = "(cols=None, rows=24, scrollback=10000, max_bytes=16777216)"
+    )]
+    fn new(cols: Option<Size>, rows: Size, scrollback: Size, max_bytes: Size) -> PyResult<Self> {
+        if cols.is_some_and(|c| c.0.is_none_or(|c| c < 1)) {
             return Err(PyValueError::new_err("cols must be at least 1 (or None)"));
         }
-        if rows < 1 {
+        let Some(rows) = rows.0.filter(|&r| r >= 1) else {
             return Err(PyValueError::new_err("rows must be at least 1"));
-        }
-        let limit = |max: usize| i64::try_from(max).unwrap_or(i64::MAX);
-        if cols.is_some_and(|c| c > limit(terminal::MAX_COLS)) {
+        };
+        let cols = cols.and_then(|c| c.0);
+        if cols.is_some_and(|c| c > terminal::MAX_COLS) {
             return Err(PyValueError::new_err(format!(
                 "cols must be at most {}",
                 terminal::MAX_COLS
             )));
         }
-        if rows > limit(terminal::MAX_ROWS) {
+        if rows > terminal::MAX_ROWS {
             return Err(PyValueError::new_err(format!(
                 "rows must be at most {}",
                 terminal::MAX_ROWS
             )));
         }
-        if scrollback < 0 || max_bytes < 0 {
+        let (Some(scrollback), Some(max_bytes)) = (scrollback.0, max_bytes.0) else {
             return Err(PyValueError::new_err(
                 "scrollback and max_bytes must not be negative",
             ));
-        }
-        let size = |v: i64| usize::try_from(v).unwrap_or(usize::MAX);
+        };
         let config = TerminalConfig {
-            cols: cols.map(size),
-            rows: size(rows),
-            scrollback: size(scrollback),
-            max_bytes: size(max_bytes),
+            cols,
+            rows,
+            scrollback,
+            max_bytes,
         };
         Ok(Self::from_shared(Arc::new(Mutex::new(
             terminal::Terminal::new(config),

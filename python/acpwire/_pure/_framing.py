@@ -13,6 +13,7 @@ from typing import Any
 import orjson
 
 from .._errors import FrameError
+from ._args import flag, size
 from ._json import (
     DIGITS_TO_ZERO,
     LONG_RUN,
@@ -76,12 +77,11 @@ class FrameDecoder:
     )
 
     def __init__(self, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES, raw: bool = False) -> None:
-        if not isinstance(max_frame_bytes, int):
-            raise TypeError(f"max_frame_bytes must be an int, not {type(max_frame_bytes).__name__}")
-        if max_frame_bytes <= 0 or max_frame_bytes > 2**63 - 1:
+        max_frame_bytes = size(max_frame_bytes)
+        if max_frame_bytes <= 0:
             raise ValueError("max_frame_bytes must be positive")
         self._max = max_frame_bytes
-        self._raw = bool(raw)
+        self._raw = flag(raw)
         self._partial: list[bytes] = []
         self._partial_len = 0
         self._skipping = False

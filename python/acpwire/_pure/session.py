@@ -25,6 +25,7 @@ from typing import Any, BinaryIO
 import orjson
 
 from .._errors import FrameError, TerminalDataError
+from ._args import size
 from ._framing import DEFAULT_MAX_FRAME_BYTES, FrameDecoder, _as_bytes
 from ._json import DIGITS_TO_ZERO, MIN_DEEP_SIZE, ZEROS, has_long_digit_run, maybe_too_deep
 from .terminal import MAX_COLS, Terminal, _decode_base64, _locked
@@ -480,10 +481,13 @@ class Sessions:
         terminal_cols: int | None = None,
         scrollback: int = 10_000,
     ) -> None:
-        if terminal_cols is not None and terminal_cols < 0:
-            raise ValueError("terminal_cols must not be negative")
-        if terminal_cols is not None and terminal_cols > MAX_COLS:
-            raise ValueError(f"terminal_cols must be at most {MAX_COLS}")
+        if terminal_cols is not None:
+            terminal_cols = size(terminal_cols)
+            if terminal_cols < 0:
+                raise ValueError("terminal_cols must not be negative")
+            if terminal_cols > MAX_COLS:
+                raise ValueError(f"terminal_cols must be at most {MAX_COLS}")
+        scrollback = size(scrollback)
         if scrollback < 0:
             raise ValueError("scrollback must not be negative")
         self._decoder = _Framer(max_frame_bytes)

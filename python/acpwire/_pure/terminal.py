@@ -46,6 +46,7 @@ from collections import deque
 
 from .._errors import TerminalDataError
 from .._span import Span
+from ._args import size
 
 __all__ = ["Span", "Terminal", "TerminalDataError", "char_width", "render_text"]
 
@@ -323,14 +324,18 @@ class Terminal:
         scrollback: int = 10_000,
         max_bytes: int = 16 * 1024 * 1024,
     ) -> None:
-        if cols is not None and cols < 1:
-            raise ValueError("cols must be at least 1 (or None)")
+        if cols is not None:
+            cols = size(cols)
+            if cols < 1:
+                raise ValueError("cols must be at least 1 (or None)")
+        rows = size(rows)
         if rows < 1:
             raise ValueError("rows must be at least 1")
         if cols is not None and cols > MAX_COLS:
             raise ValueError(f"cols must be at most {MAX_COLS}")
         if rows > MAX_ROWS:
             raise ValueError(f"rows must be at most {MAX_ROWS}")
+        scrollback, max_bytes = size(scrollback), size(max_bytes)
         if scrollback < 0 or max_bytes < 0:
             raise ValueError("scrollback and max_bytes must not be negative")
         self._cols = cols
