@@ -78,6 +78,26 @@ def test_loads_errors_name_line_and_column(backend, doc, line, column):
 
 
 @pytest.mark.parametrize(
+    ("doc", "line", "column", "offset", "byte_offset"),
+    [
+        # At the end of the input: the column after the last character, never 0.
+        ("", 1, 1, 0, 0),
+        ("[1,", 1, 4, 3, 3),
+        ("[1,\n", 2, 1, 4, 4),
+        ("[1,\n  ", 2, 3, 6, 6),
+        # Columns count characters, offsets count characters of a str and bytes of bytes.
+        ('["é", x]', 1, 7, 6, 7),
+        ('["é",\n "é" x]', 2, 6, 11, 13),
+    ],
+)
+def test_loads_error_positions(backend, doc, line, column, offset, byte_offset):
+    for data, at in ((doc, offset), (doc.encode(), byte_offset)):
+        with pytest.raises(backend.DecodeError) as info:
+            backend.loads(data)
+        assert (info.value.line, info.value.column, info.value.offset) == (line, column, at)
+
+
+@pytest.mark.parametrize(
     "doc", [b"NaN", b"Infinity", b"[1,]", b'"\xff"', b'"\\ud800"', b"01", b"1.", b"{} {}", b"-"]
 )
 def test_loads_rejects(backend, doc):

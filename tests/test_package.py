@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import array
+import io
 import json
 import os
 import subprocess
@@ -124,6 +126,69 @@ def test_backends_take_the_same_constructor_arguments(both):
     # Sizes past the machine word are as good as unlimited, not an overflow.
     assert outcome(native, "Terminal", {"max_bytes": 2**200}) == "ok"
     assert outcome(native, "FrameDecoder", {"max_frame_bytes": 2**64}) == "ok"
+
+
+_UPDATE = (
+    b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":'
+    b'{"sessionUpdate":"agent_message_chunk","messageId":"m","content":{"type":"text","text":"hi"}}}}\n'
+)
+
+
+def _store(module):
+    store = module.Sessions()
+    store.feed(_UPDATE)
+    return store
+
+
+# Calls with arguments of the wrong type or value, and edge values that are right: each
+# backend must give the same result or raise the same exception with the same message.
+_CALLS = {
+    "FrameDecoder.feed(str)": lambda m: m.FrameDecoder().feed("{}\n"),
+    "FrameDecoder.feed(int)": lambda m: m.FrameDecoder().feed(5),
+    "FrameDecoder.feed(array of bytes)": lambda m: m.FrameDecoder().feed(array.array("B", b"{}\n")),
+    "FrameDecoder.feed(array of ints)": lambda m: m.FrameDecoder().feed(array.array("i", [1])),
+    "FrameDecoder.feed(strided view)": lambda m: m.FrameDecoder().feed(
+        memoryview(b"{}\n{}\n")[::2]
+    ),
+    "Terminal.feed(str)": lambda m: m.Terminal().feed("x"),
+    # bytes(5) would be five NUL bytes: an int is not data.
+    "Terminal.feed(int)": lambda m: m.Terminal().feed(5),
+    "Terminal.feed(list)": lambda m: m.Terminal().feed([65, 66]),
+    "Terminal.feed_base64(int)": lambda m: m.Terminal().feed_base64(5),
+    "Terminal.feed_base64(bytearray)": lambda m: m.Terminal().feed_base64(bytearray(b"aGk=")),
+    "Terminal.reset(None)": lambda m: m.Terminal().reset(None),
+    "Terminal.reset(empty str)": lambda m: m.Terminal().reset(""),
+    "Terminal.reset_base64(None)": lambda m: m.Terminal().reset_base64(None),
+    "render_text(str)": lambda m: m.render_text("x"),
+    "loads(int)": lambda m: m.loads(5),
+    "loads(array of ints)": lambda m: m.loads(array.array("i", [1])),
+    "loads(bytearray)": lambda m: m.loads(bytearray(b"[1]")),
+    "dumps(set)": lambda m: m.dumps({1}),
+    "Sessions.feed(str)": lambda m: m.Sessions().feed("x\n"),
+    "Sessions.apply(bytes)": lambda m: m.Sessions().apply(_UPDATE),
+    "Sessions[int]": lambda m: m.Sessions()[123],
+    "Sessions[missing]": lambda m: m.Sessions()["missing"],
+    "int in Sessions": lambda m: 123 in m.Sessions(),
+    "message_text(int)": lambda m: _store(m)["s"].message_text(5),
+    "message_text(role=None)": lambda m: _store(m)["s"].message_text("m", None),
+    "message_text(unknown role)": lambda m: _store(m)["s"].message_text("m", "bogus"),
+    "terminal(int)": lambda m: _store(m)["s"].terminal(5),
+    "replay(missing file)": lambda m: m.replay("/nonexistent/trace.ndjson"),
+    "replay(directory)": lambda m: m.replay("/"),
+    "replay(text file)": lambda m: m.replay(io.StringIO("")),
+}
+
+
+def test_backends_refuse_the_same_calls(both):
+    def outcome(module, call):
+        try:
+            return "ok", repr(call(module))
+        except Exception as e:
+            return type(e).__name__, str(e)
+
+    native, pure = both
+    for name, call in _CALLS.items():
+        assert outcome(native, call) == outcome(pure, call), name
 
 
 def test_stub_lists_the_native_api():

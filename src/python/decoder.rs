@@ -25,12 +25,29 @@ pub(crate) const PARSER: PythonParse = PythonParse {
 /// Borrow the bytes of `bytes`, or copy any other buffer (bytearray, memoryview): a mutable
 /// buffer must not be read while Python code could change it.
 pub(crate) fn with_bytes<R>(data: &Bound<'_, PyAny>, f: impl FnOnce(&[u8]) -> R) -> PyResult<R> {
+    with_buffer(data, "bytes, bytearray or memoryview", f)
+}
+
+/// [`with_bytes`] for an argument that may also be a `str` (handled by the caller): the type
+/// error names it.
+pub(crate) fn with_bytes_or_str<R>(
+    data: &Bound<'_, PyAny>,
+    f: impl FnOnce(&[u8]) -> R,
+) -> PyResult<R> {
+    with_buffer(data, "bytes, bytearray, memoryview or str", f)
+}
+
+fn with_buffer<R>(
+    data: &Bound<'_, PyAny>,
+    accepted: &str,
+    f: impl FnOnce(&[u8]) -> R,
+) -> PyResult<R> {
     if let Ok(bytes) = data.cast::<PyBytes>() {
         return Ok(f(bytes.as_bytes()));
     }
     let buffer = PyBuffer::<u8>::get(data).map_err(|_| {
         pyo3::exceptions::PyTypeError::new_err(format!(
-            "expected bytes, bytearray or memoryview, not {}",
+            "expected {accepted}, not {}",
             data.get_type()
                 .name()
                 .map_or_else(|_| "?".to_owned(), |n| n.to_string())

@@ -5,7 +5,7 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyInt, PyList, PyString, PyType};
 
-use super::decoder::{PARSER, with_bytes};
+use super::decoder::{PARSER, with_bytes_or_str};
 use crate::json_text::special_bytes;
 
 /// Containers may nest this deep (the outermost is at depth 0); orjson has the same limit, so
@@ -14,21 +14,20 @@ use crate::json_text::special_bytes;
 const MAX_DUMPS_DEPTH: usize = 254;
 
 fn decode_error(py: Python<'_>, data: &[u8], err: &jiter::JsonError, char_offsets: bool) -> PyErr {
-    let position = err.get_position(data);
+    let before = &data[..err.index.min(data.len())];
+    let chars = |bytes: &[u8]| String::from_utf8_lossy(bytes).chars().count();
+    // Line and column as `json` gives them, both from 1 and the column in characters, for
+    // `str` and bytes alike (jiter's column counts bytes, and from 0 at the end of input).
+    let line_start = memchr::memrchr(b'\n', before).map_or(0, |p| p + 1);
+    let line = 1 + memchr::memchr_iter(b'\n', before).count();
+    let column = 1 + chars(&before[line_start..]);
+    // For `str` input, report the offset in characters, as `json` does.
     let offset = if char_offsets {
-        // For `str` input, report the offset in characters, as `json` does.
-        String::from_utf8_lossy(&data[..err.index.min(data.len())])
-            .chars()
-            .count()
+        chars(before)
     } else {
-        err.index
+        before.len()
     };
-    let args = (
-        err.error_type.to_string(),
-        position.line,
-        position.column,
-        offset,
-    );
+    let args = (err.error_type.to_string(), line, column, offset);
     super::new_error(super::decode_error_type(py), args)
 }
 
@@ -45,7 +44,7 @@ pub fn loads<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'
         };
         return decode(py, text.as_bytes(), true);
     }
-    with_bytes(data, |bytes| decode(py, bytes, false))?
+    with_bytes_or_str(data, |bytes| decode(py, bytes, false))?
 }
 
 /// The fast path, or jiter for what it declines (exact values and exact errors).

@@ -258,7 +258,11 @@ impl Sessions {
         Ok(read_store(slf)?.inner.contains(id))
     }
 
-    fn __getitem__(slf: &Bound<'_, Self>, session_id: &str) -> PyResult<Session> {
+    fn __getitem__(slf: &Bound<'_, Self>, key: &Bound<'_, PyAny>) -> PyResult<Session> {
+        // Any other key is absent, as from a dict keyed by str.
+        let Ok(session_id) = key.extract::<&str>() else {
+            return Err(PyKeyError::new_err(key.clone().unbind()));
+        };
         if !read_store(slf)?.inner.contains(session_id) {
             return Err(PyKeyError::new_err(session_id.to_owned()));
         }
@@ -407,6 +411,20 @@ impl Session {
     }
 }
 
+/// An I/O error on `path` as Python's `open` and `read` report it: `OSError(errno, strerror,
+/// filename)`, which is the errno's subclass (`FileNotFoundError`, `IsADirectoryError`, ...).
+fn os_error(py: Python<'_>, error: &std::io::Error, path: &str) -> PyErr {
+    let Some(code) = error.raw_os_error() else {
+        return pyo3::exceptions::PyOSError::new_err(format!("{path}: {error}"));
+    };
+    let strerror = py
+        .import("os")
+        .and_then(|os| os.call_method1("strerror", (code,)))
+        .and_then(|s| s.extract::<String>())
+        .unwrap_or_else(|_| error.to_string());
+    pyo3::exceptions::PyOSError::new_err((code, strerror, path.to_owned()))
+}
+
 /// Reduce a whole NDJSON trace (a path or a binary file) into a new Sessions.
 #[pyfunction]
 #[pyo3(signature = (source, **options))]
@@ -424,8 +442,7 @@ pub fn replay<'py>(
         source.is_instance_of::<PyString>() || source.is_instance(&os.getattr("PathLike")?)?;
     if is_path {
         let path: String = os.call_method1("fspath", (source,))?.extract()?;
-        let mut file = std::fs::File::open(&path)
-            .map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("{path}: {e}")))?;
+        let mut file = std::fs::File::open(&path).map_err(|e| os_error(py, &e, &path))?;
         let mut guard = store.borrow_mut();
         let inner = &mut guard.inner;
         py.detach(|| -> std::io::Result<()> {
@@ -438,7 +455,7 @@ pub fn replay<'py>(
                 inner.feed(&buf[..n]);
             }
         })
-        .map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("{path}: {e}")))?;
+        .map_err(|e| os_error(py, &e, &path))?;
     } else {
         let read = source.getattr("read")?;
         loop {

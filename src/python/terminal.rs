@@ -14,7 +14,7 @@ use pyo3::types::{PyBool, PyBytes, PyList, PyString, PyType};
 use crate::terminal::{self, Color, TerminalConfig, TerminalDataError};
 
 use super::Size;
-use super::decoder::with_bytes;
+use super::decoder::{with_bytes, with_bytes_or_str};
 
 static SPAN: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static TERMINAL_DATA_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
@@ -42,7 +42,7 @@ fn base64_input(data: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
         let encoded = text.call_method1("encode", ("utf-8", "surrogatepass"))?;
         return Ok(encoded.cast::<PyBytes>()?.as_bytes().to_vec());
     }
-    with_bytes(data, <[u8]>::to_vec)
+    with_bytes_or_str(data, <[u8]>::to_vec)
 }
 
 /// The style fields of a `Span`, in order: fg, bg, bold, dim, italic, underline, inverse,

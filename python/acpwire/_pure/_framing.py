@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 
 from .._errors import FrameError
-from ._args import flag, size
+from ._args import buffer_bytes, flag, size
 from ._json import (
     DIGITS_TO_ZERO,
     LONG_RUN,
@@ -280,10 +280,4 @@ class FrameDecoder:
 
 
 def _as_bytes(data: bytes | bytearray | memoryview) -> bytes:
-    if type(data) is bytes:
-        return data
-    if isinstance(data, (bytearray, memoryview)):
-        return bytes(data)
-    if isinstance(data, bytes):
-        return bytes(data)
-    raise TypeError(f"expected bytes, bytearray or memoryview, not {type(data).__name__}")
+    return buffer_bytes(data)

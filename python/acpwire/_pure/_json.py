@@ -14,6 +14,7 @@ from typing import Any
 import orjson
 
 from .._errors import DecodeError, EncodeError
+from ._args import BYTES_OR_STR, buffer_bytes
 
 # jiter lets values nest this deep below the top-level value; orjson allows more.
 MAX_DECODE_DEPTH = 200
@@ -189,8 +190,8 @@ def _position(text: str, pos: int) -> tuple[int, int]:
 
 def loads(data: bytes | bytearray | memoryview | str) -> Any:
     """Decode one JSON document into Python objects (the same values as ``json.loads``)."""
-    if not isinstance(data, (bytes, bytearray, memoryview, str)):
-        raise TypeError(f"expected bytes, bytearray, memoryview or str, not {type(data).__name__}")
+    if type(data) is not str:
+        data = buffer_bytes(data, BYTES_OR_STR)
     try:
         value = orjson.loads(data)
     except orjson.JSONDecodeError:

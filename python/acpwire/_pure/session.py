@@ -25,7 +25,7 @@ from typing import Any, BinaryIO
 import orjson
 
 from .._errors import FrameError, TerminalDataError
-from ._args import size
+from ._args import size, str_arg
 from ._framing import DEFAULT_MAX_FRAME_BYTES, FrameDecoder, _as_bytes
 from ._json import DIGITS_TO_ZERO, MIN_DEEP_SIZE, ZEROS, has_long_digit_run, maybe_too_deep
 from .terminal import MAX_COLS, Terminal, _decode_base64, _locked
@@ -321,7 +321,7 @@ class Session:
     @_locked
     def terminal(self, terminal_id: str) -> Terminal | None:
         """The live Terminal ``terminal_id`` (None if the session has no such terminal)."""
-        entry = self._terminals.get(terminal_id)
+        entry = self._terminals.get(str_arg(terminal_id))
         return None if entry is None else entry[1]
 
     @_locked
@@ -330,7 +330,7 @@ class Session:
 
         ``role`` is ``"user"``, ``"agent"``, ``"thought"`` or ``"session"``.
         """
-        index = self._message_index.get((role, message_id))
+        index = self._message_index.get((str_arg(role), str_arg(message_id)))
         if index is None:
             return None
         parts = []
@@ -1411,8 +1411,8 @@ def replay(source: str | os.PathLike | BinaryIO, **options: Any) -> Sessions:
 def _replay_file(store: Sessions, f: BinaryIO) -> None:
     while True:
         data = f.read(_READ_BYTES)
-        if not data:
-            break
         if isinstance(data, str):
             raise TypeError("replay needs a binary file")
+        if not data:
+            break
         store.feed(data)

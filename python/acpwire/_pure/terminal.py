@@ -46,7 +46,7 @@ from collections import deque
 
 from .._errors import TerminalDataError
 from .._span import Span
-from ._args import size
+from ._args import BYTES_OR_STR, buffer_bytes, size
 
 __all__ = ["Span", "Terminal", "TerminalDataError", "char_width", "render_text"]
 
@@ -262,7 +262,10 @@ _B64_VALUES = {
 
 def _decode_base64(data: str | bytes | bytearray | memoryview) -> bytes:
     """Strict RFC 4648 base64 (standard alphabet, padding required, canonical final bits)."""
-    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
+    if isinstance(data, str):
+        raw = data.encode("utf-8", "surrogatepass")
+    else:
+        raw = buffer_bytes(data, BYTES_OR_STR)
     bad = _B64_BAD.search(raw) if raw.translate(None, _B64_ALPHABET) else None
     if bad is not None:
         i = bad.start()
@@ -398,7 +401,7 @@ class Terminal:
     @_locked
     def feed(self, data: bytes | bytearray | memoryview) -> None:
         """Apply raw terminal bytes (any chunking gives the same result)."""
-        data = bytes(data)
+        data = buffer_bytes(data)
         self._bytes_fed += len(data)
         self._advance(data)
 
@@ -415,7 +418,7 @@ class Terminal:
 
         ``None`` is an empty snapshot, as in the native backend.
         """
-        snapshot = bytes(snapshot or b"")
+        snapshot = b"" if snapshot is None else buffer_bytes(snapshot)
         self._clear_all()
         self.feed(snapshot)
 
