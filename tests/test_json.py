@@ -97,6 +97,34 @@ def test_loads_error_positions(backend, doc, line, column, offset, byte_offset):
         assert (info.value.line, info.value.column, info.value.offset) == (line, column, at)
 
 
+def test_limit_errors_are_placed_alike(both):
+    # Too deep and too many digits: both backends name the same fault at the same place (the
+    # bracket one level too deep, the end of the over-long integer), whatever comes after.
+    native, pure = both
+    docs = [
+        "[" * 202 + "]" * 202,
+        '["a", ' + "[" * 201 + "]" * 201 + "]",
+        '["[[[", ' + "[" * 201 + "]" * 201 + "]",
+        '{"a":' * 202 + "1" + "}" * 202,
+        "[" * 300,
+        "\n" + "[" * 202 + "x",
+        "1" * 4301,
+        "[" + "1" * 4301 + "]",
+        "-" + "1" * 4301,
+        '{"é": [' + "1" * 4301 + "]}",
+    ]
+    for doc in docs:
+        for data in (doc, doc.encode()):
+            found = []
+            for backend in (native, pure):
+                with pytest.raises(backend.DecodeError) as info:
+                    backend.loads(data)
+                e = info.value
+                found.append((str(e), e.line, e.column, e.offset))
+            assert found[0] == found[1], doc[:20]
+            assert found[0][0].startswith(("recursion limit exceeded", "number out of range"))
+
+
 @pytest.mark.parametrize(
     "doc", [b"NaN", b"Infinity", b"[1,]", b'"\xff"', b'"\\ud800"', b"01", b"1.", b"{} {}", b"-"]
 )

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import array
+import copy
 import io
 import json
 import os
+import pickle
 import subprocess
 import sys
 from importlib import resources
@@ -176,6 +178,7 @@ _CALLS = {
     "replay(missing file)": lambda m: m.replay("/nonexistent/trace.ndjson"),
     "replay(directory)": lambda m: m.replay("/"),
     "replay(text file)": lambda m: m.replay(io.StringIO("")),
+    "repr(Session)": lambda m: _store(m)["s"],
 }
 
 
@@ -189,6 +192,21 @@ def test_backends_refuse_the_same_calls(both):
     native, pure = both
     for name, call in _CALLS.items():
         assert outcome(native, call) == outcome(pure, call), name
+
+
+def test_live_objects_refuse_copy_and_pickle(both):
+    # A copy would share a lock and a stream read half-way: both backends refuse, alike.
+    for module in both:
+        for make in (
+            module.FrameDecoder,
+            module.Terminal,
+            module.Sessions,
+            lambda m=module: _store(m)["s"],
+        ):
+            obj = make()
+            for attempt in (copy.copy, copy.deepcopy, pickle.dumps):
+                with pytest.raises(TypeError, match="cannot pickle"):
+                    attempt(obj)
 
 
 def test_stub_lists_the_native_api():

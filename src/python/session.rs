@@ -399,15 +399,18 @@ impl Session {
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        self.with(py, |s| {
-            format!(
-                "Session({:?}, state={}, messages={})",
-                self.id,
-                s.state()
-                    .map_or_else(|| "None".to_owned(), |v| format!("{v:?}")),
-                s.message_count()
-            )
-        })
+        let (state, messages) =
+            self.with(py, |s| (s.state().map(str::to_owned), s.message_count()))?;
+        // Python's quoting, not Rust's: the same text as the pure twin's repr.
+        let quote = |v: &str| -> PyResult<String> { Ok(PyString::new(py, v).repr()?.to_string()) };
+        let state = match state {
+            Some(v) => quote(&v)?,
+            None => "None".to_owned(),
+        };
+        Ok(format!(
+            "Session({}, state={state}, messages={messages})",
+            quote(&self.id)?
+        ))
     }
 }
 

@@ -55,3 +55,14 @@ def buffer_bytes(data: Any, accepted: str = BYTES) -> bytes:
     if view is None or view.format not in _BYTE_FORMATS:
         raise TypeError(f"expected {accepted}, not {type(data).__name__}")
     return view.tobytes()
+
+
+class Unpicklable:
+    """Refuses copy and pickle, as the native classes do: live state (a lock, a stream read
+    half-way) that a copy could not share safely."""
+
+    __slots__ = ()
+
+    def __reduce__(self) -> Any:
+        kind = type(self)
+        raise TypeError(f"cannot pickle '{kind.__module__}.{kind.__qualname__}' object")

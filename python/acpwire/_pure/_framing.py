@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 
 from .._errors import FrameError
-from ._args import buffer_bytes, flag, size
+from ._args import Unpicklable, buffer_bytes, flag, size
 from ._json import (
     DIGITS_TO_ZERO,
     LONG_RUN,
@@ -59,7 +59,7 @@ def _decode_failure(frame: bytes) -> tuple[Any, str | None, str]:
         return None, exc.kind, exc.msg
 
 
-class FrameDecoder:
+class FrameDecoder(Unpicklable):
     """Incremental NDJSON decoder: bytes in, JSON-RPC messages out."""
 
     __slots__ = (

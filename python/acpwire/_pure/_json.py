@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import enum
 import json
+import re
 from typing import Any
 
 import orjson
@@ -52,6 +53,41 @@ class SlowPathError(Exception):
         self.kind = kind
         self.msg = msg
         self.pos = pos
+
+
+# Strings (possibly unterminated), brackets and numbers: the tokens that place depth and number
+# errors where jiter places them.
+_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[{\]}]|-?[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]*)?')
+# CPython's limit on the digits of an int built from text.
+MAX_INT_DIGITS = 4300
+
+
+def too_deep_at(text: str) -> int:
+    """Where the bracket that opens one level too many is (0 if none does)."""
+    depth = 0
+    for token in _TOKENS.finditer(text):
+        first = token.group()[0]
+        if first in "[{":
+            depth += 1
+            if depth > MAX_DECODE_DEPTH + 1:
+                return token.start()
+        elif first in "]}":
+            depth -= 1
+    return 0
+
+
+def long_int_end(text: str) -> int:
+    """Where the first integer of more than MAX_INT_DIGITS digits ends (0 if none)."""
+    for token in _TOKENS.finditer(text):
+        number = token.group()
+        if (
+            number[0] in "-0123456789"
+            and len(number) > MAX_INT_DIGITS
+            and not any(c in number for c in ".eE")
+            and len(number.lstrip("-")) > MAX_INT_DIGITS
+        ):
+            return token.end()
+    return 0
 
 
 def too_deep(value: Any) -> bool:
@@ -160,14 +196,25 @@ def slow_decode(text: str) -> Any:
     try:
         value, end = _STRICT.raw_decode(text, start)
     except json.JSONDecodeError as exc:
+        # jiter stops at the first fault in reading order: a bracket one level too deep
+        # before the fault json found is the error.
+        deep = too_deep_at(text)
+        if 0 < deep < exc.pos:
+            raise SlowPathError("invalid JSON", "recursion limit exceeded", deep) from None
         raise SlowPathError("invalid JSON", exc.msg, exc.pos) from None
-    except (ValueError, RecursionError) as exc:
+    except RecursionError:
+        raise SlowPathError("invalid JSON", "recursion limit exceeded", too_deep_at(text)) from None
+    except ValueError as exc:
+        end = long_int_end(text)
+        if end:
+            # An int past CPython's digit limit: where jiter reports it, in its words.
+            raise SlowPathError("invalid JSON", "number out of range", end) from None
         raise SlowPathError("invalid JSON", str(exc), start) from None
     # jiter fails inside the value before it looks past it, so these come first.
     if _has_lone_surrogate(value):
         raise SlowPathError("invalid JSON", "lone surrogate in string escape", start)
     if too_deep(value):
-        raise SlowPathError("invalid JSON", "recursion limit exceeded", start)
+        raise SlowPathError("invalid JSON", "recursion limit exceeded", too_deep_at(text))
     rest = len(text) - len(text[end:].lstrip(JSON_WHITESPACE))
     if rest < len(text):
         if (
@@ -199,7 +246,8 @@ def loads(data: bytes | bytearray | memoryview | str) -> Any:
     if has_long_digits(data):
         return _loads_slow(data)
     if maybe_too_deep(data, value):
-        raise DecodeError("recursion limit exceeded", 1, 1, 0)
+        # The slow path finds where, as for any other error.
+        return _loads_slow(data)
     return value
 
 

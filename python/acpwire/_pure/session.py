@@ -25,7 +25,7 @@ from typing import Any, BinaryIO
 import orjson
 
 from .._errors import FrameError, TerminalDataError
-from ._args import size, str_arg
+from ._args import Unpicklable, size, str_arg
 from ._framing import DEFAULT_MAX_FRAME_BYTES, FrameDecoder, _as_bytes
 from ._json import DIGITS_TO_ZERO, MIN_DEEP_SIZE, ZEROS, has_long_digit_run, maybe_too_deep
 from .terminal import MAX_COLS, Terminal, _decode_base64, _locked
@@ -217,7 +217,7 @@ class _StoreLock:
             self._lock.release()
 
 
-class Session:
+class Session(Unpicklable):
     """The reduced state of one session (a live view: it follows later updates)."""
 
     __slots__ = (
@@ -450,7 +450,7 @@ def _answer(entry: dict, has_result: bool, result: Any, error: Any) -> None:
         entry["error"] = error
 
 
-class Sessions:
+class Sessions(Unpicklable):
     """All sessions of one connection or trace, keyed by ``params.sessionId``.
 
     Args:

@@ -46,7 +46,7 @@ from collections import deque
 
 from .._errors import TerminalDataError
 from .._span import Span
-from ._args import BYTES_OR_STR, buffer_bytes, size
+from ._args import BYTES_OR_STR, Unpicklable, buffer_bytes, size
 
 __all__ = ["Span", "Terminal", "TerminalDataError", "char_width", "render_text"]
 
@@ -310,7 +310,7 @@ def _locked(method):
     return locked
 
 
-class Terminal:
+class Terminal(Unpicklable):
     """A display-only terminal fed with raw PTY bytes (see the module docs for the model).
 
     Args:
