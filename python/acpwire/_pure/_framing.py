@@ -97,7 +97,7 @@ class FrameDecoder(Unpicklable):
     def feed(self, data: bytes | bytearray | memoryview) -> list[Any]:
         """Feed bytes; return the messages of every frame they complete, in order."""
         out: list[Any] = []
-        self._feed(_as_bytes(data), out, False)
+        self._feed(buffer_bytes(data), out, False)
         return out
 
     def finish(self) -> list[Any]:
@@ -109,7 +109,7 @@ class FrameDecoder(Unpicklable):
     def _feed_events(self, data: bytes | bytearray | memoryview) -> list[Any]:
         """Like ``feed``, but each rejected frame also appears as a FrameError at its place."""
         out: list[Any] = []
-        self._feed(_as_bytes(data), out, True)
+        self._feed(buffer_bytes(data), out, True)
         return out
 
     def _finish_events(self) -> list[Any]:
@@ -277,7 +277,3 @@ class FrameDecoder(Unpicklable):
             f"FrameDecoder(max_frame_bytes={self._max}, raw={self._raw}, "
             f"frames={self._frames}, buffered={self._partial_len})"
         )
-
-
-def _as_bytes(data: bytes | bytearray | memoryview) -> bytes:
-    return buffer_bytes(data)

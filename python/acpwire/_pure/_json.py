@@ -79,13 +79,9 @@ def too_deep_at(text: str) -> int:
 def long_int_end(text: str) -> int:
     """Where the first integer of more than MAX_INT_DIGITS digits ends (0 if none)."""
     for token in _TOKENS.finditer(text):
-        number = token.group()
-        if (
-            number[0] in "-0123456789"
-            and len(number) > MAX_INT_DIGITS
-            and not any(c in number for c in ".eE")
-            and len(number.lstrip("-")) > MAX_INT_DIGITS
-        ):
+        # Strings, brackets and numbers with a fraction or exponent are not all digits.
+        digits = token.group().lstrip("-")
+        if len(digits) > MAX_INT_DIGITS and digits.isdigit():
             return token.end()
     return 0
 

@@ -25,8 +25,8 @@ from typing import Any, BinaryIO
 import orjson
 
 from .._errors import FrameError, TerminalDataError
-from ._args import Unpicklable, size, str_arg
-from ._framing import DEFAULT_MAX_FRAME_BYTES, FrameDecoder, _as_bytes
+from ._args import Unpicklable, buffer_bytes, size, str_arg
+from ._framing import DEFAULT_MAX_FRAME_BYTES, FrameDecoder
 from ._json import DIGITS_TO_ZERO, MIN_DEEP_SIZE, ZEROS, has_long_digit_run, maybe_too_deep
 from .terminal import MAX_COLS, Terminal, _decode_base64, _locked
 
@@ -513,7 +513,7 @@ class Sessions(Unpicklable):
 
     def feed(self, data: bytes | bytearray | memoryview) -> int:
         """Feed NDJSON bytes (any split); return the frames completed, good or bad."""
-        data = _as_bytes(data)
+        data = buffer_bytes(data)
         with self._lock.feeding():
             return self._feed(data)
 
