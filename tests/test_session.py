@@ -1986,6 +1986,31 @@ def test_store_arguments_are_checked(backend):
     assert store[SID].terminal("t").screen()[:2] == [" " * 65_534 + "x", "y"]
 
 
+def test_apply_nesting_limit(both):
+    # `apply` takes a message nesting 500 levels below its top and no deeper, on both backends,
+    # and the state it leaves can be read back (the pure twin's copies must not recurse past
+    # Python's limit); a self-referencing message is refused, not followed forever.
+    def message(levels: int) -> dict:
+        value: Any = {"a": 1}
+        for i in range(levels):
+            value = [value] if i % 2 else {"k": value, "n": None}
+        return upd({"sessionUpdate": "x_custom", "v": value})  # 4 levels above `value`
+
+    snapshots = []
+    for backend in both:
+        store = backend.Sessions()
+        store.apply(message(496))
+        snapshots.append(store[SID].snapshot())
+        with pytest.raises(ValueError, match="message nests too deeply"):
+            store.apply(message(497))
+        loop: list = []
+        loop.append(loop)
+        with pytest.raises(ValueError, match="message nests too deeply"):
+            store.apply(upd({"sessionUpdate": "x_custom", "v": loop}))
+        assert len(store[SID].snapshot()["other"]) == 1
+    assert snapshots[0] == snapshots[1]
+
+
 def test_sample_trace(backend):
     path = (
         Path(__file__).resolve().parent.parent / "python" / "acpwire" / "data" / "sample-v2.ndjson"

@@ -113,38 +113,102 @@ _CLIENT, _AGENT = 0, 1
 _INITIALIZE, _NEW, _LOAD, _PROMPT, _PERMISSION, _OTHER = range(6)
 
 
-def _copy(value: Any) -> Any:
+def _copy(value: Any, depth: int = 0) -> Any:
     """A deep copy of a JSON value (snapshots must not share state with the reducer)."""
     kind = type(value)
     if kind is dict:
-        return {k: _copy(v) for k, v in value.items()}
+        if depth > _RECURSIVE_COPY_DEPTH:
+            return _copy_deep(value)
+        return {k: _copy(v, depth + 1) for k, v in value.items()}
     if kind is list:
-        return [_copy(v) for v in value]
+        if depth > _RECURSIVE_COPY_DEPTH:
+            return _copy_deep(value)
+        return [_copy(v, depth + 1) for v in value]
     return value
 
 
-def _normalize(value: Any, depth: int = 0) -> Any:
-    """A private JSON copy of a message given to ``apply``, with the binding's type rules."""
-    if depth > 10_000:
-        raise ValueError("message nests too deeply")
-    if value is None or isinstance(value, bool):
-        return value if value is None else bool(value)
-    if isinstance(value, str):
-        return str(value)
-    if isinstance(value, int):
-        return int(value)
-    if isinstance(value, float):
-        return float(value)
-    if isinstance(value, dict):
-        out = {}
-        for k, v in value.items():
-            if not isinstance(k, str):
-                raise TypeError(f"message keys must be str, not {type(k).__name__}")
-            out[str(k)] = _normalize(v, depth + 1)
-        return out
-    if isinstance(value, (list, tuple)):
-        return [_normalize(v, depth + 1) for v in value]
-    raise TypeError(f"{type(value).__name__} is not a JSON value")
+# Messages given to `apply` may nest 500 deep, which recursion (two frames a level) cannot
+# copy within Python's default limit; past this depth a copy takes a stack of its own.
+_RECURSIVE_COPY_DEPTH = 64
+
+
+def _copy_deep(value: Any) -> Any:
+    """``_copy`` without recursion."""
+    root: dict = {}
+    stack: list[tuple[Any, Any]] = [(iter([(0, value)]), root)]
+    while stack:
+        items, target = stack[-1]
+        for key, item in items:
+            kind = type(item)
+            child = None
+            if kind is dict:
+                out, child = {}, iter(item.items())
+            elif kind is list:
+                out, child = [], ((None, x) for x in item)
+            else:
+                out = item
+            if type(target) is list:
+                target.append(out)
+            else:
+                target[key] = out
+            if child is not None:
+                stack.append((child, out))
+                break
+        else:
+            stack.pop()
+    return root[0]
+
+
+# Deepest nesting `apply` accepts: the native binding's limit.
+MAX_APPLY_DEPTH = 500
+
+
+def _str_keyed(value: dict) -> Any:
+    for k, v in value.items():
+        if not isinstance(k, str):
+            raise TypeError(f"message keys must be str, not {type(k).__name__}")
+        yield str(k), v
+
+
+def _normalize(message: Any) -> Any:
+    """A private JSON copy of a message given to ``apply``, with the binding's type rules.
+
+    Depth first and in order, as the binding walks it, so that the first fault found is the
+    same; with a stack of its own, so that a deep message cannot exhaust Python's.
+    """
+    root: dict = {}
+    # (what is left of a container, its copy, the depth of its items)
+    stack: list[tuple[Any, Any, int]] = [(iter([(0, message)]), root, 0)]
+    while stack:
+        items, target, depth = stack[-1]
+        for key, value in items:
+            if depth > MAX_APPLY_DEPTH:
+                raise ValueError("message nests too deeply")
+            child = None
+            if value is None or isinstance(value, bool):
+                out = value if value is None else bool(value)
+            elif isinstance(value, str):
+                out = str(value)
+            elif isinstance(value, int):
+                out = int(value)
+            elif isinstance(value, float):
+                out = float(value)
+            elif isinstance(value, dict):
+                out, child = {}, _str_keyed(value)
+            elif isinstance(value, (list, tuple)):
+                out, child = [], ((None, item) for item in value)
+            else:
+                raise TypeError(f"{type(value).__name__} is not a JSON value")
+            if type(target) is list:
+                target.append(out)
+            else:
+                target[key] = out
+            if child is not None:
+                stack.append((child, out, depth + 1))
+                break
+        else:
+            stack.pop()
+    return root[0]
 
 
 def _error_dict(record: tuple) -> dict:
