@@ -118,45 +118,19 @@ def _copy(value: Any, depth: int = 0) -> Any:
     kind = type(value)
     if kind is dict:
         if depth > _RECURSIVE_COPY_DEPTH:
-            return _copy_deep(value)
+            return _normalize(value)
         return {k: _copy(v, depth + 1) for k, v in value.items()}
     if kind is list:
         if depth > _RECURSIVE_COPY_DEPTH:
-            return _copy_deep(value)
+            return _normalize(value)
         return [_copy(v, depth + 1) for v in value]
     return value
 
 
 # Messages given to `apply` may nest 500 deep, which recursion (two frames a level) cannot
-# copy within Python's default limit; past this depth a copy takes a stack of its own.
+# copy within Python's default limit; past this depth `_normalize`, which keeps a stack of its
+# own, makes the copy (of a value already normalized, so it changes nothing else).
 _RECURSIVE_COPY_DEPTH = 64
-
-
-def _copy_deep(value: Any) -> Any:
-    """``_copy`` without recursion."""
-    root: dict = {}
-    stack: list[tuple[Any, Any]] = [(iter([(0, value)]), root)]
-    while stack:
-        items, target = stack[-1]
-        for key, item in items:
-            kind = type(item)
-            child = None
-            if kind is dict:
-                out, child = {}, iter(item.items())
-            elif kind is list:
-                out, child = [], ((None, x) for x in item)
-            else:
-                out = item
-            if type(target) is list:
-                target.append(out)
-            else:
-                target[key] = out
-            if child is not None:
-                stack.append((child, out))
-                break
-        else:
-            stack.pop()
-    return root[0]
 
 
 # Deepest nesting `apply` accepts: the native binding's limit.
