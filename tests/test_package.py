@@ -111,6 +111,16 @@ _ARGUMENTS = (
         for value in (True, 10.0, "5", None, [])
     ]
     + [("FrameDecoder", {"raw": value}) for value in (True, False, 1, 0, None, "yes")]
+    # Two bad arguments: the same one is reported (each is read before any is checked).
+    + [
+        ("FrameDecoder", {"max_frame_bytes": 0, "raw": 1}),
+        ("Terminal", {"cols": 0, "rows": 1.5}),
+        ("Terminal", {"rows": 0, "max_bytes": "x"}),
+        ("Terminal", {"cols": 70_000, "rows": 0}),
+        ("Sessions", {"max_frame_bytes": 0, "terminal_cols": -1}),
+        ("Sessions", {"max_frame_bytes": 0, "scrollback": 1.5}),
+        ("Sessions", {"terminal_cols": 70_000, "scrollback": -1}),
+    ]
 )
 
 
@@ -171,6 +181,8 @@ _CALLS = {
     "Sessions[int]": lambda m: m.Sessions()[123],
     "Sessions[missing]": lambda m: m.Sessions()["missing"],
     "int in Sessions": lambda m: 123 in m.Sessions(),
+    "list in Sessions": lambda m: [1] in m.Sessions(),
+    "Sessions[list]": lambda m: m.Sessions()[[1]],
     "message_text(int)": lambda m: _store(m)["s"].message_text(5),
     "message_text(role=None)": lambda m: _store(m)["s"].message_text("m", None),
     "message_text(unknown role)": lambda m: _store(m)["s"].message_text("m", "bogus"),

@@ -77,11 +77,12 @@ class FrameDecoder(Unpicklable):
     )
 
     def __init__(self, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES, raw: bool = False) -> None:
-        max_frame_bytes = size(max_frame_bytes)
+        # Both arguments read before either is checked, as the binding does.
+        max_frame_bytes, raw = size(max_frame_bytes), flag(raw)
         if max_frame_bytes <= 0:
             raise ValueError("max_frame_bytes must be positive")
         self._max = max_frame_bytes
-        self._raw = flag(raw)
+        self._raw = raw
         self._partial: list[bytes] = []
         self._partial_len = 0
         self._skipping = False

@@ -519,16 +519,18 @@ class Sessions(Unpicklable):
         terminal_cols: int | None = None,
         scrollback: int = 10_000,
     ) -> None:
+        # Every argument read before any is checked, in the binding's order.
+        max_frame_bytes = size(max_frame_bytes)
+        terminal_cols = None if terminal_cols is None else size(terminal_cols)
+        scrollback = size(scrollback)
+        self._decoder = _Framer(max_frame_bytes)
         if terminal_cols is not None:
-            terminal_cols = size(terminal_cols)
             if terminal_cols < 0:
                 raise ValueError("terminal_cols must not be negative")
             if terminal_cols > MAX_COLS:
                 raise ValueError(f"terminal_cols must be at most {MAX_COLS}")
-        scrollback = size(scrollback)
         if scrollback < 0:
             raise ValueError("scrollback must not be negative")
-        self._decoder = _Framer(max_frame_bytes)
         # The Rust terminal treats cols=0 as 1; the pure one refuses 0.
         cols = None if terminal_cols is None else max(terminal_cols, 1)
         self._term_args = (cols, scrollback)
@@ -753,10 +755,13 @@ class Sessions(Unpicklable):
 
     @_locked
     def __contains__(self, session_id: object) -> bool:
-        return session_id in self._sessions
+        # Any other key is absent, hashable or not, as in the native store.
+        return isinstance(session_id, str) and session_id in self._sessions
 
     @_locked
     def __getitem__(self, session_id: str) -> Session:
+        if not isinstance(session_id, str):
+            raise KeyError(session_id)
         return self._sessions[session_id]
 
     @_locked

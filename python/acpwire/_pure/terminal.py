@@ -327,18 +327,17 @@ class Terminal(Unpicklable):
         scrollback: int = 10_000,
         max_bytes: int = 16 * 1024 * 1024,
     ) -> None:
-        if cols is not None:
-            cols = size(cols)
-            if cols < 1:
-                raise ValueError("cols must be at least 1 (or None)")
-        rows = size(rows)
+        # Every argument read before any is checked, in the binding's order.
+        cols = None if cols is None else size(cols)
+        rows, scrollback, max_bytes = size(rows), size(scrollback), size(max_bytes)
+        if cols is not None and cols < 1:
+            raise ValueError("cols must be at least 1 (or None)")
         if rows < 1:
             raise ValueError("rows must be at least 1")
         if cols is not None and cols > MAX_COLS:
             raise ValueError(f"cols must be at most {MAX_COLS}")
         if rows > MAX_ROWS:
             raise ValueError(f"rows must be at most {MAX_ROWS}")
-        scrollback, max_bytes = size(scrollback), size(max_bytes)
         if scrollback < 0 or max_bytes < 0:
             raise ValueError("scrollback and max_bytes must not be negative")
         self._cols = cols
