@@ -16,7 +16,7 @@ use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
 use super::Size;
 use super::decoder::with_bytes;
-use super::terminal::Terminal;
+use super::terminal::{Terminal, at_most};
 use crate::session::{self as core, ErrorRecord, Json};
 
 /// Deepest nesting `apply` accepts (the pure backend has the same limit).
@@ -192,13 +192,7 @@ impl Sessions {
             .map(|c| {
                 let cols =
                     c.0.ok_or_else(|| PyValueError::new_err("terminal_cols must not be negative"))?;
-                if cols > crate::terminal::MAX_COLS {
-                    return Err(PyValueError::new_err(format!(
-                        "terminal_cols must be at most {}",
-                        crate::terminal::MAX_COLS
-                    )));
-                }
-                Ok(cols)
+                at_most("terminal_cols", cols, crate::terminal::MAX_COLS)
             })
             .transpose()?;
         let scrollback = scrollback

@@ -137,6 +137,16 @@ impl Terminal {
     }
 }
 
+/// `value`, or the `ValueError` naming the argument `name` when it is over `max`.
+pub(crate) fn at_most(name: &str, value: usize, max: usize) -> PyResult<usize> {
+    if value > max {
+        return Err(PyValueError::new_err(format!(
+            "{name} must be at most {max}"
+        )));
+    }
+    Ok(value)
+}
+
 #[pymethods]
 impl Terminal {
     #[new]
@@ -156,19 +166,11 @@ impl Terminal {
         let Some(rows) = rows.0.filter(|&r| r >= 1) else {
             return Err(PyValueError::new_err("rows must be at least 1"));
         };
-        let cols = cols.and_then(|c| c.0);
-        if cols.is_some_and(|c| c > terminal::MAX_COLS) {
-            return Err(PyValueError::new_err(format!(
-                "cols must be at most {}",
-                terminal::MAX_COLS
-            )));
-        }
-        if rows > terminal::MAX_ROWS {
-            return Err(PyValueError::new_err(format!(
-                "rows must be at most {}",
-                terminal::MAX_ROWS
-            )));
-        }
+        let cols = cols
+            .and_then(|c| c.0)
+            .map(|c| at_most("cols", c, terminal::MAX_COLS))
+            .transpose()?;
+        let rows = at_most("rows", rows, terminal::MAX_ROWS)?;
         let (Some(scrollback), Some(max_bytes)) = (scrollback.0, max_bytes.0) else {
             return Err(PyValueError::new_err(
                 "scrollback and max_bytes must not be negative",

@@ -14,6 +14,13 @@ def size(value: Any) -> int:
     return operator.index(value)
 
 
+def at_most(name: str, value: int, limit: int) -> int:
+    """``value``, or the ValueError naming the argument ``name`` when it is over ``limit``."""
+    if value > limit:
+        raise ValueError(f"{name} must be at most {limit}")
+    return value
+
+
 def flag(value: Any) -> bool:
     """A bool argument: exactly ``True`` or ``False`` (or a NumPy bool), as native requires."""
     kind = type(value)

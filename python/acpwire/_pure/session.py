@@ -25,7 +25,7 @@ from typing import Any, BinaryIO
 import orjson
 
 from .._errors import FrameError, TerminalDataError
-from ._args import Unpicklable, buffer_bytes, size, str_arg
+from ._args import Unpicklable, at_most, buffer_bytes, size, str_arg
 from ._framing import DEFAULT_MAX_FRAME_BYTES, FrameDecoder
 from ._json import DIGITS_TO_ZERO, MIN_DEEP_SIZE, ZEROS, has_long_digit_run, maybe_too_deep
 from .terminal import MAX_COLS, Terminal, _decode_base64, _locked
@@ -527,8 +527,7 @@ class Sessions(Unpicklable):
         if terminal_cols is not None:
             if terminal_cols < 0:
                 raise ValueError("terminal_cols must not be negative")
-            if terminal_cols > MAX_COLS:
-                raise ValueError(f"terminal_cols must be at most {MAX_COLS}")
+            at_most("terminal_cols", terminal_cols, MAX_COLS)
         if scrollback < 0:
             raise ValueError("scrollback must not be negative")
         # The Rust terminal treats cols=0 as 1; the pure one refuses 0.

@@ -46,7 +46,7 @@ from collections import deque
 
 from .._errors import TerminalDataError
 from .._span import Span
-from ._args import BYTES_OR_STR, Unpicklable, buffer_bytes, size
+from ._args import BYTES_OR_STR, Unpicklable, at_most, buffer_bytes, size
 
 __all__ = ["Span", "Terminal", "TerminalDataError", "char_width", "render_text"]
 
@@ -334,10 +334,9 @@ class Terminal(Unpicklable):
             raise ValueError("cols must be at least 1 (or None)")
         if rows < 1:
             raise ValueError("rows must be at least 1")
-        if cols is not None and cols > MAX_COLS:
-            raise ValueError(f"cols must be at most {MAX_COLS}")
-        if rows > MAX_ROWS:
-            raise ValueError(f"rows must be at most {MAX_ROWS}")
+        if cols is not None:
+            at_most("cols", cols, MAX_COLS)
+        at_most("rows", rows, MAX_ROWS)
         if scrollback < 0 or max_bytes < 0:
             raise ValueError("scrollback and max_bytes must not be negative")
         self._cols = cols
