@@ -26,7 +26,8 @@ with atheris.instrument_imports(include=["acpwire._pure"]):
 
 TARGETS = ("framing", "json_values", "terminal", "sessions", "updates")
 
-# What the structure-aware `updates` target builds messages from.
+# What the structure-aware `updates` target builds messages from. Listed from the protocol, not
+# taken from either backend, so that a variant one backend forgot still gets generated.
 KINDS = [
     "agent_message_chunk",
     "agent_message",
