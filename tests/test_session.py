@@ -492,6 +492,25 @@ def test_terminal_live_handle_follows_updates(backend):
     assert handle.text == "hello" and handle.bytes_fed == 5
 
 
+def test_handles_on_one_session_or_terminal_are_equal(backend):
+    updates = [
+        upd({"sessionUpdate": "terminal_output_chunk", "terminalId": t, "data": b64(b"x")})
+        for t in ("t", "u")
+    ]
+    store = store_of(backend, updates + [upd({"sessionUpdate": "x"}, sid="other")], version=2)
+    twin = store_of(backend, updates, version=2)
+    session = store[SID]
+    # A session is its store's and its id's: the same on a second lookup, not in another store.
+    assert session == store[SID] and hash(session) == hash(store[SID])
+    assert session != store["other"] and session != twin[SID] and session != SID
+    assert len({session, store[SID], store["other"]}) == 2
+    terminal = session.terminal("t")
+    assert terminal == store[SID].terminal("t") and hash(terminal) == hash(session.terminal("t"))
+    assert terminal != session.terminal("u") and terminal != twin[SID].terminal("t")
+    assert terminal != backend.Terminal() and backend.Terminal() != backend.Terminal()
+    assert {terminal: 1}[store[SID].terminal("t")] == 1
+
+
 @pytest.mark.parametrize("bad", ["!!!!", "abc", "YQ=", "YR==", "Y===", "ab=c"])
 def test_invalid_base64_chunk_is_dropped(backend, bad):
     store = store_of(

@@ -93,8 +93,12 @@ class Terminal:
     scrolls into scrollback. Retained output is capped by ``scrollback`` lines and
     ``max_bytes``; the oldest lines go first and ``truncated`` becomes True. ``cols`` and
     ``rows`` are at most 65535, the farthest an escape sequence can address (ValueError
-    otherwise).
+    otherwise). ``Session.terminal`` may return a new handle on each call; handles on one
+    terminal are equal and hash alike.
     """
+
+    def __eq__(self, value: object, /) -> bool: ...
+    def __hash__(self) -> int: ...
 
     def __new__(
         cls,
@@ -195,7 +199,14 @@ class Sessions:
 
 @final
 class Session:
-    """One session's reduced state (a live view into its ``Sessions``)."""
+    """One session's reduced state (a live view into its ``Sessions``).
+
+    Each ``store[id]`` may be a new handle; handles on one session of one store are equal and
+    hash alike.
+    """
+
+    def __eq__(self, value: object, /) -> bool: ...
+    def __hash__(self) -> int: ...
 
     @property
     def id(self) -> str: ...

@@ -392,6 +392,29 @@ impl Session {
         self.with(py, |s| s.message_text(message_id, role))
     }
 
+    /// Handles are equal when they view one session of one store: each `store[id]` is a
+    /// new handle.
+    fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> Py<PyAny> {
+        match other.cast::<Session>() {
+            Ok(other) => {
+                let other = other.get();
+                PyBool::new(py, self.store.is(&other.store) && self.id == other.id)
+                    .to_owned()
+                    .into_any()
+                    .unbind()
+            }
+            Err(_) => py.NotImplemented(),
+        }
+    }
+
+    fn __hash__(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        self.store.as_ptr().addr().hash(&mut hasher);
+        self.id.hash(&mut hasher);
+        hasher.finish()
+    }
+
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         let (state, messages) =
             self.with(py, |s| (s.state().map(str::to_owned), s.message_count()))?;

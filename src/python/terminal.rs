@@ -324,6 +324,27 @@ impl Terminal {
         self.lock().rows()
     }
 
+    /// Handles are equal when they show one terminal: a session hands out a new handle on
+    /// each call, and all of them feed and view the same terminal.
+    fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> Py<PyAny> {
+        match other
+            .cast::<Terminal>()
+            .ok()
+            .and_then(|o| o.try_borrow().ok())
+        {
+            Some(other) => PyBool::new(py, Arc::ptr_eq(&self.inner, &other.inner))
+                .to_owned()
+                .into_any()
+                .unbind(),
+            None => py.NotImplemented(),
+        }
+    }
+
+    fn __hash__(&self) -> isize {
+        // The shared terminal's address: equal handles hash alike.
+        Arc::as_ptr(&self.inner).addr().cast_signed()
+    }
+
     fn __repr__(&self) -> String {
         let t = self.lock();
         let cols = t
