@@ -497,7 +497,7 @@ def test_handles_on_one_session_or_terminal_are_equal(backend):
         upd({"sessionUpdate": "terminal_output_chunk", "terminalId": t, "data": b64(b"x")})
         for t in ("t", "u")
     ]
-    store = store_of(backend, updates + [upd({"sessionUpdate": "x"}, sid="other")], version=2)
+    store = store_of(backend, [*updates, upd({"sessionUpdate": "x"}, sid="other")], version=2)
     twin = store_of(backend, updates, version=2)
     session = store[SID]
     # A session is its store's and its id's: the same on a second lookup, not in another store.
