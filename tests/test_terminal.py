@@ -120,6 +120,52 @@ def test_newlines_and_redraws(backend):
     assert backend.render_text(b"foo\tbar\x08\x08X") == "foo     bXr"
 
 
+def test_tab_stops_set_and_cleared(backend):
+    t = make(backend, cols=30, rows=2)
+    tab = lambda: (t.feed(b"\t"), t.cursor[1])[1]  # noqa: E731
+    assert [tab(), tab(), tab(), tab()] == [8, 16, 24, 29]  # every 8, then the last column
+    t.feed(b"\x1b[3g\r")  # TBC 3: none left
+    assert tab() == 29
+    t.feed(b"\x1b[4G\x1bH\x1b[11G\x1bH\x1b[20G\x1bH\r")  # HTS at columns 3, 10 and 19
+    assert [tab(), tab(), tab(), tab()] == [3, 10, 19, 29]
+    t.feed(b"\x1b[11G\x1b[g\x1b[1g\x1b[2g\r")  # TBC 0 clears 10; TBC 1 and 2 do nothing
+    assert [tab(), tab()] == [3, 19]
+    t.feed(b"\x1b[2Z")  # CBT 2: 19 -> 3 -> 0
+    assert t.cursor == (0, 0)
+    t.feed(b"\x1b[5I")  # CHT past the last stop stops at the last column
+    assert t.cursor == (0, 29)
+    t.feed(b"\x1b[Z")
+    assert t.cursor == (0, 19)
+    t.feed(b"\x1bc\t")  # RIS: every 8 again
+    assert t.cursor == (0, 8)
+    # In transcripts too, where the text shows the blanks a tab leaves.
+    assert backend.render_text(b"\x1b[3g\x1b[6G\x1bH\rab\tc\td") == "ab   c" + " " * 8185 + "d"
+
+
+def test_origin_mode_addresses_rows_from_the_top_margin(backend):
+    t = make(backend, cols=20, rows=12)
+    t.feed(b"\x1b[5;10r")  # DECSTBM homes the cursor: to the screen's top outside DECOM
+    assert t.cursor == (0, 0)
+    t.feed(b"\x1b[?6h")  # DECOM homes the cursor to the top margin
+    assert t.cursor == (4, 0)
+    t.feed(b"\x1b[2;3H")
+    assert t.cursor == (5, 2)
+    t.feed(b"\x1b[99;1H")  # no further than the bottom margin
+    assert t.cursor == (9, 0)
+    t.feed(b"\x1b[3d")
+    assert t.cursor == (6, 0)
+    t.feed(b"\x1b7\x1b[?6l")  # DECSC keeps the mode; resetting it homes to the screen's top
+    assert t.cursor == (0, 0)
+    t.feed(b"\x1b[12;1H")
+    assert t.cursor == (11, 0)
+    t.feed(b"\x1b8\x1b[1;1Htop")  # DECRC brings DECOM back
+    assert t.cursor == (4, 3) and t.screen()[4] == "top"
+    t.feed(b"\x1b[2;4r")  # new margins home to the new top margin
+    assert t.cursor == (1, 0)
+    t.feed(b"\x1bc\x1b[3;1H")  # RIS leaves origin mode
+    assert t.cursor == (2, 0)
+
+
 def test_size_arguments_are_checked(backend):
     for options, message in [
         ({"cols": 0}, "cols must be at least 1"),
@@ -405,8 +451,7 @@ def test_conformance_libvterm_screen_rows(backend):
                 else:
                     failed += 1
     print(f"libvterm ?screen_row conformance: {passed} of {passed + failed} rows match")
-    # Known: settable tab stops (HTS/TBC) and origin mode (DECOM) are not implemented.
-    assert passed >= 45
+    assert passed >= 48
 
 
 def test_pyte_oracle(backend):

@@ -30,10 +30,12 @@
 //! 4,096 OSC 8 links (URIs over 2083 bytes are ignored) and 65,536 grapheme clusters of at most
 //! 16 code points are interned (beyond: default style, no link, extra marks dropped).
 //!
+//! * Tab stops are every 8 columns until HTS/TBC set or clear them (HT, CHT and CBT move
+//!   between them); origin mode (DECOM) addresses rows from the top margin.
+//!
 //! # Not implemented (consumed and ignored)
-//! Character sets (SCS, SO/SI, DEC line drawing), insert mode (IRM), origin mode (DECOM),
-//! settable tab stops (stops are every 8 columns), left/right margins, double-width lines,
-//! blink/conceal/underline colour, and all queries (never answered).
+//! Character sets (SCS, SO/SI, DEC line drawing), insert mode (IRM), left/right margins,
+//! double-width lines, blink/conceal/underline colour, and all queries (never answered).
 
 pub mod parser;
 
@@ -471,6 +473,7 @@ struct Saved {
     row: usize,
     col: usize,
     pen: StyleKey,
+    origin: bool,
 }
 
 fn char_width(c: char) -> usize {
@@ -681,6 +684,10 @@ pub struct Terminal {
     autowrap: bool,
     saved: [Option<Saved>; 2],
     last: Option<char>,
+    /// DECOM: rows are addressed from the top margin and stay within the margins.
+    origin: bool,
+    /// Tab stops set by HTS/TBC, one flag per column; `None` until then: every 8 columns.
+    tabs: Option<Vec<bool>>,
 }
 
 impl Terminal {
@@ -732,6 +739,8 @@ impl Terminal {
             autowrap: true,
             saved: [None, None],
             last: None,
+            origin: false,
+            tabs: None,
         };
         t.clear_all();
         t
@@ -774,6 +783,8 @@ impl Terminal {
         self.autowrap = true;
         self.saved = [None, None];
         self.last = None;
+        self.origin = false;
+        self.tabs = None;
     }
 
     fn reset_params(&mut self) {
@@ -1529,7 +1540,7 @@ impl Terminal {
             }
             0x0D => self.col = 0,
             0x08 => self.col = self.col.saturating_sub(1),
-            0x09 => self.col = ((self.col.min(self.w - 1) / 8 + 1) * 8).min(self.w - 1),
+            0x09 => self.col = self.next_tab(self.col),
             0x07 => self.bell += 1,
             _ => {}
         }
@@ -1548,6 +1559,10 @@ impl Terminal {
                 self.index();
             }
             ([], b'M') => self.reverse_index(),
+            ([], b'H') => {
+                let col = self.edit_col();
+                self.tab_stops()[col] = true;
+            }
             ([], b'c') => self.soft_reset(),
             ([b'#'], b'8') => {
                 // DECALN: fill the screen with 'E'.
@@ -1669,6 +1684,7 @@ impl Terminal {
             row: self.row,
             col: self.col,
             pen: self.pen,
+            origin: self.origin,
         });
     }
 
@@ -1678,10 +1694,12 @@ impl Terminal {
             row: 0,
             col: 0,
             pen: StyleKey::default(),
+            origin: false,
         });
         self.row = s.row;
         self.col = s.col;
         self.pen = s.pen;
+        self.origin = s.origin;
         self.pen_id = None;
     }
 
@@ -2141,12 +2159,35 @@ impl Terminal {
             b'D' => self.col = self.col.saturating_sub(a0),
             b'G' | b'`' => self.set_col(self.params.arg(0, 1)),
             b'H' | b'f' => {
-                self.row = (a0 - 1).min(rows - 1);
+                self.row = self.addressed_row(a0);
                 self.col = (usize::from(self.params.arg(1, 1)) - 1).min(w - 1);
             }
-            b'd' => self.row = (a0 - 1).min(rows - 1),
-            b'I' => self.col = ((self.col.min(w - 1) / 8 + a0) * 8).min(w - 1),
-            b'Z' if self.col > 0 => self.col = ((self.col - 1) / 8).saturating_sub(a0 - 1) * 8,
+            b'd' => self.row = self.addressed_row(a0),
+            b'I' => {
+                // Each step moves right, so a count past the stops left costs nothing more.
+                for _ in 0..a0 {
+                    if self.col >= w - 1 {
+                        break;
+                    }
+                    self.col = self.next_tab(self.col);
+                }
+            }
+            b'Z' => {
+                for _ in 0..a0 {
+                    if self.col == 0 {
+                        break;
+                    }
+                    self.col = self.previous_tab(self.col);
+                }
+            }
+            b'g' => match self.params.arg(0, 0) {
+                0 => {
+                    let col = self.edit_col();
+                    self.tab_stops()[col] = false;
+                }
+                3 => self.tabs = Some(vec![false; w]),
+                _ => {}
+            },
             b'@' => self.insert_chars(a0),
             b'P' => self.delete_chars(a0),
             b'X' => self.erase_chars(a0),
@@ -2168,8 +2209,7 @@ impl Terminal {
                 if top < bot {
                     self.top = top - 1;
                     self.bot = bot - 1;
-                    self.row = 0;
-                    self.col = 0;
+                    self.home();
                 }
             }
             b's' if self.params.is_bare() => self.save_cursor(),
@@ -2200,6 +2240,10 @@ impl Terminal {
         for i in 0..self.params.len() {
             let mode = self.params.group(i)[0];
             match mode {
+                6 => {
+                    self.origin = on;
+                    self.home();
+                }
                 7 => self.autowrap = on,
                 1048 => {
                     if on {
@@ -2225,6 +2269,55 @@ impl Terminal {
                 }
                 _ => {}
             }
+        }
+    }
+
+    /// The cursor to the first column of the first row it may address (the top margin in
+    /// origin mode).
+    fn home(&mut self) {
+        self.row = if self.origin { self.top } else { 0 };
+        self.col = 0;
+    }
+
+    /// The screen row of row `n` (1-based) as CUP and VPA address it: from the top margin and
+    /// no further than the bottom one in origin mode, else from the top of the screen.
+    fn addressed_row(&self, n: usize) -> usize {
+        if self.origin {
+            (self.top + n - 1).min(self.bot)
+        } else {
+            (n - 1).min(self.rows - 1)
+        }
+    }
+
+    /// The tab stops, made explicit (every 8 columns) the first time they are changed.
+    fn tab_stops(&mut self) -> &mut Vec<bool> {
+        let w = self.w;
+        self.tabs
+            .get_or_insert_with(|| (0..w).map(|c| c > 0 && c % 8 == 0).collect())
+    }
+
+    /// The first tab stop right of `col`, or the last column.
+    fn next_tab(&self, col: usize) -> usize {
+        let last = self.w - 1;
+        let col = col.min(last);
+        match &self.tabs {
+            None => ((col / 8 + 1) * 8).min(last),
+            // A scan of at most one row's flags: the cost of a tab is bounded by the width.
+            Some(stops) => stops[col + 1..]
+                .iter()
+                .position(|&stop| stop)
+                .map_or(last, |p| col + 1 + p),
+        }
+    }
+
+    /// The last tab stop left of `col` (above 0), or column 0.
+    fn previous_tab(&self, col: usize) -> usize {
+        match &self.tabs {
+            None => (col.min(self.w) - 1) / 8 * 8,
+            Some(stops) => stops[..col.min(self.w)]
+                .iter()
+                .rposition(|&stop| stop)
+                .unwrap_or(0),
         }
     }
 

@@ -296,3 +296,38 @@ fn sizes_are_clamped_to_what_escapes_can_address() {
     let t = term(Some(0), 0);
     assert_eq!((t.cols(), t.rows()), (Some(1), 1));
 }
+
+#[test]
+fn tab_stops_set_and_cleared() {
+    let mut t = term(Some(30), 2);
+    let tab = |t: &mut Terminal| {
+        t.feed(b"\t");
+        t.cursor().map(|c| c.1)
+    };
+    let stops: Vec<_> = (0..4).map(|_| tab(&mut t)).collect();
+    assert_eq!(stops, [Some(8), Some(16), Some(24), Some(29)]);
+    t.feed(b"\x1b[3g\r\x1b[4G\x1bH\x1b[11G\x1bH\x1b[20G\x1bH\x1b[11G\x1b[g\r");
+    let stops: Vec<_> = (0..3).map(|_| tab(&mut t)).collect();
+    assert_eq!(stops, [Some(3), Some(19), Some(29)]);
+    t.feed(b"\x1b[Z");
+    assert_eq!(t.cursor(), Some((0, 19)));
+    t.feed(b"\x1b[9Z");
+    assert_eq!(t.cursor(), Some((0, 0)));
+    t.feed(b"\x1bc\x1b[2I");
+    assert_eq!(t.cursor(), Some((0, 16)));
+}
+
+#[test]
+fn origin_mode_addresses_rows_from_the_top_margin() {
+    let mut t = term(Some(20), 12);
+    t.feed(b"\x1b[5;10r\x1b[?6h");
+    assert_eq!(t.cursor(), Some((4, 0)));
+    t.feed(b"\x1b[2;3H");
+    assert_eq!(t.cursor(), Some((5, 2)));
+    t.feed(b"\x1b[99d");
+    assert_eq!(t.cursor(), Some((9, 2)));
+    t.feed(b"\x1b7\x1b[?6l\x1b[12H");
+    assert_eq!(t.cursor(), Some((11, 0)));
+    t.feed(b"\x1b8\x1b[Hx");
+    assert_eq!(t.cursor(), Some((4, 1)));
+}

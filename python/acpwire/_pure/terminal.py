@@ -29,9 +29,12 @@ Model (shared with Rust):
   OSC 8 links (URIs over 2083 bytes are ignored) and 65,536 distinct grapheme clusters of at
   most 16 code points are kept (beyond: default style, no link, extra marks dropped).
 
+Tab stops are every 8 columns until HTS/TBC set or clear them (HT, CHT and CBT move between
+them); origin mode (DECOM) addresses rows from the top margin.
+
 Not implemented (consumed and ignored): character sets (SCS, SO/SI, DEC line drawing), insert
-mode (IRM), origin mode (DECOM), settable tab stops (HTS/TBC; stops are every 8 columns),
-left/right margins, double-width lines, blink/conceal/underline colour, and every query.
+mode (IRM), left/right margins, double-width lines, blink/conceal/underline colour, and every
+query.
 """
 
 from __future__ import annotations
@@ -386,6 +389,10 @@ class Terminal(Unpicklable):
         self._autowrap = True
         self._saved: list[tuple[int, ...] | None] = [None, None]
         self._last = ""
+        # DECOM: rows are addressed from the top margin and stay within the margins.
+        self._origin = False
+        # Tab stops set by HTS/TBC, a byte per column (1 = stop); None until then: every 8.
+        self._tabs: bytearray | None = None
 
     def _reset_params(self) -> None:
         self._inter = ""
@@ -846,8 +853,7 @@ class Terminal(Unpicklable):
             if self.col > 0:
                 self.col -= 1
         elif b == 0x09:
-            w = self._w
-            self.col = min((min(self.col, w - 1) // 8 + 1) * 8, w - 1)
+            self.col = self._next_tab(self.col)
         elif b == 0x07:
             self._bell += 1
 
@@ -867,6 +873,8 @@ class Terminal(Unpicklable):
                 self._index()
             elif final == 0x4D:  # RI
                 self._reverse_index()
+            elif final == 0x48:  # HTS
+                self._tab_stops()[self._edit_col()] = 1
             elif final == 0x63:  # RIS
                 self._soft_reset()
         elif inter == "#" and final == 0x38:  # DECALN
@@ -931,14 +939,54 @@ class Terminal(Unpicklable):
 
     def _save_cursor(self) -> None:
         slot = 0 if self._alt is None else 1
-        self._saved[slot] = (self.row, self.col, self._fg, self._bg, self._flags, self._link)
+        self._saved[slot] = (
+            self.row,
+            self.col,
+            self._fg,
+            self._bg,
+            self._flags,
+            self._link,
+            self._origin,
+        )
 
     def _restore_cursor(self) -> None:
         saved = self._saved[0 if self._alt is None else 1]
         if saved is None:
-            saved = (0, 0, 0, 0, 0, 0)
-        self.row, self.col, self._fg, self._bg, self._flags, self._link = saved
+            saved = (0, 0, 0, 0, 0, 0, False)
+        self.row, self.col, self._fg, self._bg, self._flags, self._link, self._origin = saved
         self._pen_id = -1
+
+    def _home(self) -> None:
+        """The cursor to the first column of the first row it may address."""
+        self.row = self._top if self._origin else 0
+        self.col = 0
+
+    def _addressed_row(self, n: int) -> int:
+        """The screen row of row ``n`` (1-based) as CUP and VPA address it."""
+        if self._origin:
+            return min(self._top + n - 1, self._bot)
+        return min(n - 1, self._rows - 1)
+
+    def _tab_stops(self) -> bytearray:
+        """The tab stops, made explicit (every 8 columns) the first time they are changed."""
+        if self._tabs is None:
+            self._tabs = bytearray(1 if c and c % 8 == 0 else 0 for c in range(self._w))
+        return self._tabs
+
+    def _next_tab(self, col: int) -> int:
+        """The first tab stop right of ``col``, or the last column."""
+        last = self._w - 1
+        col = min(col, last)
+        if self._tabs is None:
+            return min((col // 8 + 1) * 8, last)
+        found = self._tabs.find(1, col + 1)
+        return last if found < 0 else found
+
+    def _previous_tab(self, col: int) -> int:
+        """The last tab stop left of ``col`` (above 0), or column 0."""
+        if self._tabs is None:
+            return (min(col, self._w) - 1) // 8 * 8
+        return max(self._tabs.rfind(1, 0, min(col, self._w)), 0)
 
     # ---------------------------------------------------------------- print
     def _print(self, s: str) -> None:
@@ -1202,15 +1250,26 @@ class Terminal(Unpicklable):
         elif f == "G" or f == "`":
             self.col = min(self._arg(0, 1) - 1, w - 1)
         elif f == "H" or f == "f":
-            self.row = min(self._arg(0, 1) - 1, rows - 1)
+            self.row = self._addressed_row(self._arg(0, 1))
             self.col = min(self._arg(1, 1) - 1, w - 1)
         elif f == "d":
-            self.row = min(self._arg(0, 1) - 1, rows - 1)
+            self.row = self._addressed_row(self._arg(0, 1))
         elif f == "I":
-            self.col = min((min(self.col, w - 1) // 8 + self._arg(0, 1)) * 8, w - 1)
+            for _ in range(self._arg(0, 1)):
+                if self.col >= w - 1:
+                    break
+                self.col = self._next_tab(self.col)
         elif f == "Z":
-            if self.col > 0:
-                self.col = max(((self.col - 1) // 8 - (self._arg(0, 1) - 1)) * 8, 0)
+            for _ in range(self._arg(0, 1)):
+                if self.col == 0:
+                    break
+                self.col = self._previous_tab(self.col)
+        elif f == "g":
+            mode = self._arg(0, 0)
+            if mode == 0:
+                self._tab_stops()[self._edit_col()] = 0
+            elif mode == 3:
+                self._tabs = bytearray(w)
         elif f == "@":
             self._insert_chars(self._arg(0, 1))
         elif f == "P":
@@ -1243,8 +1302,7 @@ class Terminal(Unpicklable):
             if top < bot:
                 self._top = top - 1
                 self._bot = bot - 1
-                self.row = 0
-                self.col = 0
+                self._home()
         elif (f == "s" or f == "u") and self._groups == [[0]]:
             if f == "s":
                 self._save_cursor()
@@ -1254,7 +1312,10 @@ class Terminal(Unpicklable):
     def _private_modes(self, on: bool) -> None:
         for group in self._groups:
             mode = group[0]
-            if mode == 7:
+            if mode == 6:
+                self._origin = on
+                self._home()
+            elif mode == 7:
                 self._autowrap = on
             elif mode == 1048:
                 if on:
