@@ -231,11 +231,11 @@ impl Terminal {
 
     /// Styled runs per line (adjacent runs of one style merged).
     fn spans<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let (lines, styles) = self.with_terminal(py, |t| {
-            let lines = t.styled_lines();
+        let (view, styles) = self.with_terminal(py, |t| {
+            let view = t.styled_text();
             // The style of each id in use, indexed by id (ids are small and dense).
             let mut styles: Vec<Option<terminal::Style>> = Vec::new();
-            for &(_, sid) in lines.iter().flat_map(|line| &line.runs) {
+            for &(_, sid) in &view.runs {
                 let i = sid as usize;
                 if styles.len() <= i {
                     styles.resize_with(i + 1, || None);
@@ -244,7 +244,7 @@ impl Terminal {
                     styles[i] = Some(t.style(sid));
                 }
             }
-            (lines, styles)
+            (view, styles)
         });
         let span = span_type(py)?;
         // A style's nine fields as Python objects, made once per style rather than per run.
@@ -255,19 +255,22 @@ impl Terminal {
         // Only the row lists are tracked objects, and none can be garbage while this runs: a
         // collection triggered every few hundred of them would only walk what is being built.
         let _paused = super::GcPause::new();
-        let rows = lines.iter().map(|line| {
-            let ends = line.runs.iter().skip(1).map(|r| r.0);
-            let row = line
-                .runs
+        let text = view.text.as_str();
+        let mut runs_start = 0;
+        let rows = view.lines.iter().map(|&(text_end, runs_end)| {
+            let runs = &view.runs[runs_start..runs_end];
+            runs_start = runs_end;
+            let ends = runs.iter().skip(1).map(|r| r.0).chain([text_end]);
+            let row = runs
                 .iter()
-                .zip(ends.chain([line.text.len()]))
+                .zip(ends)
                 .map(|(&(begin, sid), end)| {
-                    let text = PyString::new(py, &line.text[begin..end]);
+                    let run_text = PyString::new(py, &text[begin..end]);
                     let style = fields.get(sid as usize).and_then(Option::as_ref);
                     let style = style.ok_or_else(|| {
                         pyo3::exceptions::PyRuntimeError::new_err("a run's style has no fields")
                     })?;
-                    new_span(span, text, style)
+                    new_span(span, run_text, style)
                 })
                 .collect::<PyResult<Vec<_>>>()?;
             PyList::new(py, row)

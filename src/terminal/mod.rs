@@ -135,6 +135,31 @@ pub struct StyledLine {
     pub runs: Vec<(usize, u32)>,
 }
 
+/// Every logical line of [`Terminal::styled_lines`] in one buffer.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StyledText {
+    /// The lines' texts one after another, each with its trailing blanks trimmed.
+    pub text: String,
+    /// (start in `text`, style id) of each run; a run ends where the next one of its line
+    /// starts, or at its line's end.
+    pub runs: Vec<(usize, u32)>,
+    /// (end in `text`, end in `runs`) of each line; it starts where the previous one ends.
+    pub lines: Vec<(usize, usize)>,
+}
+
+impl StyledText {
+    /// Close the line that started at (`text_start`, `runs_start`): trailing blanks go,
+    /// whatever their style, with the runs that start in them.
+    fn end_line(&mut self, text_start: usize, runs_start: usize) {
+        let keep = text_start + self.text[text_start..].trim_end_matches(' ').len();
+        self.text.truncate(keep);
+        while self.runs.len() > runs_start && self.runs[self.runs.len() - 1].0 >= keep {
+            self.runs.pop();
+        }
+        self.lines.push((keep, self.runs.len()));
+    }
+}
+
 /// Progress reported with OSC 9;4.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Progress {
@@ -407,6 +432,34 @@ fn copy_ascii(cells: &[Cell], out: &mut Vec<u8>) -> usize {
             break;
         }
         out.push(byte);
+        n += 1;
+    }
+    n
+}
+
+/// [`copy_ascii`] for the leading cells of style `style` only.
+fn copy_ascii_of_style(cells: &[Cell], style: u32, out: &mut Vec<u8>) -> usize {
+    // A cell is taken when all but its low 7 bits equal the style's: ASCII in that style.
+    let want = u64::from(style) << 32;
+    let mut n = 0;
+    for chunk in cells.chunks_exact(8) {
+        let (mut bytes, mut other) = (0u64, 0u64);
+        for (k, cell) in chunk.iter().enumerate() {
+            other |= (cell.0 & !0x7F) ^ want;
+            bytes |= (cell.0 & 0x7F) << (8 * k);
+        }
+        if other != 0 {
+            break;
+        }
+        out.extend_from_slice(&bytes.to_le_bytes());
+        n += 8;
+    }
+    for cell in &cells[n..] {
+        if cell.0 & !0x7F != want {
+            break;
+        }
+        #[allow(clippy::cast_possible_truncation, reason = "below 0x80")]
+        out.push(cell.0 as u8);
         n += 1;
     }
     n
@@ -1004,52 +1057,84 @@ impl Terminal {
     /// [`Terminal::spans`] in compact form: one text per line and style ids, so that a caller
     /// converts each style once rather than once per run.
     pub fn styled_lines(&self) -> Vec<StyledLine> {
-        let mut out: Vec<StyledLine> = Vec::new();
-        let mut text = String::new();
-        // Runs of the logical line being built: (start in `text`, style id).
-        let mut runs: Vec<(usize, u32)> = Vec::new();
-        let mut finish = |text: &mut String, runs: &mut Vec<(usize, u32)>| {
-            // Trailing blanks go whatever their style: runs starting in them are dropped.
-            let keep = text.trim_end_matches(' ').len();
-            let kept = runs.iter().take_while(|r| r.0 < keep).count();
-            out.push(StyledLine {
-                text: text[..keep].to_owned(),
-                runs: runs[..kept].to_vec(),
-            });
-            text.clear();
-            runs.clear();
+        let styled = self.styled_text();
+        let (mut text_start, mut runs_start) = (0, 0);
+        styled
+            .lines
+            .iter()
+            .map(|&(text_end, runs_end)| {
+                let line = StyledLine {
+                    text: styled.text[text_start..text_end].to_owned(),
+                    runs: styled.runs[runs_start..runs_end]
+                        .iter()
+                        .map(|&(begin, sid)| (begin - text_start, sid))
+                        .collect(),
+                };
+                (text_start, runs_start) = (text_end, runs_end);
+                line
+            })
+            .collect()
+    }
+
+    /// [`Terminal::styled_lines`] in one buffer: no allocation per line, which a view of a
+    /// long scrollback would otherwise spend most of its time on.
+    pub fn styled_text(&self) -> StyledText {
+        let mut out = StyledText {
+            text: String::new(),
+            runs: Vec::new(),
+            lines: Vec::new(),
         };
+        let (mut line_start, mut line_runs) = (0, 0);
         for line in self.rows_ahead() {
-            // The style of the open run; no style has id `u32::MAX`.
-            let mut open = runs.last().map_or(u32::MAX, |r| r.1);
-            for c in &line.cells {
-                let ch = c.ch();
-                if ch == CONT {
-                    continue;
-                }
-                if open != c.style() {
+            // The style of the open run (a soft-wrapped row continues its line's); no style
+            // has id `u32::MAX`.
+            let mut open = if out.runs.len() > line_runs {
+                out.runs.last().map_or(u32::MAX, |r| r.1)
+            } else {
+                u32::MAX
+            };
+            let cells = &line.cells[..];
+            let mut k = 0;
+            while k < cells.len() {
+                let c = cells[k];
+                if c.ch() != CONT && c.style() != open {
                     open = c.style();
-                    runs.push((text.len(), open));
+                    out.runs.push((out.text.len(), open));
                 }
-                self.push_cell_text(&mut text, ch);
+                // SAFETY: only bytes below 0x80 are added, each a whole UTF-8 character.
+                k += copy_ascii_of_style(&cells[k..], open, unsafe { out.text.as_mut_vec() });
+                for c in &cells[k..] {
+                    if c.ch() != CONT && (c.ch() < 0x80 || c.style() != open) {
+                        break;
+                    }
+                    self.push_cell_text(&mut out.text, c.ch());
+                    k += 1;
+                }
             }
             if line.wrapped {
                 let pad = self.wrap_pad(line);
                 if pad > 0 {
                     if open != 0 {
-                        runs.push((text.len(), 0));
+                        out.runs.push((out.text.len(), 0));
                     }
-                    text.extend(std::iter::repeat_n(' ', pad));
+                    out.text.extend(std::iter::repeat_n(' ', pad));
                 }
                 continue;
             }
-            finish(&mut text, &mut runs);
+            out.end_line(line_start, line_runs);
+            (line_start, line_runs) = (out.text.len(), out.runs.len());
         }
-        if !text.is_empty() {
-            finish(&mut text, &mut runs);
+        if out.text.len() > line_start {
+            out.end_line(line_start, line_runs);
         }
-        while out.last().is_some_and(|line| line.runs.is_empty()) {
-            out.pop();
+        // Trailing empty lines go.
+        while out.lines.len() > 1
+            && out.lines[out.lines.len() - 1].1 == out.lines[out.lines.len() - 2].1
+        {
+            out.lines.pop();
+        }
+        if out.lines.len() == 1 && out.lines[0].1 == 0 {
+            out.lines.pop();
         }
         out
     }
