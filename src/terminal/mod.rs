@@ -407,45 +407,15 @@ fn extend<T: CellChars>(cells: &mut Vec<Cell>, src: &[T], style: u32) {
     }
 }
 
-/// Appends the characters of the ASCII cells that start `cells` to `out`, as bytes, and returns
-/// how many there were. Eight cells at a time: a long line is most of a transcript's text.
-fn copy_ascii(cells: &[Cell], out: &mut Vec<u8>) -> usize {
-    let mut n = 0;
-    for chunk in cells.chunks_exact(8) {
-        let (mut bytes, mut high) = (0u64, 0u64);
-        for (k, cell) in chunk.iter().enumerate() {
-            // Bits of the character (the low half) above 0x7F: not ASCII, or not a character.
-            high |= cell.0 & 0xFFFF_FF80;
-            bytes |= (cell.0 & 0x7F) << (8 * k);
-        }
-        if high != 0 {
-            break;
-        }
-        out.extend_from_slice(&bytes.to_le_bytes());
-        n += 8;
-    }
-    for cell in &cells[n..] {
-        let Ok(byte) = u8::try_from(cell.ch()) else {
-            break;
-        };
-        if byte >= 0x80 {
-            break;
-        }
-        out.push(byte);
-        n += 1;
-    }
-    n
-}
-
-/// [`copy_ascii`] for the leading cells of style `style` only.
-fn copy_ascii_of_style(cells: &[Cell], style: u32, out: &mut Vec<u8>) -> usize {
-    // A cell is taken when all but its low 7 bits equal the style's: ASCII in that style.
-    let want = u64::from(style) << 32;
+/// Appends the leading ASCII cells of `cells` to `out` as bytes, eight at a time; returns how
+/// many. A cell is taken while its bits under `mask` equal `want` (`mask` covers the character
+/// bits above 0x7F, and the style's bits to keep to one style).
+fn copy_ascii_where(cells: &[Cell], mask: u64, want: u64, out: &mut Vec<u8>) -> usize {
     let mut n = 0;
     for chunk in cells.chunks_exact(8) {
         let (mut bytes, mut other) = (0u64, 0u64);
         for (k, cell) in chunk.iter().enumerate() {
-            other |= (cell.0 & !0x7F) ^ want;
+            other |= (cell.0 & mask) ^ want;
             bytes |= (cell.0 & 0x7F) << (8 * k);
         }
         if other != 0 {
@@ -455,7 +425,7 @@ fn copy_ascii_of_style(cells: &[Cell], style: u32, out: &mut Vec<u8>) -> usize {
         n += 8;
     }
     for cell in &cells[n..] {
-        if cell.0 & !0x7F != want {
+        if cell.0 & mask != want {
             break;
         }
         #[allow(clippy::cast_possible_truncation, reason = "below 0x80")]
@@ -463,6 +433,16 @@ fn copy_ascii_of_style(cells: &[Cell], style: u32, out: &mut Vec<u8>) -> usize {
         n += 1;
     }
     n
+}
+
+/// The leading ASCII cells, whatever their style.
+fn copy_ascii(cells: &[Cell], out: &mut Vec<u8>) -> usize {
+    copy_ascii_where(cells, 0xFFFF_FF80, 0, out)
+}
+
+/// The leading ASCII cells of style `style`.
+fn copy_ascii_of_style(cells: &[Cell], style: u32, out: &mut Vec<u8>) -> usize {
+    copy_ascii_where(cells, !0x7F, u64::from(style) << 32, out)
 }
 
 /// Cutting between the halves of a wide character blanks both halves.
