@@ -10,6 +10,7 @@ import os
 import pickle
 import subprocess
 import sys
+import sysconfig
 from importlib import resources
 
 import pytest
@@ -292,6 +293,22 @@ def test_help_and_version():
     assert b"check" in cli("--help").stdout
     assert cli("--version").stdout.startswith(b"acpwire ")
     assert cli().returncode == 2
+
+
+@pytest.mark.skipif(
+    not sysconfig.get_config_var("Py_GIL_DISABLED"), reason="needs a free-threaded CPython"
+)
+def test_free_threaded_interpreter_keeps_the_gil_for_the_extension():
+    # The extension declares that it uses the GIL: importing it turns the GIL back on.
+    script = "import sys, acpwire._native; print(sys._is_gil_enabled())"
+    result = subprocess.run(
+        [sys.executable, "-W", "ignore", "-c", script],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={k: v for k, v in os.environ.items() if k != "PYTHON_GIL"},
+    )
+    assert result.stdout.strip() == "True"
 
 
 def test_stubtest_agrees_with_the_extension():

@@ -100,7 +100,11 @@ impl Drop for GcPause {
 }
 
 /// The compiled backend of acpwire.
-#[pymodule]
+///
+/// Declared as using the GIL (`PyO3` otherwise declares free-threading support): `dumps` walks
+/// dicts and lists through borrowed pointers, which is sound only while no other thread can
+/// run Python code, and that has not been checked under a free-threaded interpreter.
+#[pymodule(gil_used = true)]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
