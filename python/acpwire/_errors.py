@@ -19,7 +19,7 @@ class FrameError(ValueError):
         line: 1-based line number of the frame in the stream (blank lines count).
         offset: byte offset of the frame's first byte in the stream.
         excerpt: the first 64 bytes of the frame, decoded with ``errors="replace"``.
-        detail: the parser's own description; wording may differ between backends.
+        detail: what the parser found and where in the frame, identical on both backends.
     """
 
     reason: str

@@ -18,6 +18,8 @@ use pyo3::prelude::*;
 
 /// jiter's nesting rule: no value more than this many containers below the top-level value.
 const MAX_DEPTH: usize = 200;
+/// jiter's limit on the digits of a number's integer part.
+const MAX_INT_DIGITS: usize = 4300;
 /// Keys up to this length are cached.
 const MAX_CACHED_KEY: usize = 64;
 const KEY_CACHE_SLOTS: usize = 1024;
@@ -349,6 +351,12 @@ impl<'a> Parser<'a, '_> {
             _ => return None,
         }
         let int_end = i;
+        // jiter refuses an integer part of more than 4300 digits, in a float too (CPython's
+        // limit on int conversion): decline, so that jiter gives its error whatever else the
+        // document holds.
+        if int_end - int_start > MAX_INT_DIGITS {
+            return None;
+        }
         let mut is_float = false;
         if data.get(i) == Some(&b'.') {
             let fraction_end = skip_digits(data, i + 1);

@@ -19,10 +19,10 @@ from ._json import (
     LONG_RUN,
     MIN_DEEP_SIZE,
     ZEROS,
-    SlowPathError,
+    decode_valid,
     maybe_too_deep,
-    slow_decode,
 )
+from ._json_errors import first_error, jiter_position
 
 DEFAULT_MAX_FRAME_BYTES = 32 * 1024 * 1024
 EXCERPT_BYTES = 64
@@ -31,6 +31,7 @@ MAX_KEPT_ERRORS = 10_000
 
 INVALID_UTF8 = "invalid UTF-8"
 INVALID_JSON = "invalid JSON"
+TRAILING_DATA = "trailing data after JSON value"
 EMPTY_BATCH = "empty batch"
 TOO_LONG = "frame exceeds max_frame_bytes"
 _BLANK = b" \t\r"
@@ -50,13 +51,16 @@ def _decode_failure(frame: bytes) -> tuple[Any, str | None, str]:
     Returns ``(value, None, "")`` or ``(None, reason, detail)``.
     """
     try:
-        text = frame.decode("utf-8")
+        frame.decode("utf-8")
     except UnicodeDecodeError as exc:
         return None, INVALID_UTF8, f"invalid byte at frame offset {exc.start}"
-    try:
-        return slow_decode(text), None, ""
-    except SlowPathError as exc:
-        return None, exc.kind, exc.msg
+    # jiter's verdict, and its words and place for the first fault.
+    fault = first_error(frame)
+    if fault is not None:
+        msg, index = fault
+        reason = TRAILING_DATA if msg == "trailing characters" else INVALID_JSON
+        return None, reason, f"{msg} at {jiter_position(frame, index)}"
+    return decode_valid(frame), None, ""
 
 
 class FrameDecoder(Unpicklable):
@@ -206,8 +210,10 @@ class FrameDecoder(Unpicklable):
                 return
         else:
             if size >= MIN_DEEP_SIZE and maybe_too_deep(line, value):
-                self._error(INVALID_JSON, line, "recursion limit exceeded", out, inline)
-                return
+                value, reason, detail = _decode_failure(line)
+                if reason is not None:
+                    self._error(reason, line, detail, out, inline)
+                    return
         if type(value) is list:
             if not value:
                 self._error(EMPTY_BATCH, line, "", out, inline)

@@ -1,27 +1,27 @@
 """JSON for the pure backend: orjson on the fast path, ``json`` where orjson refuses.
 
 The native backend decodes with jiter. Where orjson and jiter differ (integers beyond 64 bits,
-nesting depth), the slow path here reproduces jiter's verdict so that both backends accept the
-same documents and return the same values.
+nesting depth, the digits of a number), the slow path takes jiter's verdict from
+``_json_errors`` and decodes what it accepts with ``json``, so that both backends accept the
+same documents, return the same values and report the same faults.
 """
 
 from __future__ import annotations
 
 import enum
 import json
-import re
 from typing import Any
 
 import orjson
 
 from .._errors import DecodeError, EncodeError
 from ._args import BYTES_OR_STR, buffer_bytes
+from ._json_errors import first_error, position
 
 # jiter lets values nest this deep below the top-level value; orjson allows more.
 MAX_DECODE_DEPTH = 200
 # orjson's limit for dumps: containers at depth 0..253.
 MAX_ENCODE_DEPTH = 254
-JSON_WHITESPACE = " \t\n\r"
 # orjson turns integers beyond 64 bits into floats; json keeps them exact, as jiter does.
 # Only a run of 19 or more digits can be such an integer. Found by mapping every digit to "0"
 # and searching for the run: two C-speed passes, where a regex costs ten times more.
@@ -43,47 +43,6 @@ def _reject_constant(name: str) -> Any:
 
 
 _STRICT = json.JSONDecoder(parse_constant=_reject_constant)
-
-
-class SlowPathError(Exception):
-    """Why the slow path refused a document: ``kind`` is a FrameError reason."""
-
-    def __init__(self, kind: str, msg: str, pos: int) -> None:
-        super().__init__(msg)
-        self.kind = kind
-        self.msg = msg
-        self.pos = pos
-
-
-# Strings (possibly unterminated), brackets and numbers: the tokens that place depth and number
-# errors where jiter places them.
-_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[{\]}]|-?[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]*)?')
-# CPython's limit on the digits of an int built from text.
-MAX_INT_DIGITS = 4300
-
-
-def too_deep_at(text: str) -> int:
-    """Where the bracket that opens one level too many is (0 if none does)."""
-    depth = 0
-    for token in _TOKENS.finditer(text):
-        first = token.group()[0]
-        if first in "[{":
-            depth += 1
-            if depth > MAX_DECODE_DEPTH + 1:
-                return token.start()
-        elif first in "]}":
-            depth -= 1
-    return 0
-
-
-def long_int_end(text: str) -> int:
-    """Where the first integer of more than MAX_INT_DIGITS digits ends (0 if none)."""
-    for token in _TOKENS.finditer(text):
-        # Strings, brackets and numbers with a fraction or exponent are not all digits.
-        digits = token.group().lstrip("-")
-        if len(digits) > MAX_INT_DIGITS and digits.isdigit():
-            return token.end()
-    return 0
 
 
 def too_deep(value: Any) -> bool:
@@ -117,19 +76,6 @@ def maybe_too_deep(data: bytes | str, value: Any) -> bool:
     else:
         opens = data.count(b"[") + data.count(b"{")
     return opens > MAX_DECODE_DEPTH and too_deep(value)
-
-
-def _continues_number(literal: str, following: str) -> bool:
-    """Whether jiter would read ``following`` as part of the number ``literal``."""
-    has_fraction = "." in literal
-    has_exponent = "e" in literal or "E" in literal
-    if following == ".":
-        return not has_fraction and not has_exponent
-    if following in "eE":
-        return not has_exponent
-    if following.isdigit():
-        return literal.lstrip("-") == "0"
-    return False
 
 
 def has_long_digits(data: bytes | bytearray | memoryview | str) -> bool:
@@ -168,67 +114,13 @@ def has_long_digit_run(block: bytes) -> bool:
     return False
 
 
-def _has_lone_surrogate(value: Any) -> bool:
-    stack = [value]
-    while stack:
-        node = stack.pop()
-        kind = type(node)
-        if kind is str:
-            try:
-                node.encode("utf-8")
-            except UnicodeEncodeError:
-                return True
-        elif kind is list:
-            stack.extend(node)
-        elif kind is dict:
-            stack.extend(node.keys())
-            stack.extend(node.values())
-    return False
+def decode_valid(raw: bytes) -> Any:
+    """The value of a document ``first_error`` found no fault in.
 
-
-def slow_decode(text: str) -> Any:
-    """Decode what orjson refused, deciding as jiter would; raise SlowPathError otherwise."""
-    start = len(text) - len(text.lstrip(JSON_WHITESPACE))
-    try:
-        value, end = _STRICT.raw_decode(text, start)
-    except json.JSONDecodeError as exc:
-        # jiter stops at the first fault in reading order: a bracket one level too deep
-        # before the fault json found is the error.
-        deep = too_deep_at(text)
-        if 0 < deep < exc.pos:
-            raise SlowPathError("invalid JSON", "recursion limit exceeded", deep) from None
-        raise SlowPathError("invalid JSON", exc.msg, exc.pos) from None
-    except RecursionError:
-        raise SlowPathError("invalid JSON", "recursion limit exceeded", too_deep_at(text)) from None
-    except ValueError as exc:
-        end = long_int_end(text)
-        if end:
-            # An int past CPython's digit limit: where jiter reports it, in its words.
-            raise SlowPathError("invalid JSON", "number out of range", end) from None
-        raise SlowPathError("invalid JSON", str(exc), start) from None
-    # jiter fails inside the value before it looks past it, so these come first.
-    if _has_lone_surrogate(value):
-        raise SlowPathError("invalid JSON", "lone surrogate in string escape", start)
-    if too_deep(value):
-        raise SlowPathError("invalid JSON", "recursion limit exceeded", too_deep_at(text))
-    rest = len(text) - len(text[end:].lstrip(JSON_WHITESPACE))
-    if rest < len(text):
-        if (
-            rest == end
-            and type(value) in (int, float)
-            and _continues_number(text[start:end], text[end])
-        ):
-            # `01`, `1.`, `1e`: jiter reads these as one malformed number, not a number
-            # followed by junk.
-            raise SlowPathError("invalid JSON", "invalid number", start)
-        raise SlowPathError("trailing data after JSON value", "trailing characters", rest)
-    return value
-
-
-def _position(text: str, pos: int) -> tuple[int, int]:
-    line = text.count("\n", 0, pos) + 1
-    column = pos - (text.rfind("\n", 0, pos) + 1) + 1
-    return line, column
+    orjson refused it or may have read it otherwise (integers beyond 64 bits become floats
+    there); ``json`` keeps integers exact and rounds floats correctly, as jiter does.
+    """
+    return _STRICT.decode(raw.decode("utf-8"))
 
 
 def loads(data: bytes | bytearray | memoryview | str) -> Any:
@@ -250,24 +142,17 @@ def loads(data: bytes | bytearray | memoryview | str) -> Any:
 def _loads_slow(data: bytes | bytearray | memoryview | str) -> Any:
     if isinstance(data, str):
         try:
-            data.encode("utf-8")
+            raw = data.encode("utf-8")
         except UnicodeEncodeError:
             raise DecodeError("str is not valid UTF-8: surrogates not allowed", 1, 1, 0) from None
-        text = data
     else:
         raw = bytes(data)
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            good = raw[: exc.start].decode("utf-8")
-            line, column = _position(good, len(good))
-            raise DecodeError("invalid UTF-8", line, column, exc.start) from None
-    try:
-        return slow_decode(text)
-    except SlowPathError as exc:
-        line, column = _position(text, exc.pos)
-        offset = exc.pos if isinstance(data, str) else len(text[: exc.pos].encode("utf-8"))
-        raise DecodeError(exc.msg, line, column, offset) from None
+    # jiter's verdict, and its words and place for the first fault.
+    fault = first_error(raw)
+    if fault is not None:
+        msg, index = fault
+        raise DecodeError(msg, *position(raw, index, isinstance(data, str)))
+    return decode_valid(raw)
 
 
 def dumps(obj: Any) -> bytes:
