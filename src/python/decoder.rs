@@ -285,6 +285,10 @@ impl FrameDecoder {
         self.raw
     }
 
+    fn __reduce__(slf: &Bound<'_, Self>) -> PyResult<()> {
+        Err(super::unpicklable(slf.as_any()))
+    }
+
     fn __repr__(&self) -> String {
         format!(
             "FrameDecoder(max_frame_bytes={}, raw={}, frames={}, buffered={})",

@@ -99,6 +99,16 @@ impl Drop for GcPause {
     }
 }
 
+/// The error of copying or pickling a live object (a lock, a stream read half-way): named by
+/// its public name, as the pure backend names it.
+pub(crate) fn unpicklable(obj: &Bound<'_, PyAny>) -> PyErr {
+    let class = obj
+        .get_type()
+        .name()
+        .map_or_else(|_| "?".to_owned(), |n| n.to_string());
+    pyo3::exceptions::PyTypeError::new_err(format!("cannot pickle 'acpwire.{class}' object"))
+}
+
 /// The compiled backend of acpwire.
 ///
 /// Declared as using the GIL (`PyO3` otherwise declares free-threading support): `dumps` walks

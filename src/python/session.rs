@@ -319,6 +319,10 @@ impl Sessions {
         PyList::new(py, items)
     }
 
+    fn __reduce__(slf: &Bound<'_, Self>) -> PyResult<()> {
+        Err(super::unpicklable(slf.as_any()))
+    }
+
     fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
         Ok(format!(
             "Sessions({} sessions)",
@@ -415,6 +419,10 @@ impl Session {
         hasher.finish()
     }
 
+    fn __reduce__(slf: &Bound<'_, Self>) -> PyResult<()> {
+        Err(super::unpicklable(slf.as_any()))
+    }
+
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         let (state, messages) =
             self.with(py, |s| (s.state().map(str::to_owned), s.message_count()))?;
@@ -453,6 +461,19 @@ pub fn replay<'py>(
     source: &Bound<'py, PyAny>,
     options: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, Sessions>> {
+    if let Some(options) = options {
+        for key in options.keys() {
+            if !matches!(
+                key.extract::<&str>(),
+                Ok("max_frame_bytes" | "terminal_cols" | "scrollback")
+            ) {
+                return Err(PyTypeError::new_err(format!(
+                    "replay() got an unexpected keyword argument {}",
+                    key.repr()?
+                )));
+            }
+        }
+    }
     let store = py
         .get_type::<Sessions>()
         .call((), options)?

@@ -348,6 +348,10 @@ impl Terminal {
         Arc::as_ptr(&self.inner).addr().cast_signed()
     }
 
+    fn __reduce__(slf: &Bound<'_, Self>) -> PyResult<()> {
+        Err(super::unpicklable(slf.as_any()))
+    }
+
     fn __repr__(&self) -> String {
         let t = self.lock();
         let cols = t

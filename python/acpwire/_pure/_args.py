@@ -71,5 +71,5 @@ class Unpicklable:
     __slots__ = ()
 
     def __reduce__(self) -> Any:
-        kind = type(self)
-        raise TypeError(f"cannot pickle '{kind.__module__}.{kind.__qualname__}' object")
+        # Named by the public name, as the native classes name themselves.
+        raise TypeError(f"cannot pickle 'acpwire.{type(self).__qualname__}' object")

@@ -1435,11 +1435,17 @@ _HANDLERS = {
 _READ_BYTES = 1 << 20
 
 
+_SESSIONS_OPTIONS = frozenset({"max_frame_bytes", "terminal_cols", "scrollback"})
+
+
 def replay(source: str | os.PathLike | BinaryIO, **options: Any) -> Sessions:
     """Reduce a whole NDJSON trace (a path or a binary file) into a new Sessions.
 
     ``options`` are Sessions' keyword arguments.
     """
+    for key in options:
+        if key not in _SESSIONS_OPTIONS:
+            raise TypeError(f"replay() got an unexpected keyword argument {key!r}")
     store = Sessions(**options)
     if isinstance(source, (str, os.PathLike)):
         with open(source, "rb") as f:
