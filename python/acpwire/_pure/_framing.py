@@ -19,6 +19,7 @@ from ._json import (
     LONG_RUN,
     MIN_DEEP_SIZE,
     ZEROS,
+    decode_if_valid,
     decode_valid,
     maybe_too_deep,
 )
@@ -54,7 +55,10 @@ def _decode_failure(frame: bytes) -> tuple[Any, str | None, str]:
         frame.decode("utf-8")
     except UnicodeDecodeError as exc:
         return None, INVALID_UTF8, f"invalid byte at frame offset {exc.start}"
-    # jiter's verdict, and its words and place for the first fault.
+    valid, value = decode_if_valid(frame)
+    if valid:
+        return value, None, ""
+    # jiter's words and place for the first fault.
     fault = first_error(frame)
     if fault is not None:
         msg, index = fault

@@ -123,6 +123,47 @@ def decode_valid(raw: bytes) -> Any:
     return _STRICT.decode(raw.decode("utf-8"))
 
 
+# A digit run longer than jiter's limit on a number's integer part (as zeros, see DIGITS_TO_ZERO).
+_OVERLONG_DIGITS = b"0" * 4301
+
+
+def decode_if_valid(raw: bytes) -> tuple[bool, Any]:
+    """``(True, value)`` when jiter accepts ``raw``, else ``(False, None)``: ``first_error``
+    then names the fault.
+
+    ``json`` (in C) decides, and three checks cover what it accepts and jiter does not: digit
+    runs past 4300, nesting past 200 levels, lone surrogate escapes. ``first_error`` reads in
+    Python, so it is kept for documents that may hold a fault.
+    """
+    if len(raw) >= len(_OVERLONG_DIGITS) and _OVERLONG_DIGITS in raw.translate(DIGITS_TO_ZERO):
+        return False, None
+    try:
+        value = _STRICT.decode(raw.decode("utf-8"))
+    except (ValueError, RecursionError):
+        return False, None
+    if too_deep(value) or _has_lone_surrogate(value):
+        return False, None
+    return True, value
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is str:
+            try:
+                node.encode("utf-8")
+            except UnicodeEncodeError:
+                return True
+        elif kind is list:
+            stack.extend(node)
+        elif kind is dict:
+            stack.extend(node.keys())
+            stack.extend(node.values())
+    return False
+
+
 def loads(data: bytes | bytearray | memoryview | str) -> Any:
     """Decode one JSON document into Python objects (the same values as ``json.loads``)."""
     if type(data) is not str:
@@ -147,7 +188,10 @@ def _loads_slow(data: bytes | bytearray | memoryview | str) -> Any:
             raise DecodeError("str is not valid UTF-8: surrogates not allowed", 1, 1, 0) from None
     else:
         raw = bytes(data)
-    # jiter's verdict, and its words and place for the first fault.
+    valid, value = decode_if_valid(raw)
+    if valid:
+        return value
+    # jiter's words and place for the first fault.
     fault = first_error(raw)
     if fault is not None:
         msg, index = fault

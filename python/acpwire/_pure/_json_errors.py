@@ -10,9 +10,16 @@ checked once a string ends). It keeps its own stack: no input can make it recurs
 
 from __future__ import annotations
 
+import re
+
 __all__ = ["first_error", "jiter_position", "position"]
 
 _WHITESPACE = frozenset(b" \t\r\n")
+# Searches run in C: a refused frame may be tens of megabytes, and most of a document's bytes
+# are whitespace, string bodies and digits.
+_NOT_WHITESPACE = re.compile(rb"[^ \t\r\n]")
+_STRING_STOP = re.compile(rb'[\x00-\x1f"\\]')
+_DIGIT_RUN = re.compile(rb"[0-9]*")
 _DIGITS = frozenset(b"0123456789")
 _HEX = frozenset(b"0123456789abcdefABCDEF")
 _SIMPLE_ESCAPES = {
@@ -75,14 +82,15 @@ class _Reader:
         self.n = len(data)
 
     def skip_whitespace(self, i: int) -> int:
-        data, n = self.data, self.n
-        while i < n and data[i] in _WHITESPACE:
-            i += 1
+        if i < self.n and self.data[i] in _WHITESPACE:
+            found = _NOT_WHITESPACE.search(self.data, i)
+            return self.n if found is None else found.start()
         return i
 
     def document(self) -> None:
         data, n = self.data, self.n
-        i = self.skip_whitespace(0)
+        skip = self.skip_whitespace
+        i = skip(0)
         if i >= n:
             raise _Fault("EOF while parsing a value", i)
         # The kind of each open container ("[" or "{"); a value is wanted at `i` when
@@ -95,7 +103,7 @@ class _Reader:
                     raise _Fault("recursion limit exceeded", i)
                 c = data[i]
                 if c == 0x5B:  # [
-                    i = self.skip_whitespace(i + 1)
+                    i = skip(i + 1)
                     if i >= n:
                         raise _Fault("EOF while parsing a list", i)
                     if data[i] == 0x5D:
@@ -104,7 +112,7 @@ class _Reader:
                         stack.append(0x5B)
                         continue
                 elif c == 0x7B:  # {
-                    i = self.skip_whitespace(i + 1)
+                    i = skip(i + 1)
                     if i >= n:
                         raise _Fault("EOF while parsing an object", i)
                     if data[i] == 0x22:
@@ -122,17 +130,18 @@ class _Reader:
                     i = self.number(i)
                 want_value = False
             if not stack:
-                i = self.skip_whitespace(i)
+                i = skip(i)
                 if i < n:
                     raise _Fault("trailing characters", i)
                 return
-            i = self.skip_whitespace(i)
             if stack[-1] == 0x5B:
+                if i < n and data[i] in _WHITESPACE:
+                    i = skip(i)
                 if i >= n:
                     raise _Fault("EOF while parsing a list", i)
                 c = data[i]
                 if c == 0x2C:
-                    i = self.skip_whitespace(i + 1)
+                    i = skip(i + 1)
                     if i >= n:
                         raise _Fault("EOF while parsing a value", i)
                     if data[i] == 0x5D:
@@ -144,11 +153,13 @@ class _Reader:
                 else:
                     raise _Fault("expected `,` or `]`", i)
             else:
+                if i < n and data[i] in _WHITESPACE:
+                    i = skip(i)
                 if i >= n:
                     raise _Fault("EOF while parsing an object", i)
                 c = data[i]
                 if c == 0x2C:
-                    i = self.skip_whitespace(i + 1)
+                    i = skip(i + 1)
                     if i >= n:
                         raise _Fault("EOF while parsing a value", i)
                     if data[i] == 0x7D:
@@ -189,10 +200,9 @@ class _Reader:
         raise _Fault("EOF while parsing a value", i)
 
     def digits_end(self, i: int) -> int:
-        data, n = self.data, self.n
-        while i < n and data[i] in _DIGITS:
-            i += 1
-        return i
+        if i >= self.n or self.data[i] not in _DIGITS:
+            return i
+        return _DIGIT_RUN.match(self.data, i).end()  # type: ignore[union-attr]  # `*` always matches
 
     def number(self, start: int) -> int:
         data, n = self.data, self.n
@@ -214,7 +224,7 @@ class _Reader:
                 raise _Fault("invalid number", i)
         elif 0x31 <= c <= 0x39:
             digit_start = i
-            i = self.digits_end(i)
+            i = self.digits_end(i + 1)
             if i - digit_start > _MAX_DIGITS:
                 raise _Fault("number out of range", digit_start + _MAX_DIGITS + 1)
         elif negative:
@@ -247,10 +257,10 @@ class _Reader:
         tape: bytearray | None = None
         i = chunk_start = start
         while True:
-            while i < n and data[i] >= 0x20 and data[i] != 0x22 and data[i] != 0x5C:
-                i += 1
-            if i >= n:
+            stop = _STRING_STOP.search(data, i)
+            if stop is None:
                 raise _Fault("EOF while parsing a string", n)
+            i = stop.start()
             c = data[i]
             if c < 0x20:
                 raise _Fault("control character (\\u0000-\\u001F) found while parsing a string", i)
