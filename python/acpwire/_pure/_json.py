@@ -16,10 +16,10 @@ import orjson
 
 from .._errors import DecodeError, EncodeError
 from ._args import BYTES_OR_STR, buffer_bytes
-from ._json_errors import first_error, position
+from ._json_errors import MAX_DEPTH, MAX_DIGITS, first_error, position
 
 # jiter lets values nest this deep below the top-level value; orjson allows more.
-MAX_DECODE_DEPTH = 200
+MAX_DECODE_DEPTH = MAX_DEPTH
 # orjson's limit for dumps: containers at depth 0..253.
 MAX_ENCODE_DEPTH = 254
 # orjson turns integers beyond 64 bits into floats; json keeps them exact, as jiter does.
@@ -124,7 +124,7 @@ def decode_valid(raw: bytes) -> Any:
 
 
 # A digit run longer than jiter's limit on a number's integer part (as zeros, see DIGITS_TO_ZERO).
-_OVERLONG_DIGITS = b"0" * 4301
+_OVERLONG_DIGITS = b"0" * (MAX_DIGITS + 1)
 
 
 def decode_if_valid(raw: bytes) -> tuple[bool, Any]:

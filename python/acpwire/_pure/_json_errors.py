@@ -1,18 +1,19 @@
 """Where and why a JSON document is invalid, in the native backend's words.
 
 The native backend parses with jiter; this module finds the same first fault in the same bytes
-and names it the same way, so that both backends report bad JSON identically. It runs only once
-a document is known to be bad (orjson refused it and the strict slow path agreed), so it is
-written for exactness, not speed: a plain byte-by-byte reading of jiter's grammar and limits
-(nesting deeper than 200 levels, integers longer than 4300 digits, strict escapes, UTF-8
-checked once a string ends). It keeps its own stack: no input can make it recurse.
+and names it the same way, so that both backends report bad JSON identically. It runs only on
+documents that may hold a fault (``_json.decode_if_valid`` could not accept them), so it is
+written for exactness first: a reading of jiter's grammar and limits (nesting deeper than 200
+levels, integer parts longer than 4300 digits, strict escapes, UTF-8 checked once a string
+ends), token by token, with string bodies, whitespace and digit runs scanned in C. It keeps its
+own stack: no input can make it recurse.
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["first_error", "jiter_position", "position"]
+__all__ = ["MAX_DEPTH", "MAX_DIGITS", "first_error", "jiter_position", "position"]
 
 _WHITESPACE = frozenset(b" \t\r\n")
 # Searches run in C: a refused frame may be tens of megabytes, and most of a document's bytes
@@ -34,9 +35,15 @@ _SIMPLE_ESCAPES = {
 }
 _IDENTS = {ord("t"): b"rue", ord("f"): b"alse", ord("n"): b"ull"}
 # A value nested deeper than this is refused (the outermost value is at depth 0).
-_MAX_DEPTH = 200
+MAX_DEPTH = 200
 # An integer part longer than this is refused (CPython's own limit on int conversion).
-_MAX_DIGITS = 4300
+MAX_DIGITS = 4300
+# A container's closing byte for its opening one, and jiter's words for faults inside it
+# (keyed by either byte).
+_CLOSE = {0x5B: 0x5D, 0x7B: 0x7D}
+_EOF_IN = {b: f"EOF while parsing {what}" for b, what in ((0x5B, "a list"), (0x7B, "an object"))}
+_EOF_IN.update({_CLOSE[b]: message for b, message in _EOF_IN.items()})
+_COMMA_OR_END = {0x5D: "expected `,` or `]`", 0x7D: "expected `,` or `}`"}
 
 
 class _Fault(Exception):
@@ -93,35 +100,29 @@ class _Reader:
         i = skip(0)
         if i >= n:
             raise _Fault("EOF while parsing a value", i)
-        # The kind of each open container ("[" or "{"); a value is wanted at `i` when
-        # `want_value`, else the end of a container's member or of the document.
+        # The closing byte of each open container; a value is wanted at `i` when `want_value`,
+        # else the end of a container's member or of the document.
         stack: list[int] = []
         want_value = True
         while True:
             if want_value:
-                if len(stack) > _MAX_DEPTH:
+                if len(stack) > MAX_DEPTH:
                     raise _Fault("recursion limit exceeded", i)
                 c = data[i]
-                if c == 0x5B:  # [
+                if c in _CLOSE:  # [ or {
                     i = skip(i + 1)
                     if i >= n:
-                        raise _Fault("EOF while parsing a list", i)
-                    if data[i] == 0x5D:
+                        raise _Fault(_EOF_IN[c], i)
+                    close = _CLOSE[c]
+                    if data[i] == close:
                         i += 1
                     else:
-                        stack.append(0x5B)
+                        if close == 0x7D:
+                            if data[i] != 0x22:
+                                raise _Fault("key must be a string", i)
+                            i = self.member_value(i)
+                        stack.append(close)
                         continue
-                elif c == 0x7B:  # {
-                    i = skip(i + 1)
-                    if i >= n:
-                        raise _Fault("EOF while parsing an object", i)
-                    if data[i] == 0x22:
-                        i = self.member_value(i)
-                        stack.append(0x7B)
-                        continue
-                    if data[i] != 0x7D:
-                        raise _Fault("key must be a string", i)
-                    i += 1
                 elif c == 0x22:
                     i = self.string(i)
                 elif c in _IDENTS:
@@ -134,45 +135,29 @@ class _Reader:
                 if i < n:
                     raise _Fault("trailing characters", i)
                 return
-            if stack[-1] == 0x5B:
-                if i < n and data[i] in _WHITESPACE:
-                    i = skip(i)
-                if i >= n:
-                    raise _Fault("EOF while parsing a list", i)
-                c = data[i]
-                if c == 0x2C:
-                    i = skip(i + 1)
-                    if i >= n:
-                        raise _Fault("EOF while parsing a value", i)
-                    if data[i] == 0x5D:
-                        raise _Fault("trailing comma", i)
-                    want_value = True
-                elif c == 0x5D:
-                    i += 1
-                    stack.pop()
-                else:
-                    raise _Fault("expected `,` or `]`", i)
-            else:
-                if i < n and data[i] in _WHITESPACE:
-                    i = skip(i)
-                if i >= n:
-                    raise _Fault("EOF while parsing an object", i)
-                c = data[i]
-                if c == 0x2C:
-                    i = skip(i + 1)
-                    if i >= n:
-                        raise _Fault("EOF while parsing a value", i)
-                    if data[i] == 0x7D:
-                        raise _Fault("trailing comma", i)
-                    if data[i] != 0x22:
-                        raise _Fault("key must be a string", i)
-                    i = self.member_value(i)
-                    want_value = True
-                elif c == 0x7D:
-                    i += 1
-                    stack.pop()
-                else:
-                    raise _Fault("expected `,` or `}`", i)
+            # After a member of the innermost container: its end, or a comma and the next.
+            close = stack[-1]
+            if i < n and data[i] in _WHITESPACE:
+                i = skip(i)
+            if i >= n:
+                raise _Fault(_EOF_IN[close], i)
+            c = data[i]
+            if c == close:
+                i += 1
+                stack.pop()
+                continue
+            if c != 0x2C:
+                raise _Fault(_COMMA_OR_END[close], i)
+            i = skip(i + 1)
+            if i >= n:
+                raise _Fault("EOF while parsing a value", i)
+            if data[i] == close:
+                raise _Fault("trailing comma", i)
+            if close == 0x7D:
+                if data[i] != 0x22:
+                    raise _Fault("key must be a string", i)
+                i = self.member_value(i)
+            want_value = True
 
     def member_value(self, i: int) -> int:
         """A key at ``i`` and its colon: where the member's value starts."""
@@ -225,8 +210,8 @@ class _Reader:
         elif 0x31 <= c <= 0x39:
             digit_start = i
             i = self.digits_end(i + 1)
-            if i - digit_start > _MAX_DIGITS:
-                raise _Fault("number out of range", digit_start + _MAX_DIGITS + 1)
+            if i - digit_start > MAX_DIGITS:
+                raise _Fault("number out of range", digit_start + MAX_DIGITS + 1)
         elif negative:
             raise _Fault("invalid number", i)
         else:
