@@ -51,14 +51,15 @@ def _decode_failure(frame: bytes) -> tuple[Any, str | None, str]:
 
     Returns ``(value, None, "")`` or ``(None, reason, detail)``.
     """
+    valid, value = decode_if_valid(frame)
+    if valid:
+        return value, None, ""
+    # As the native backend: invalid UTF-8 anywhere in the frame first, then jiter's words and
+    # place for the first fault.
     try:
         frame.decode("utf-8")
     except UnicodeDecodeError as exc:
         return None, INVALID_UTF8, f"invalid byte at frame offset {exc.start}"
-    valid, value = decode_if_valid(frame)
-    if valid:
-        return value, None, ""
-    # jiter's words and place for the first fault.
     fault = first_error(frame)
     if fault is not None:
         msg, index = fault
