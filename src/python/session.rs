@@ -397,18 +397,11 @@ impl Session {
     }
 
     /// Handles are equal when they view one session of one store: each `store[id]` is a
-    /// new handle.
-    fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> Py<PyAny> {
-        match other.cast::<Session>() {
-            Ok(other) => {
-                let other = other.get();
-                PyBool::new(py, self.store.is(&other.store) && self.id == other.id)
-                    .to_owned()
-                    .into_any()
-                    .unbind()
-            }
-            Err(_) => py.NotImplemented(),
-        }
+    /// new handle. (Another type is `NotImplemented`, as `PyO3` answers when `other` does not
+    /// extract.)
+    fn __eq__(&self, other: &Bound<'_, Self>) -> bool {
+        let other = other.get();
+        self.store.is(&other.store) && self.id == other.id
     }
 
     fn __hash__(&self) -> u64 {
@@ -461,6 +454,8 @@ pub fn replay<'py>(
     source: &Bound<'py, PyAny>,
     options: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, Sessions>> {
+    // Refused here, not by the constructor, so that the message names `replay`; the names
+    // are those of `Sessions.__new__`'s signature.
     if let Some(options) = options {
         for key in options.keys() {
             if !matches!(

@@ -328,19 +328,10 @@ impl Terminal {
     }
 
     /// Handles are equal when they show one terminal: a session hands out a new handle on
-    /// each call, and all of them feed and view the same terminal.
-    fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> Py<PyAny> {
-        match other
-            .cast::<Terminal>()
-            .ok()
-            .and_then(|o| o.try_borrow().ok())
-        {
-            Some(other) => PyBool::new(py, Arc::ptr_eq(&self.inner, &other.inner))
-                .to_owned()
-                .into_any()
-                .unbind(),
-            None => py.NotImplemented(),
-        }
+    /// each call, and all of them feed and view the same terminal. (Another type is
+    /// `NotImplemented`, as `PyO3` answers when `other` does not extract.)
+    fn __eq__(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
     }
 
     fn __hash__(&self) -> isize {
