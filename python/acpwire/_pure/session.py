@@ -1435,7 +1435,10 @@ _HANDLERS = {
 _READ_BYTES = 1 << 20
 
 
-_SESSIONS_OPTIONS = frozenset({"max_frame_bytes", "terminal_cols", "scrollback"})
+# Sessions' keyword arguments, read off its signature rather than listed again.
+_SESSIONS_OPTIONS = frozenset(
+    Sessions.__init__.__code__.co_varnames[1 : Sessions.__init__.__code__.co_argcount]
+)
 
 
 def replay(source: str | os.PathLike | BinaryIO, **options: Any) -> Sessions:
