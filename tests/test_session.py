@@ -593,7 +593,10 @@ def test_plan_churn_keeps_timeline_and_plan_order(backend):
     # that track them, some ids re-added (they go last): the same order as a dict and a list.
     def plan(pid: str, n: int) -> dict:
         return upd(
-            {"sessionUpdate": "plan_update", "plan": {"type": "items", "planId": pid, "n": n}}
+            {
+                "sessionUpdate": "plan_update",
+                "plan": {"type": "items", "planId": pid, "entries": [], "n": n},
+            }
         )
 
     def message(mid: str) -> dict:
@@ -616,7 +619,7 @@ def test_plan_churn_keeps_timeline_and_plan_order(backend):
             messages.append(plan(pid, step))
             if pid not in plans:
                 timeline.append(("plan", pid))
-            plans[pid] = {"type": "items", "planId": pid, "n": step}
+            plans[pid] = {"type": "items", "planId": pid, "entries": [], "n": step}
         else:
             messages.append(upd({"sessionUpdate": "plan_removed", "planId": pid}))
             if plans.pop(pid, None) is not None:

@@ -176,8 +176,15 @@ class Sessions:
         """Frame, decode and reduce NDJSON bytes (without the GIL); return frames consumed."""
     def finish(self) -> int:
         """End of stream: reduce a last line without newline; return frames consumed."""
-    def apply(self, message: Any) -> None:
-        """Reduce one decoded JSON-RPC message of either direction."""
+    def apply(self, message: Any, sender: str | None = None) -> None:
+        """Reduce one decoded JSON-RPC message of either direction.
+
+        ``sender`` (``"client"`` or ``"agent"``; anything else is a ValueError), when known,
+        says who sent it: a response then answers the other side's pending request with its
+        id. A str that is not valid UTF-8 (a lone surrogate) makes the message an error record.
+        """
+    def _apply_at(self, message: Any, sender: str | None, line: int, offset: int) -> None: ...
+    def _record_error(self, reason: str, line: int, offset: int) -> None: ...
     def ids(self) -> list[str]:
         """Session ids in first-seen order."""
     def __len__(self) -> int: ...

@@ -2,7 +2,9 @@
 
 A record line is ``{"t": seconds, "dir": "client" | "agent", "msg": message}`` (or ``"raw"``
 for a frame that was not JSON). Plain traces are fed to ``Sessions`` as bytes (framed and
-reduced in one pass); records are unwrapped and applied message by message.
+reduced in one pass); records are unwrapped and applied message by message, each with its
+sender, and a ``raw`` record (or a line that is not JSON) becomes the error record a plain
+trace would give for it, at that line of the trace.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from . import FrameDecoder, FrameError, iter_messages
+from . import FrameDecoder, FrameError, iter_messages, loads
 
 __all__ = ["Record", "TraceError", "is_record", "iter_records", "load", "open_trace"]
 
@@ -56,12 +58,15 @@ def open_trace(path: str | Path | IO[bytes]) -> Iterator[IO[bytes]]:
             yield fp
 
 
-def sniff(fp: IO[bytes]) -> tuple[bytes, bool]:
-    """Read the start of a trace: (the bytes read, whether it holds records)."""
+def sniff(fp: IO[bytes], strict: bool = True) -> tuple[bytes, bool]:
+    """Read the start of a trace: (the bytes read, whether it holds records).
+
+    With ``strict``, a start that holds lines but no JSON message raises ``TraceError``.
+    """
     head = fp.read(CHUNK)
     decoder = FrameDecoder()
     first = decoder.feed(head)[:1] or decoder.finish()[:1]
-    if not first and decoder.take_errors() and b"\n" in head:
+    if strict and not first and decoder.take_errors() and b"\n" in head:
         raise TraceError("not an NDJSON trace: its first line is not JSON")
     return head, bool(first) and is_record(first[0])
 
@@ -86,18 +91,78 @@ def load(path: str | Path | IO[bytes], **options: Any) -> Any:
 
     Plain ACP NDJSON is framed and reduced by the active backend in one pass (the native one
     releases the GIL meanwhile); a trace of ``acpwire record`` records is unwrapped and
-    applied message by message. ``options`` are ``Sessions``' keyword arguments.
+    applied message by message with its direction as sender. Bad lines never stop the
+    replay: each becomes an error record, as ``Sessions.feed`` makes. ``options`` are
+    ``Sessions``' keyword arguments.
     """
     from . import _backend
 
     with open_trace(path) as fp:
-        head, records = sniff(fp)
+        # A plain trace of bad lines only is still reduced (to its error records).
+        head, records = sniff(fp, strict=False)
         if not records:
             return _backend.replay(_Rejoined(head, fp), **options)
         store = _backend.Sessions(**options)
-        for record in iter_records(_Rejoined(head, fp)):  # type: ignore[arg-type]
-            store.apply(record.message)
+        _apply_records(store, _Rejoined(head, fp), options)
         return store
+
+
+_SENDERS = frozenset(("client", "agent"))
+
+
+def _apply_records(store: Any, stream: _Rejoined, options: dict) -> None:
+    """Apply each line of a recorded trace to ``store``, errors placed at their trace line."""
+    decoder_options = {k: v for k, v in options.items() if k == "max_frame_bytes"}
+
+    def reason_for(frame: bytes) -> str | None:
+        # What a plain trace holding this frame as a line would record.
+        decoder = FrameDecoder(**decoder_options)
+        decoder.feed(frame + b"\n")
+        errors = decoder.take_errors()
+        return errors[0].reason if errors else None
+
+    line_no = 0
+    offset = 0
+    # The pieces of a line not yet ended, joined once its newline arrives.
+    pending: list[bytes] = []
+    while True:
+        chunk = stream.read(CHUNK)
+        last = not chunk
+        if not last and b"\n" not in chunk:
+            pending.append(chunk)
+            continue
+        data = b"".join([*pending, chunk]) if pending else chunk
+        lines = data.split(b"\n")
+        pending = [] if last else [lines.pop()]
+        for line in lines:
+            line_no += 1
+            start = offset
+            offset += len(line) + 1
+            frame = line[:-1] if line[-1:] == b"\r" else line
+            if not frame.strip(b" \t\r"):
+                continue
+            try:
+                value = loads(frame)
+            except ValueError:
+                store._record_error(reason_for(frame) or "invalid JSON", line_no, start)
+                continue
+            if not is_record(value):
+                store._apply_at(value, None, line_no, start)
+            elif "msg" in value:
+                direction = value["dir"]
+                sender = direction if isinstance(direction, str) and direction in _SENDERS else None
+                store._apply_at(value["msg"], sender, line_no, start)
+            else:
+                reason = value.get("error")
+                if not isinstance(reason, str):
+                    raw = value["raw"]
+                    # A frame recorded raw whose text is now valid JSON held invalid UTF-8
+                    # (the recorder replaced it).
+                    text = raw.encode("utf-8", "replace") if isinstance(raw, str) else b""
+                    reason = reason_for(text) or "invalid UTF-8"
+                store._record_error(reason, line_no, start)
+        if last:
+            return
 
 
 class _Rejoined:

@@ -10,7 +10,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use jiter::JsonValue;
-use pyo3::exceptions::{PyKeyError, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{
+    PyKeyError, PyRuntimeError, PyTypeError, PyUnicodeEncodeError, PyValueError,
+};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
@@ -226,9 +228,35 @@ impl Sessions {
     }
 
     /// Reduce one decoded JSON-RPC message of either direction (a list applies each entry).
-    fn apply(slf: &Bound<'_, Self>, message: &Bound<'_, PyAny>) -> PyResult<()> {
-        let value = from_py(message, 0)?;
-        write_store(slf)?.inner.apply(&value);
+    ///
+    /// `sender` (`"client"` or `"agent"`), when known, says who sent it: a response then
+    /// answers the other side's pending request with its id.
+    #[pyo3(signature = (message, sender = None))]
+    fn apply(
+        slf: &Bound<'_, Self>,
+        message: &Bound<'_, PyAny>,
+        sender: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        Self::apply_at(slf, message, sender, None)
+    }
+
+    /// `apply`, with error records placed at (line, offset): a message read from a trace.
+    #[pyo3(signature = (message, sender, line, offset))]
+    fn _apply_at(
+        slf: &Bound<'_, Self>,
+        message: &Bound<'_, PyAny>,
+        sender: Option<&Bound<'_, PyAny>>,
+        line: u64,
+        offset: u64,
+    ) -> PyResult<()> {
+        Self::apply_at(slf, message, sender, Some((line, offset)))
+    }
+
+    /// Record an error at (line, offset) for a frame of a trace that could not be applied.
+    fn _record_error(slf: &Bound<'_, Self>, reason: &str, line: u64, offset: u64) -> PyResult<()> {
+        write_store(slf)?
+            .inner
+            .reject(None, reason, Some((line, offset)));
         Ok(())
     }
 
@@ -329,6 +357,59 @@ impl Sessions {
             read_store(slf)?.inner.len()
         ))
     }
+}
+
+impl Sessions {
+    fn apply_at(
+        slf: &Bound<'_, Self>,
+        message: &Bound<'_, PyAny>,
+        sender: Option<&Bound<'_, PyAny>>,
+        pos: Option<(u64, u64)>,
+    ) -> PyResult<()> {
+        let sender = match sender {
+            None => None,
+            Some(s) if s.is_none() => None,
+            Some(s) => Some(
+                s.cast::<PyString>()
+                    .ok()
+                    .and_then(|name| core::Side::parse(name.to_str().ok()?))
+                    .ok_or_else(|| {
+                        PyValueError::new_err(format!(
+                            "sender must be 'client' or 'agent', not {}",
+                            s.repr().map_or_else(|_| "?".to_owned(), |r| r.to_string())
+                        ))
+                    })?,
+            ),
+        };
+        let py = slf.py();
+        match from_py(message, 0) {
+            Ok(value) => write_store(slf)?.inner.apply_at(&value, sender, pos),
+            // A str that is not valid UTF-8 (a lone surrogate) cannot be JSON: the message is
+            // refused whole, as `feed` refuses such a frame, with an error record.
+            Err(e) if e.is_instance_of::<PyUnicodeEncodeError>(py) => {
+                let reason = format!("str is not valid UTF-8: {}", unicode_reason(py, &e));
+                let sid = message_session_id(message);
+                write_store(slf)?.inner.reject(sid.as_deref(), &reason, pos);
+            }
+            Err(e) => return Err(e),
+        }
+        Ok(())
+    }
+}
+
+/// The `reason` of a `UnicodeEncodeError` ("surrogates not allowed").
+fn unicode_reason(py: Python<'_>, e: &PyErr) -> String {
+    e.value(py)
+        .getattr("reason")
+        .and_then(|r| r.extract::<String>())
+        .unwrap_or_else(|_| "surrogates not allowed".to_owned())
+}
+
+/// `message["params"]["sessionId"]` when it is a str that is valid UTF-8.
+fn message_session_id(message: &Bound<'_, PyAny>) -> Option<String> {
+    let params = message.cast::<PyDict>().ok()?.get_item("params").ok()??;
+    let sid = params.cast::<PyDict>().ok()?.get_item("sessionId").ok()??;
+    Some(sid.cast::<PyString>().ok()?.to_str().ok()?.to_owned())
 }
 
 /// The reduced state of one session: a live view on its store.

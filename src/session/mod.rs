@@ -21,10 +21,17 @@
 //! - A known variant whose required fields are missing or of the wrong type is an error
 //!   record and changes nothing. A variant unknown to the active version goes to `other`.
 //! - Messages are keyed by (role, messageId); v1 chunks without a `messageId` join the current
-//!   message when it has the same role, else start an anonymous message `~1`, `~2`, ...
+//!   message when it has the same role, else start an anonymous message `~1`, `~2`, ... (a
+//!   number already used as a real id of that role is skipped, and anonymous messages are
+//!   indexed apart, so the two never merge). A `session/prompt` request (the user's turn)
+//!   ends the current message.
 //! - Responses are matched to the pending request with the same id sent by the other side
-//!   (`meta.json` tells which side handles each method). If both sides have one pending, a
-//!   result with `outcome` answers the agent's request, anything else the client's.
+//!   (`meta.json` tells which side handles each method; [`Sessions::apply_from`] may name
+//!   the sender). If both sides have one pending, the result goes to the request whose
+//!   response type's required keys it has (`stopReason` for a v1 prompt, `outcome` for a
+//!   permission, `content` for `fs/read_text_file`, ...); when that does not decide (both or
+//!   neither fit, or an error response), a result with `outcome` answers the agent's
+//!   request, anything else the client's.
 //!
 //! # Snapshot
 //! See [`Session::snapshot`] for the shape (also the README, "Session snapshots").
@@ -304,6 +311,8 @@ pub struct Session {
     messages: Vec<Message>,
     /// messageId -> index in `messages`, per role.
     message_index: HashMap<String, [Option<usize>; 4]>,
+    /// The same for anonymous messages, kept apart so that a real id never reaches one.
+    anonymous_index: HashMap<String, [Option<usize>; 4]>,
     /// The message that v1 chunks without an id join.
     current: Option<usize>,
     anonymous: u64,
@@ -363,6 +372,7 @@ impl Session {
             stop_reason: None,
             messages: Vec::new(),
             message_index: HashMap::new(),
+            anonymous_index: HashMap::new(),
             current: None,
             anonymous: 0,
             tool_calls: Keyed::default(),
@@ -414,7 +424,10 @@ impl Session {
     /// no such message. `role` is `"user"`, `"agent"`, `"thought"` or `"session"`.
     pub fn message_text(&self, message_id: &str, role: &str) -> Option<String> {
         let role = Role::parse(role)?;
-        let i = self.message_index.get(message_id)?[role.slot()]?;
+        let slot = |index: &HashMap<String, [Option<usize>; 4]>| {
+            index.get(message_id).and_then(|slots| slots[role.slot()])
+        };
+        let i = slot(&self.message_index).or_else(|| slot(&self.anonymous_index))?;
         Some(
             self.messages[i]
                 .content
@@ -549,11 +562,52 @@ fn message_json(m: &Message) -> Json {
     Json::Object(o.into_obj())
 }
 
-/// Which side sent a request.
+/// Which side sent a message (for a request: which side awaits its response).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-enum Side {
+pub enum Side {
     Client,
     Agent,
+}
+
+impl Side {
+    /// The side named `"client"` or `"agent"`.
+    pub fn parse(name: &str) -> Option<Side> {
+        match name {
+            "client" => Some(Side::Client),
+            "agent" => Some(Side::Agent),
+            _ => None,
+        }
+    }
+
+    fn other(self) -> Side {
+        match self {
+            Side::Client => Side::Agent,
+            Side::Agent => Side::Client,
+        }
+    }
+}
+
+/// The keys a successful response to `method` must have (its response type's required
+/// properties in the v1 and v2 schemas, stable and unstable); used to tell which of two
+/// requests sharing an id a result answers. A prompt's response requires `stopReason` in v1
+/// only.
+fn response_keys(method: &str, mode: Mode) -> &'static [&'static str] {
+    match method {
+        "initialize" => &["protocolVersion"],
+        "session/new" | "session/fork" | "nes/start" => &["sessionId"],
+        "session/list" => &["sessions"],
+        "session/set_config_option" => &["configOptions"],
+        "session/prompt" if mode != Mode::V2 => &["stopReason"],
+        "providers/list" => &["providers"],
+        "nes/suggest" => &["suggestions"],
+        "session/request_permission" => &["outcome"],
+        "fs/read_text_file" => &["content"],
+        "terminal/create" => &["terminalId"],
+        "terminal/output" => &["output", "truncated"],
+        "elicitation/create" => &["action"],
+        "mcp/connect" => &["connectionId"],
+        _ => &[],
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -658,26 +712,30 @@ fn is_non_negative_int(v: Option<&JsonValue<'_>>) -> bool {
     }
 }
 
+/// A pending request: its sequence number, what its response updates, and the keys a
+/// result must have to be its response.
+type PendingEntry = (u64, Pending, &'static [&'static str]);
+
 /// Requests awaiting responses, oldest first, bounded by [`MAX_PENDING`].
 #[derive(Default)]
 struct PendingMap {
-    map: HashMap<(Side, String), (u64, Pending)>,
+    map: HashMap<(Side, String), PendingEntry>,
     /// Insertion order; entries whose sequence number no longer matches are stale.
     order: VecDeque<(Side, String, u64)>,
     seq: u64,
 }
 
 impl PendingMap {
-    fn insert(&mut self, side: Side, key: String, what: Pending) {
+    fn insert(&mut self, side: Side, key: String, what: Pending, keys: &'static [&'static str]) {
         self.seq += 1;
         self.order.push_back((side, key.clone(), self.seq));
-        self.map.insert((side, key), (self.seq, what));
+        self.map.insert((side, key), (self.seq, what, keys));
         if self.map.len() > MAX_PENDING {
             while let Some((s, k, q)) = self.order.pop_front() {
                 let live = self
                     .map
                     .get(&(s, k.clone()))
-                    .is_some_and(|(seq, _)| *seq == q);
+                    .is_some_and(|(seq, _, _)| *seq == q);
                 if live {
                     self.map.remove(&(s, k));
                     break;
@@ -687,17 +745,22 @@ impl PendingMap {
         // Drop stale order entries now and then so answered requests cost no memory.
         if self.order.len() > 2 * self.map.len() + 64 {
             let map = &self.map;
-            self.order
-                .retain(|(s, k, q)| map.get(&(*s, k.clone())).is_some_and(|(seq, _)| seq == q));
+            self.order.retain(|(s, k, q)| {
+                map.get(&(*s, k.clone()))
+                    .is_some_and(|(seq, _, _)| seq == q)
+            });
         }
     }
 
-    fn contains(&self, side: Side, key: &str) -> bool {
-        self.map.contains_key(&(side, key.to_owned()))
+    /// The keys a response to the pending request must have, if there is one.
+    fn expects(&self, side: Side, key: &str) -> Option<&'static [&'static str]> {
+        self.map
+            .get(&(side, key.to_owned()))
+            .map(|(_, _, keys)| *keys)
     }
 
     fn take(&mut self, side: Side, key: &str) -> Option<Pending> {
-        self.map.remove(&(side, key.to_owned())).map(|(_, p)| p)
+        self.map.remove(&(side, key.to_owned())).map(|(_, p, _)| p)
     }
 }
 
@@ -723,6 +786,8 @@ struct Reducer {
     message_changed: Option<(usize, usize)>,
     /// (line, offset) of the frame being reduced.
     pos: Option<(u64, u64)>,
+    /// Who sent the message being applied, when the caller knows.
+    sender: Option<Side>,
 }
 
 /// All sessions of one connection or trace, keyed by `params.sessionId`.
@@ -761,6 +826,7 @@ impl Sessions {
                 change_set: HashSet::new(),
                 message_changed: None,
                 pos: None,
+                sender: None,
             },
         }
     }
@@ -784,8 +850,34 @@ impl Sessions {
     /// Reduce one decoded JSON-RPC message of either direction (a batch array applies each
     /// entry). Error records from it have no line or offset.
     pub fn apply(&mut self, message: &JsonValue<'_>) {
-        self.r.pos = None;
-        self.r.apply_top(message, None);
+        self.apply_at(message, None, None);
+    }
+
+    /// [`Sessions::apply`] of a message sent by `sender`, when known: its response goes to
+    /// the pending request of the other side (and a request is tracked as `sender`'s).
+    pub fn apply_from(&mut self, message: &JsonValue<'_>, sender: Option<Side>) {
+        self.apply_at(message, sender, None);
+    }
+
+    /// [`Sessions::apply_from`] with error records placed at `pos` (line, offset), as for a
+    /// message read from line `line` of a trace.
+    pub fn apply_at(
+        &mut self,
+        message: &JsonValue<'_>,
+        sender: Option<Side>,
+        pos: Option<(u64, u64)>,
+    ) {
+        self.r.pos = pos;
+        self.r.sender = sender;
+        self.r.apply_top(message);
+        self.r.sender = None;
+    }
+
+    /// Record an error for a message that could not be applied at all (a frame that is not
+    /// JSON, a message that cannot be read); nothing else changes.
+    pub fn reject(&mut self, session_id: Option<&str>, reason: &str, pos: Option<(u64, u64)>) {
+        self.r.pos = pos;
+        self.r.error(session_id, reason.to_owned());
     }
 
     /// Session ids in first-seen order.
@@ -846,7 +938,7 @@ impl Reducer {
                     return;
                 }
                 if let Ok(value) = JsonValue::parse(frame.bytes, false) {
-                    self.apply_top(&value, Some(frame.bytes));
+                    self.apply_top(&value);
                 } else {
                     let e = framing::diagnose(frame.bytes, frame.line, frame.offset);
                     self.error(None, e.kind.reason().to_owned());
@@ -860,15 +952,13 @@ impl Reducer {
     }
 
     /// A frame's value: a batch applies each entry in order; `[]` is an error.
-    fn apply_top(&mut self, value: &JsonValue<'_>, frame: Option<&[u8]>) {
+    fn apply_top(&mut self, value: &JsonValue<'_>) {
         if let JsonValue::Array(items) = value {
             if items.is_empty() {
-                if frame.is_some() {
-                    self.error(
-                        None,
-                        framing::FrameErrorKind::EmptyBatch.reason().to_owned(),
-                    );
-                }
+                self.error(
+                    None,
+                    framing::FrameErrorKind::EmptyBatch.reason().to_owned(),
+                );
                 return;
             }
             for item in items.iter() {
@@ -1009,9 +1099,13 @@ impl Reducer {
         sid
     }
 
-    fn track(&mut self, side: Side, id: Option<&JsonValue<'_>>, what: Pending) {
+    /// Remember request `id` of `method` until its response. `side` is the sender the
+    /// method implies, unless the caller named the sender.
+    fn track(&mut self, side: Side, id: Option<&JsonValue<'_>>, method: &str, what: Pending) {
         if let Some(key) = id.and_then(id_key) {
-            self.pending.insert(side, key, what);
+            let side = self.sender.unwrap_or(side);
+            let keys = response_keys(method, self.mode());
+            self.pending.insert(side, key, what, keys);
         }
     }
 
@@ -1032,13 +1126,23 @@ impl Reducer {
                 let s = self.session(sid);
                 s.prompts.push(entry);
                 let index = s.prompts.len() - 1;
+                // The user's turn: v1 chunks without an id that follow start a new message.
+                s.current = None;
                 if mode != Mode::V2 {
                     s.state = Some("running".to_owned());
-                    s.stop_reason = None;
+                    let stopped = s.stop_reason.take().is_some();
                     self.change(sid, "session", "state");
+                    if stopped {
+                        self.change(sid, "session", "stopReason");
+                    }
                 }
                 self.change(sid, "session", "prompts");
-                self.track(Side::Client, id, Pending::Prompt(sid.to_owned(), index));
+                self.track(
+                    Side::Client,
+                    id,
+                    method,
+                    Pending::Prompt(sid.to_owned(), index),
+                );
             }
             "session/request_permission" => {
                 let Some(sid) = self.params_session(method, params) else {
@@ -1049,7 +1153,12 @@ impl Reducer {
                 s.permissions.push(entry);
                 let index = s.permissions.len() - 1;
                 self.change(sid, "session", "permissions");
-                self.track(Side::Agent, id, Pending::Permission(sid.to_owned(), index));
+                self.track(
+                    Side::Agent,
+                    id,
+                    method,
+                    Pending::Permission(sid.to_owned(), index),
+                );
             }
             "session/cancel" => {
                 let Some(sid) = self.params_session(method, params) else {
@@ -1065,23 +1174,33 @@ impl Reducer {
                 if let Some(JsonValue::Object(p)) = params {
                     self.set_version(member(p, "protocolVersion"));
                 }
-                self.track(Side::Client, id, Pending::Initialize);
+                self.track(Side::Client, id, method, Pending::Initialize);
             }
-            "session/new" | "session/fork" => self.track(Side::Client, id, Pending::NewSession),
+            "session/new" | "session/fork" => {
+                self.track(Side::Client, id, method, Pending::NewSession);
+            }
             "session/load" | "session/resume" => {
                 let Some(sid) = self.params_session(method, params) else {
                     return;
                 };
                 self.session(sid);
-                self.track(Side::Client, id, Pending::LoadSession(sid.to_owned()));
+                self.track(
+                    Side::Client,
+                    id,
+                    method,
+                    Pending::LoadSession(sid.to_owned()),
+                );
             }
             _ => {
                 let client = AGENT_METHODS.contains(&method);
                 let agent = CLIENT_METHODS.contains(&method);
                 if client && !agent {
-                    self.track(Side::Client, id, Pending::Other);
+                    self.track(Side::Client, id, method, Pending::Other);
                 } else if agent && !client {
-                    self.track(Side::Agent, id, Pending::Other);
+                    self.track(Side::Agent, id, method, Pending::Other);
+                } else if let Some(sender) = self.sender {
+                    // A method of either side or none: tracked when the caller names the sender.
+                    self.track(sender, id, method, Pending::Other);
                 }
             }
         }
@@ -1096,16 +1215,33 @@ impl Reducer {
         let Some(key) = id_key(id) else {
             return;
         };
-        let client = self.pending.contains(Side::Client, &key);
-        let agent = self.pending.contains(Side::Agent, &key);
-        let side = match (client, agent) {
-            (false, false) => return,
-            (true, false) => Side::Client,
-            (false, true) => Side::Agent,
-            (true, true) => match result {
-                Some(JsonValue::Object(r)) if member(r, "outcome").is_some() => Side::Agent,
-                _ => Side::Client,
-            },
+        let side = if let Some(sender) = self.sender {
+            // A response answers a request of the other side.
+            sender.other()
+        } else {
+            let client = self.pending.expects(Side::Client, &key);
+            let agent = self.pending.expects(Side::Agent, &key);
+            match (client, agent) {
+                (None, None) => return,
+                (Some(_), None) => Side::Client,
+                (None, Some(_)) => Side::Agent,
+                (Some(client), Some(agent)) => {
+                    let fits = |keys: &[&str]| match result {
+                        Some(JsonValue::Object(r)) => keys.iter().all(|k| member(r, k).is_some()),
+                        _ => false,
+                    };
+                    match (fits(client), fits(agent)) {
+                        (true, false) => Side::Client,
+                        (false, true) => Side::Agent,
+                        _ => match result {
+                            Some(JsonValue::Object(r)) if member(r, "outcome").is_some() => {
+                                Side::Agent
+                            }
+                            _ => Side::Client,
+                        },
+                    }
+                }
+            }
         };
         let Some(what) = self.pending.take(side, &key) else {
             return;
@@ -1140,8 +1276,13 @@ impl Reducer {
                     };
                     if stop.is_some() || error.is_some() {
                         s.state = Some("idle".to_owned());
-                        s.stop_reason = stop.map(str::to_owned);
+                        let stop = stop.map(str::to_owned);
+                        let moved = s.stop_reason != stop;
+                        s.stop_reason = stop;
                         self.change(&sid, "session", "state");
+                        if moved {
+                            self.change(&sid, "session", "stopReason");
+                        }
                     }
                 }
                 self.change(&sid, "session", "prompts");
@@ -1281,10 +1422,40 @@ impl Reducer {
         i
     }
 
+    /// A new anonymous message of `role`: the next `~N` not already a real id of that role.
+    fn anonymous_message(&mut self, sid: &str, role: Role) -> usize {
+        let s = self.session(sid);
+        let id = loop {
+            s.anonymous += 1;
+            let id = format!("~{}", s.anonymous);
+            let taken = s
+                .message_index
+                .get(&id)
+                .is_some_and(|slots| slots[role.slot()].is_some());
+            if !taken {
+                break id;
+            }
+        };
+        let i = s.messages.len();
+        s.messages.push(Message {
+            id: id.clone(),
+            role,
+            content: None,
+            fields: None,
+        });
+        s.anonymous_index.entry(id.clone()).or_default()[role.slot()] = Some(i);
+        s.timeline.push(("message", id, Some(role)));
+        i
+    }
+
     fn chunk(&mut self, sid: &str, kind: &str, role: Role, u: &Members<'_>) {
         let content = member(u, "content");
         if !is_object(content) {
             self.error(Some(sid), format!("{kind}: content must be an object"));
+            return;
+        }
+        if !is_block(content) {
+            self.error(Some(sid), format!("{kind}: content.type must be a string"));
             return;
         }
         let index = if let Some(id) = as_str(member(u, "messageId")) {
@@ -1296,11 +1467,7 @@ impl Reducer {
             let s = self.session(sid);
             match s.current {
                 Some(i) if s.messages[i].role == role => i,
-                _ => {
-                    s.anonymous += 1;
-                    let id = format!("~{}", s.anonymous);
-                    self.message(sid, role, &id)
-                }
+                _ => self.anonymous_message(sid, role),
             }
         };
         let s = self.session(sid);
@@ -1321,6 +1488,15 @@ impl Reducer {
             self.error(Some(sid), format!("{kind}: messageId must be a string"));
             return;
         };
+        if let Some(JsonValue::Array(items)) = member(u, "content")
+            && !items.iter().all(|item| is_block(Some(item)))
+        {
+            self.error(
+                Some(sid),
+                format!("{kind}: content blocks must be objects with a string type"),
+            );
+            return;
+        }
         let index = self.message(sid, role, id);
         let s = self.session(sid);
         s.current = Some(index);
@@ -1409,6 +1585,13 @@ impl Reducer {
             );
             return;
         };
+        if !is_block(Some(content)) {
+            self.error(
+                Some(sid),
+                "tool_call_content_chunk: content.type must be a string".to_owned(),
+            );
+            return;
+        }
         let s = self.session(sid);
         let (call, new) = s.tool_calls.entry(id, || {
             [("toolCallId".to_owned(), id.into())].into_iter().collect()
@@ -1532,9 +1715,10 @@ impl Reducer {
         let mut plan = Fields::new();
         plan.set("type", "items".into());
         plan.set("planId", "main".into());
+        // v1: null is omission.
         let fields = dedup(u)
             .into_iter()
-            .filter(|(k, _)| *k != "sessionUpdate")
+            .filter(|(k, v)| *k != "sessionUpdate" && !matches!(v, JsonValue::Null))
             .map(|(k, v)| (k, Some(Json::from_value(v))));
         plan.apply(fields.collect());
         self.set_plan(sid, "main", plan.into_obj());
@@ -1552,17 +1736,31 @@ impl Reducer {
             );
             return;
         };
-        if as_str(member(plan, "type")).is_none() {
+        let Some(kind) = as_str(member(plan, "type")) else {
             self.error(
                 Some(sid),
                 "plan_update: plan.type must be a string".to_owned(),
             );
             return;
+        };
+        // The required field of each known plan type; other types are kept raw.
+        let required = match kind {
+            "items" if !matches!(member(plan, "entries"), Some(JsonValue::Array(_))) => {
+                Some("plan_update: plan.entries must be an array")
+            }
+            "markdown" if as_str(member(plan, "content")).is_none() => {
+                Some("plan_update: plan.content must be a string")
+            }
+            "file" if as_str(member(plan, "uri")).is_none() => {
+                Some("plan_update: plan.uri must be a string")
+            }
+            _ => None,
+        };
+        if let Some(reason) = required {
+            self.error(Some(sid), reason.to_owned());
+            return;
         }
-        let plan: Obj = dedup(plan)
-            .into_iter()
-            .map(|(k, v)| (k.to_owned(), Json::from_value(v)))
-            .collect();
+        let plan = without(plan, &[]);
         self.set_plan(sid, id, plan);
     }
 
@@ -1605,8 +1803,11 @@ impl Reducer {
             "configOptions" => s.config_options = Some(value),
             _ => s.current_mode_id = value.as_str().map(str::to_owned),
         }
-        set_extras(&mut s.update_extras, kind, u, &["sessionUpdate", field]);
+        let moved = set_extras(&mut s.update_extras, kind, u, &["sessionUpdate", field]);
         self.change(sid, "session", field);
+        if moved {
+            self.change(sid, "session", "updateExtras");
+        }
     }
 
     fn info(&mut self, sid: &str, u: &Members<'_>) {
@@ -1622,10 +1823,21 @@ impl Reducer {
 
     fn usage(&mut self, sid: &str, u: &Members<'_>) {
         for field in ["used", "size"] {
-            if !is_non_negative_int(member(u, field)) {
+            let value = member(u, field);
+            if !is_non_negative_int(value) {
                 self.error(
                     Some(sid),
                     format!("usage_update: {field} must be a non-negative integer"),
+                );
+                return;
+            }
+            // A uint64 in the schema.
+            if let Some(JsonValue::BigInt(b)) = value
+                && u64::try_from(b).is_err()
+            {
+                self.error(
+                    Some(sid),
+                    format!("usage_update: {field} must be below 2**64"),
                 );
                 return;
             }
@@ -1641,19 +1853,27 @@ impl Reducer {
             return;
         };
         let s = self.session(sid);
-        s.stop_reason = if state == "idle" {
+        let stop = if state == "idle" {
             as_str(member(u, "stopReason")).map(str::to_owned)
         } else {
             None
         };
+        let stopped = s.stop_reason != stop;
+        s.stop_reason = stop;
         s.state = Some(state.to_owned());
-        set_extras(
+        let moved = set_extras(
             &mut s.update_extras,
             "state_update",
             u,
             &["sessionUpdate", "state", "stopReason"],
         );
         self.change(sid, "session", "state");
+        if stopped {
+            self.change(sid, "session", "stopReason");
+        }
+        if moved {
+            self.change(sid, "session", "updateExtras");
+        }
     }
 
     fn notice(&mut self, sid: &str, u: &Members<'_>) {
@@ -1781,21 +2001,35 @@ fn set_participants(fields: &mut Fields, u: &Members<'_>) {
     }
 }
 
-/// The members of `u` except `skip`, as an owned object.
+/// The members of `u` except `skip` and those that are `null` (a field cleared is absent),
+/// as an owned object.
 fn without(u: &Members<'_>, skip: &[&str]) -> Obj {
     dedup(u)
         .into_iter()
-        .filter(|(k, _)| !skip.contains(k))
+        .filter(|(k, v)| !skip.contains(k) && !matches!(v, JsonValue::Null))
         .map(|(k, v)| (k.to_owned(), Json::from_value(v)))
         .collect()
 }
 
-fn set_extras(extras: &mut Obj, kind: &str, u: &Members<'_>, skip: &[&str]) {
+/// Store the rest of update `u` as `extras[kind]`; returns whether `updateExtras` was
+/// touched (it had or now has an entry for `kind`), as any entity touched is a change.
+fn set_extras(extras: &mut Obj, kind: &str, u: &Members<'_>, skip: &[&str]) -> bool {
     let rest = without(u, skip);
     if rest.is_empty() {
+        let had = obj_get(extras, kind).is_some();
         obj_remove(extras, kind);
+        had
     } else {
         obj_set(extras, kind, Json::Object(rest));
+        true
+    }
+}
+
+/// Whether `v` is a content block: an object with a string `type`.
+fn is_block(v: Option<&JsonValue<'_>>) -> bool {
+    match v {
+        Some(JsonValue::Object(o)) => as_str(member(o, "type")).is_some(),
+        _ => false,
     }
 }
 

@@ -301,10 +301,11 @@ fn errors_and_pending_are_bounded() {
     assert_eq!(s.r.pending.map.len(), MAX_PENDING);
     assert!(s.r.pending.order.len() <= 2 * MAX_PENDING + 64);
     // The oldest were forgotten, the newest are still matched.
-    assert!(!s.r.pending.contains(Side::Agent, "i0"));
+    assert!(s.r.pending.expects(Side::Agent, "i0").is_none());
     assert!(
         s.r.pending
-            .contains(Side::Agent, &format!("i{}", MAX_PENDING + 99))
+            .expects(Side::Agent, &format!("i{}", MAX_PENDING + 99))
+            .is_some()
     );
     let notices: String = (0..150)
         .map(|i| {
@@ -769,4 +770,265 @@ fn terminal_scanner_agrees_with_the_general_path() {
     }
     // Changed ids and data bytes keep the shape.
     assert!(accepted > 20, "{accepted}");
+}
+
+fn apply_line(s: &mut Sessions, text: &str, sender: Option<Side>) {
+    let value = JsonValue::parse(text.as_bytes(), false).unwrap();
+    s.apply_from(&value, sender);
+}
+
+fn prompt_response(s: &Sessions) -> Option<Json> {
+    let snap = s.get(SID).unwrap().snapshot();
+    match get(&snap, &["prompts", "0"]) {
+        Json::Object(o) => obj_get(o, "response").cloned(),
+        _ => None,
+    }
+}
+
+#[test]
+fn same_id_both_ways_goes_to_the_request_whose_response_shape_fits() {
+    let prompt = format!(
+        r#"{{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{{"sessionId":"{SID}","prompt":[]}}}}"#
+    );
+    let read = format!(
+        r#"{{"jsonrpc":"2.0","id":2,"method":"fs/read_text_file","params":{{"sessionId":"{SID}","path":"/a"}}}}"#
+    );
+    let mut s = store(Some(1), &[prompt.clone(), read.clone()]);
+    // The file's content fits fs/read_text_file (the agent's request), not the prompt.
+    apply_line(
+        &mut s,
+        r#"{"jsonrpc":"2.0","id":2,"result":{"content":"x"}}"#,
+        None,
+    );
+    assert_eq!(prompt_response(&s), None);
+    assert_eq!(s.get(SID).unwrap().state(), Some("running"));
+    apply_line(
+        &mut s,
+        r#"{"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn"}}"#,
+        None,
+    );
+    assert_eq!(
+        prompt_response(&s),
+        Some(parse(r#"{"stopReason":"end_turn"}"#))
+    );
+    assert_eq!(s.get(SID).unwrap().stop_reason(), Some("end_turn"));
+
+    // An error decides nothing by shape (the client's request takes it) unless the sender is
+    // named: the client's error answers the agent's request.
+    let mut s = store(Some(1), &[prompt.clone(), read.clone()]);
+    let error = r#"{"jsonrpc":"2.0","id":2,"error":{"code":-32002,"message":"nope"}}"#;
+    apply_line(&mut s, error, Some(Side::Client));
+    assert_eq!(s.get(SID).unwrap().state(), Some("running"));
+    let mut s = store(Some(1), &[prompt, read]);
+    apply_line(&mut s, error, None);
+    assert_eq!(s.get(SID).unwrap().state(), Some("idle"));
+
+    // A named sender also tracks a request whose method says neither side.
+    let mut s = Sessions::default();
+    apply_line(
+        &mut s,
+        r#"{"jsonrpc":"2.0","id":1,"method":"_x/y"}"#,
+        Some(Side::Agent),
+    );
+    assert!(s.r.pending.expects(Side::Agent, "i1").is_some());
+    apply_line(
+        &mut s,
+        r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+        Some(Side::Agent),
+    );
+    assert!(s.r.pending.expects(Side::Agent, "i1").is_some());
+    apply_line(
+        &mut s,
+        r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+        Some(Side::Client),
+    );
+    assert!(s.r.pending.expects(Side::Agent, "i1").is_none());
+}
+
+#[test]
+fn v1_prompt_starts_a_new_anonymous_message_and_real_tilde_ids_stay_apart() {
+    let chunk = |kind: &str, extra: &str, t: &str| {
+        upd(&format!(
+            r#"{{"sessionUpdate":"{kind}"{extra},"content":{{"type":"text","text":"{t}"}}}}"#
+        ))
+    };
+    let prompt = |id: u32| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"session/prompt","params":{{"sessionId":"{SID}","prompt":[]}}}}"#
+        )
+    };
+    let s = store(
+        Some(1),
+        &[
+            prompt(1),
+            chunk("agent_message_chunk", "", "Hello."),
+            prompt(2),
+            chunk("agent_message_chunk", "", "Bye."),
+        ],
+    );
+    let session = s.get(SID).unwrap();
+    assert_eq!(session.message_count(), 2);
+    assert_eq!(
+        session.message_text("~1", "agent").as_deref(),
+        Some("Hello.")
+    );
+    assert_eq!(session.message_text("~2", "agent").as_deref(), Some("Bye."));
+
+    let mut s = store(
+        Some(1),
+        &[
+            chunk("agent_message_chunk", r#","messageId":"~1""#, "real"),
+            chunk("agent_thought_chunk", r#","messageId":"t""#, "think"),
+            chunk("agent_message_chunk", "", "anon"),
+        ],
+    );
+    // The anonymous message skips `~1`, taken by a real id; a later real `~2` is another
+    // message than the anonymous `~2`.
+    s.feed(chunk("agent_message_chunk", r#","messageId":"~2""#, "real2").as_bytes());
+    s.feed(b"\n");
+    let session = s.get(SID).unwrap();
+    assert_eq!(session.message_count(), 4);
+    assert_eq!(session.message_text("~1", "agent").as_deref(), Some("real"));
+    let snap = session.snapshot();
+    assert_eq!(get(&snap, &["messages", "2", "id"]), &Json::from("~2"));
+    assert_eq!(get(&snap, &["messages", "3", "id"]), &Json::from("~2"));
+}
+
+#[test]
+fn nulls_are_absent_from_stored_entities() {
+    let mut s = store(
+        Some(2),
+        &[
+            upd(r#"{"sessionUpdate":"usage_update","used":1,"size":2,"cost":null}"#),
+            upd(
+                r#"{"sessionUpdate":"notice","severity":"info","title":"t","description":null,"_meta":null}"#,
+            ),
+            upd(
+                r#"{"sessionUpdate":"state_update","state":"idle","stopReason":"end_turn","_meta":null}"#,
+            ),
+            upd(
+                r#"{"sessionUpdate":"plan_update","plan":{"type":"items","planId":"p","entries":[],"_meta":null}}"#,
+            ),
+        ],
+    );
+    s.feed(init(1).as_bytes());
+    s.feed(upd(r#"{"sessionUpdate":"plan","entries":[],"_meta":null}"#).as_bytes());
+    s.feed(b"\n");
+    let snap = s.get(SID).unwrap().snapshot();
+    assert_eq!(get(&snap, &["usage"]), &parse(r#"{"used":1,"size":2}"#));
+    assert_eq!(
+        get(&snap, &["notices", "0"]),
+        &parse(r#"{"severity":"info","title":"t"}"#)
+    );
+    assert_eq!(get(&snap, &["updateExtras"]), &parse("{}"));
+    assert_eq!(
+        get(&snap, &["plans", "p"]),
+        &parse(r#"{"type":"items","planId":"p","entries":[]}"#)
+    );
+    assert_eq!(
+        get(&snap, &["plans", "main"]),
+        &parse(r#"{"type":"items","planId":"main","entries":[]}"#)
+    );
+}
+
+#[test]
+fn changes_name_every_session_key_that_moved() {
+    let mut s = store(
+        Some(2),
+        &[upd(r#"{"sessionUpdate":"state_update","state":"running"}"#)],
+    );
+    s.take_changes();
+    s.feed(upd(r#"{"sessionUpdate":"state_update","state":"idle","stopReason":"end_turn","usage":{"totalTokens":1}}"#).as_bytes());
+    s.feed(b"\n");
+    s.feed(upd(r#"{"sessionUpdate":"available_commands_update","availableCommands":[],"_meta":{"a":1}}"#).as_bytes());
+    s.feed(b"\n");
+    let keys: Vec<String> = s.take_changes().into_iter().map(|c| c.2).collect();
+    assert_eq!(
+        keys,
+        ["state", "stopReason", "updateExtras", "availableCommands"]
+    );
+    // v1: the prompt's response moves the stop reason, the next prompt clears it.
+    let prompt = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{{"sessionId":"{SID}","prompt":[]}}}}"#
+    );
+    let mut s = store(
+        Some(1),
+        &[
+            prompt.clone(),
+            r#"{"jsonrpc":"2.0","id":1,"result":{"stopReason":"end_turn"}}"#.to_owned(),
+        ],
+    );
+    s.take_changes();
+    s.feed(format!("{prompt}\n").as_bytes());
+    let keys: Vec<String> = s.take_changes().into_iter().map(|c| c.2).collect();
+    assert_eq!(keys, ["state", "stopReason", "prompts"]);
+}
+
+#[test]
+fn malformed_known_variants_are_errors() {
+    let cases = [
+        (
+            r#"{"sessionUpdate":"plan_update","plan":{"type":"items","planId":"p"}}"#,
+            "plan_update: plan.entries must be an array",
+        ),
+        (
+            r#"{"sessionUpdate":"plan_update","plan":{"type":"markdown","planId":"p"}}"#,
+            "plan_update: plan.content must be a string",
+        ),
+        (
+            r#"{"sessionUpdate":"plan_update","plan":{"type":"file","planId":"p","uri":null}}"#,
+            "plan_update: plan.uri must be a string",
+        ),
+        (
+            r#"{"sessionUpdate":"usage_update","used":18446744073709551616,"size":1}"#,
+            "usage_update: used must be below 2**64",
+        ),
+        (
+            r#"{"sessionUpdate":"agent_message_chunk","messageId":"m","content":{}}"#,
+            "agent_message_chunk: content.type must be a string",
+        ),
+        (
+            r#"{"sessionUpdate":"agent_message","messageId":"m","content":[{"type":"text","text":"a"},{}]}"#,
+            "agent_message: content blocks must be objects with a string type",
+        ),
+        (
+            r#"{"sessionUpdate":"tool_call_content_chunk","toolCallId":"c","content":{"content":{}}}"#,
+            "tool_call_content_chunk: content.type must be a string",
+        ),
+    ];
+    for (update, reason) in cases {
+        let mut s = store(Some(2), &[upd(update)]);
+        let errors = s.take_errors();
+        assert_eq!(errors.len(), 1, "{update}");
+        assert_eq!(errors[0].reason, reason);
+        let snap = s.get(SID).unwrap().snapshot();
+        for key in ["messages", "timeline"] {
+            assert_eq!(get(&snap, &[key]), &Json::Array(Vec::new()), "{update}");
+        }
+    }
+    // Unknown plan types stay raw; the largest uint64 is fine.
+    let s = store(
+        Some(2),
+        &[
+            upd(r#"{"sessionUpdate":"plan_update","plan":{"type":"_x","planId":"p"}}"#),
+            upd(r#"{"sessionUpdate":"usage_update","used":18446744073709551615,"size":1}"#),
+        ],
+    );
+    assert!(s.errors().next().is_none());
+}
+
+#[test]
+fn empty_batch_applied_is_an_error_and_reject_records_one() {
+    let mut s = Sessions::default();
+    s.apply(&JsonValue::parse(b"[]", false).unwrap());
+    s.reject(
+        Some(SID),
+        "str is not valid UTF-8: surrogates not allowed",
+        None,
+    );
+    let errors = s.take_errors();
+    assert_eq!(errors.len(), 2);
+    assert_eq!(errors[0].reason, "empty batch");
+    assert_eq!(errors[0].line, None);
+    assert_eq!(errors[1].session_id.as_deref(), Some(SID));
 }

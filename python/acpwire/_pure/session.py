@@ -109,8 +109,30 @@ _UNKNOWN, _V1, _V2 = 0, 1, 2
 # The mode under which a variant of one version only is unknown.
 _OTHER_VERSION = {**{k: _V2 for k in _V1_ONLY}, **{k: _V1 for k in _V2_ONLY}}
 _CLIENT, _AGENT = 0, 1
+_SENDERS = {"client": _CLIENT, "agent": _AGENT}
 # Pending request kinds.
 _INITIALIZE, _NEW, _LOAD, _PROMPT, _PERMISSION, _OTHER = range(6)
+# The keys a successful response to a method must have (its response type's required
+# properties in the v1 and v2 schemas): they tell which of two requests sharing an id a result
+# answers. A prompt's response requires stopReason in v1 only.
+_RESPONSE_KEYS = {
+    "initialize": ("protocolVersion",),
+    "session/new": ("sessionId",),
+    "session/fork": ("sessionId",),
+    "nes/start": ("sessionId",),
+    "session/list": ("sessions",),
+    "session/set_config_option": ("configOptions",),
+    "session/prompt": ("stopReason",),
+    "providers/list": ("providers",),
+    "nes/suggest": ("suggestions",),
+    "session/request_permission": ("outcome",),
+    "fs/read_text_file": ("content",),
+    "terminal/create": ("terminalId",),
+    "terminal/output": ("output", "truncated"),
+    "elicitation/create": ("action",),
+    "mcp/connect": ("connectionId",),
+}
+_U64 = 1 << 64
 
 
 def _copy(value: Any, depth: int = 0) -> Any:
@@ -141,7 +163,10 @@ def _str_keyed(value: dict) -> Any:
     for k, v in value.items():
         if not isinstance(k, str):
             raise TypeError(f"message keys must be str, not {type(k).__name__}")
-        yield str(k), v
+        key = str(k)
+        if not key.isascii():
+            key.encode()  # a lone surrogate is no UTF-8: UnicodeEncodeError
+        yield key, v
 
 
 def _normalize(message: Any) -> Any:
@@ -163,6 +188,8 @@ def _normalize(message: Any) -> Any:
                 out = value if value is None else bool(value)
             elif isinstance(value, str):
                 out = str(value)
+                if not out.isascii():
+                    out.encode()  # a lone surrogate is no UTF-8: UnicodeEncodeError
             elif isinstance(value, int):
                 out = int(value)
             elif isinstance(value, float):
@@ -183,6 +210,33 @@ def _normalize(message: Any) -> Any:
         else:
             stack.pop()
     return root[0]
+
+
+def _is_block(value: Any) -> bool:
+    """Whether ``value`` is a content block: an object with a string ``type``."""
+    return type(value) is dict and type(value.get("type")) is str
+
+
+def _sender(sender: Any) -> int | None:
+    if sender is None:
+        return None
+    side = _SENDERS.get(sender) if type(sender) is str else None
+    if side is None:
+        raise ValueError(f"sender must be 'client' or 'agent', not {sender!r}")
+    return side
+
+
+def _session_id_of(message: Any) -> str | None:
+    """``message["params"]["sessionId"]`` when it is a str that is valid UTF-8."""
+    params = message.get("params") if isinstance(message, dict) else None
+    sid = params.get("sessionId") if isinstance(params, dict) else None
+    if not isinstance(sid, str):
+        return None
+    try:
+        sid.encode()
+    except UnicodeEncodeError:
+        return None
+    return str(sid)
 
 
 def _error_dict(record: tuple) -> dict:
@@ -297,7 +351,9 @@ class Session(Unpicklable):
         self.state_: str | None = None
         self.stop_reason_: str | None = None
         self._messages: list[_Message] = []
-        self._message_index: dict[tuple[str, str], int] = {}
+        # (role, messageId) -> index in _messages; anonymous messages under
+        # (role, messageId, True), kept apart so that a real id never reaches one.
+        self._message_index: dict[tuple, int] = {}
         self._current: int | None = None
         self._anonymous = 0
         self._tool_calls: dict[str, dict] = {}
@@ -368,7 +424,10 @@ class Session(Unpicklable):
 
         ``role`` is ``"user"``, ``"agent"``, ``"thought"`` or ``"session"``.
         """
-        index = self._message_index.get((str_arg(role), str_arg(message_id)))
+        key = (str_arg(role), str_arg(message_id))
+        index = self._message_index.get(key)
+        if index is None:
+            index = self._message_index.get((*key, True))
         if index is None:
             return None
         parts = []
@@ -464,14 +523,18 @@ def _push_item(obj: dict, key: str, item: Any) -> None:
 
 
 def _without(u: dict, skip: tuple | frozenset) -> dict:
-    return {k: v for k, v in u.items() if k not in skip}
+    """The members of ``u`` except ``skip`` and nulls (a field cleared is absent)."""
+    return {k: v for k, v in u.items() if k not in skip and v is not None}
 
 
-def _set_extras(extras: dict, kind: str, u: dict, skip: frozenset) -> None:
-    if u.keys() <= skip:
-        extras.pop(kind, None)
-    else:
-        extras[kind] = _without(u, skip)
+def _set_extras(extras: dict, kind: str, u: dict, skip: frozenset) -> bool:
+    """Store the rest of update ``u`` as ``extras[kind]``; return whether ``updateExtras`` was
+    touched (it had or now has an entry for ``kind``), as any entity touched is a change."""
+    rest = _without(u, skip)
+    if rest:
+        extras[kind] = rest
+        return True
+    return extras.pop(kind, None) is not None
 
 
 def _request_entry(rid: Any, params: dict, has_id: bool) -> dict:
@@ -508,6 +571,7 @@ class Sessions(Unpicklable):
         "_order",
         "_pending",
         "_pos",
+        "_sender",
         "_sessions",
         "_term_args",
         "_version",
@@ -546,6 +610,8 @@ class Sessions(Unpicklable):
         self._changes: list[tuple[str, str, str]] = []
         self._change_set: set = set()
         self._pos: tuple | None = None
+        # Who sent the message being applied, when the caller says (_CLIENT or _AGENT).
+        self._sender: int | None = None
         self._lock = _StoreLock()
 
     # -- input -------------------------------------------------------------------------------
@@ -638,7 +704,12 @@ class Sessions(Unpicklable):
                 if role is not None:
                     mid = u.get("messageId")
                     content = u.get("content")
-                    if type(mid) is str and type(sid) is str and type(content) is dict:
+                    if (
+                        type(mid) is str
+                        and type(sid) is str
+                        and type(content) is dict
+                        and type(content.get("type")) is str
+                    ):
                         if mid == last_mid and sid == last_sid and role == last_role:
                             last_content.append(content)
                             continue
@@ -728,18 +799,43 @@ class Sessions(Unpicklable):
                 message(item)
 
     @_locked
-    def apply(self, message: Any) -> None:
+    def apply(self, message: Any, sender: str | None = None) -> None:
         """Reduce one decoded JSON-RPC message of either direction (a list applies each entry).
 
-        Error records from it have no line or offset.
+        ``sender`` (``"client"`` or ``"agent"``), when known, says who sent it: a response then
+        answers the other side's pending request with its id. Error records from it have no
+        line or offset.
         """
-        value = _normalize(message)
-        self._pos = None
-        if type(value) is list:
-            for item in value:
-                self._message(item)
-        else:
-            self._message(value)
+        self._apply_at(message, sender, None, None)
+
+    @_locked
+    def _apply_at(self, message: Any, sender: str | None, line: Any, offset: Any) -> None:
+        """``apply``, with error records placed at (line, offset): a message of a trace."""
+        side = _sender(sender)
+        pos = None if line is None else (line, offset)
+        try:
+            value = _normalize(message)
+        except UnicodeEncodeError as exc:
+            # A str that is not valid UTF-8 (a lone surrogate) cannot be JSON: the message is
+            # refused whole, as `feed` refuses such a frame, with an error record.
+            self._pos = pos
+            self._error(_session_id_of(message), f"str is not valid UTF-8: {exc.reason}")
+            return
+        self._pos = pos
+        self._sender = side
+        try:
+            if type(value) is list:
+                self._batch(value)
+            else:
+                self._message(value)
+        finally:
+            self._sender = None
+
+    @_locked
+    def _record_error(self, reason: str, line: int, offset: int) -> None:
+        """Record an error at (line, offset) for a frame of a trace that could not be applied."""
+        self._pos = (line, offset)
+        self._error(None, reason)
 
     # -- queries -----------------------------------------------------------------------------
 
@@ -846,14 +942,19 @@ class Sessions(Unpicklable):
             self._sessions[sid]._version = value
             self._change(sid, "session", "protocolVersion")
 
-    def _track(self, side: int, has_id: bool, rid: Any, what: tuple) -> None:
+    def _track(self, side: int, has_id: bool, rid: Any, method: str, what: tuple) -> None:
         # Only string and integer ids are tracked; a str never equals an int, so the id itself
         # is the key (bool, which would equal 0 or 1, is not `int` here).
         if not has_id or (type(rid) is not str and type(rid) is not int):
             return
+        if self._sender is not None:
+            side = self._sender
+        keys = _RESPONSE_KEYS.get(method, ())
+        if method == "session/prompt" and self._mode == _V2:
+            keys = ()
         key = (side, rid)
         pending = self._pending
-        pending[key] = what
+        pending[key] = (keys, what)
         pending.move_to_end(key)
         if len(pending) > MAX_PENDING:
             pending.popitem(last=False)
@@ -903,12 +1004,17 @@ class Sessions(Unpicklable):
             s = self._session(sid)
             s._prompts.append(entry)
             index = len(s._prompts) - 1
+            # The user's turn: v1 chunks without an id that follow start a new message.
+            s._current = None
             if mode != _V2:
                 s.state_ = "running"
+                stopped = s.stop_reason_ is not None
                 s.stop_reason_ = None
                 self._change(sid, "session", "state")
+                if stopped:
+                    self._change(sid, "session", "stopReason")
             self._change(sid, "session", "prompts")
-            self._track(_CLIENT, has_id, rid, (_PROMPT, sid, index))
+            self._track(_CLIENT, has_id, rid, method, (_PROMPT, sid, index))
         elif method == "session/request_permission":
             sid = self._params_session(method, params)
             if sid is None:
@@ -918,7 +1024,7 @@ class Sessions(Unpicklable):
             s._permissions.append(entry)
             index = len(s._permissions) - 1
             self._change(sid, "session", "permissions")
-            self._track(_AGENT, has_id, rid, (_PERMISSION, sid, index))
+            self._track(_AGENT, has_id, rid, method, (_PERMISSION, sid, index))
         elif method == "session/cancel":
             sid = self._params_session(method, params)
             if sid is None:
@@ -930,22 +1036,25 @@ class Sessions(Unpicklable):
         elif method == "initialize":
             if type(params) is dict:
                 self._set_version(params.get("protocolVersion"))
-            self._track(_CLIENT, has_id, rid, (_INITIALIZE,))
+            self._track(_CLIENT, has_id, rid, method, (_INITIALIZE,))
         elif method == "session/new" or method == "session/fork":
-            self._track(_CLIENT, has_id, rid, (_NEW,))
+            self._track(_CLIENT, has_id, rid, method, (_NEW,))
         elif method == "session/load" or method == "session/resume":
             sid = self._params_session(method, params)
             if sid is None:
                 return
             self._session(sid)
-            self._track(_CLIENT, has_id, rid, (_LOAD, sid))
+            self._track(_CLIENT, has_id, rid, method, (_LOAD, sid))
         else:
             client = method in _AGENT_METHODS
             agent = method in _CLIENT_METHODS
             if client and not agent:
-                self._track(_CLIENT, has_id, rid, (_OTHER,))
+                self._track(_CLIENT, has_id, rid, method, (_OTHER,))
             elif agent and not client:
-                self._track(_AGENT, has_id, rid, (_OTHER,))
+                self._track(_AGENT, has_id, rid, method, (_OTHER,))
+            elif self._sender is not None:
+                # A method of either side or none: tracked when the caller names the sender.
+                self._track(self._sender, has_id, rid, method, (_OTHER,))
 
     def _response(self, rid: Any, has_result: bool, result: Any, error: Any) -> None:
         if type(rid) is not str and type(rid) is not int:
@@ -953,16 +1062,32 @@ class Sessions(Unpicklable):
         pending = self._pending
         client_key = (_CLIENT, rid)
         agent_key = (_AGENT, rid)
-        client = client_key in pending
-        if client and agent_key in pending:
-            key = agent_key if type(result) is dict and "outcome" in result else client_key
-        elif client:
-            key = client_key
-        elif agent_key in pending:
-            key = agent_key
+        if self._sender is not None:
+            # A response answers a request of the other side.
+            key = agent_key if self._sender == _CLIENT else client_key
+            if key not in pending:
+                return
         else:
-            return
-        what = pending.pop(key)
+            client = pending.get(client_key)
+            agent = pending.get(agent_key)
+            if client is not None and agent is not None:
+                fits_client = fits_agent = False
+                if type(result) is dict:
+                    fits_client = all(k in result for k in client[0])
+                    fits_agent = all(k in result for k in agent[0])
+                if fits_client != fits_agent:
+                    key = client_key if fits_client else agent_key
+                elif type(result) is dict and "outcome" in result:
+                    key = agent_key
+                else:
+                    key = client_key
+            elif client is not None:
+                key = client_key
+            elif agent is not None:
+                key = agent_key
+            else:
+                return
+        what = pending.pop(key)[1]
         kind = what[0]
         if kind == _INITIALIZE:
             if type(result) is dict:
@@ -987,8 +1112,11 @@ class Sessions(Unpicklable):
                     stop = None
                 if stop is not None or not has_result:
                     s.state_ = "idle"
+                    moved = s.stop_reason_ != stop
                     s.stop_reason_ = stop
                     self._change(sid, "session", "state")
+                    if moved:
+                        self._change(sid, "session", "stopReason")
             self._change(sid, "session", "prompts")
         elif kind == _PERMISSION:
             sid, index = what[1], what[2]
@@ -1059,11 +1187,28 @@ class Sessions(Unpicklable):
         s._timeline.append(("message", mid, role))
         return index
 
+    def _anonymous_message(self, s: Session, role: str) -> int:
+        """A new anonymous message of ``role``: the next ``~N`` not a real id of that role."""
+        index_of = s._message_index
+        while True:
+            s._anonymous += 1
+            mid = f"~{s._anonymous}"
+            if (role, mid) not in index_of:
+                break
+        index = len(s._messages)
+        s._messages.append(_Message(mid, role))
+        index_of[(role, mid, True)] = index
+        s._timeline.append(("message", mid, role))
+        return index
+
     def _chunk(self, sid: str, kind: str, u: dict) -> None:
         role = _CHUNK_ROLES[kind]
         content = u.get("content")
         if type(content) is not dict:
             self._error(sid, f"{kind}: content must be an object")
+            return
+        if type(content.get("type")) is not str:
+            self._error(sid, f"{kind}: content.type must be a string")
             return
         mid = u.get("messageId")
         if type(mid) is str:
@@ -1077,8 +1222,7 @@ class Sessions(Unpicklable):
             if current is not None and s._messages[current].role == role:
                 index = current
             else:
-                s._anonymous += 1
-                index = self._message_index(sid, role, f"~{s._anonymous}")
+                index = self._anonymous_message(s, role)
         s = self._sessions[sid]
         s._current = index
         m = s._messages[index]
@@ -1095,6 +1239,10 @@ class Sessions(Unpicklable):
         mid = u.get("messageId")
         if type(mid) is not str:
             self._error(sid, f"{kind}: messageId must be a string")
+            return
+        content = u.get("content")
+        if type(content) is list and not all(_is_block(block) for block in content):
+            self._error(sid, f"{kind}: content blocks must be objects with a string type")
             return
         index = self._message_index(sid, role, mid)
         s = self._sessions[sid]
@@ -1156,6 +1304,9 @@ class Sessions(Unpicklable):
         content = u.get("content")
         if type(content) is not dict:
             self._error(sid, "tool_call_content_chunk: content must be an object")
+            return
+        if type(content.get("type")) is not str:
+            self._error(sid, "tool_call_content_chunk: content.type must be a string")
             return
         s = self._sessions[sid]
         call = s._tool_calls.get(tid)
@@ -1239,7 +1390,8 @@ class Sessions(Unpicklable):
             return
         plan = {"type": "items", "planId": "main"}
         for k, v in u.items():
-            if k != "sessionUpdate":
+            # v1: null is omission.
+            if k != "sessionUpdate" and v is not None:
                 plan[k] = v
         self._set_plan(sid, "main", plan)
 
@@ -1252,10 +1404,16 @@ class Sessions(Unpicklable):
         if type(pid) is not str:
             self._error(sid, "plan_update: plan.planId must be a string")
             return
-        if type(plan.get("type")) is not str:
+        ptype = plan.get("type")
+        if type(ptype) is not str:
             self._error(sid, "plan_update: plan.type must be a string")
             return
-        self._set_plan(sid, pid, plan)
+        # The required field of each known plan type; other types are kept raw.
+        required = _PLAN_REQUIRED.get(ptype)
+        if required is not None and type(plan.get(required[0])) is not required[1]:
+            self._error(sid, required[2])
+            return
+        self._set_plan(sid, pid, _without(plan, ()))
 
     def _plan_removed(self, sid: str, kind: str, u: dict) -> None:
         pid = u.get("planId")
@@ -1284,8 +1442,10 @@ class Sessions(Unpicklable):
             s._config_options = value
         else:
             s._current_mode_id = value
-        _set_extras(s._update_extras, kind, u, _REPLACE_SKIP[kind])
+        moved = _set_extras(s._update_extras, kind, u, _REPLACE_SKIP[kind])
         self._change(sid, "session", field)
+        if moved:
+            self._change(sid, "session", "updateExtras")
 
     def _info(self, sid: str, kind: str, u: dict) -> None:
         info = self._sessions[sid]._info
@@ -1300,6 +1460,9 @@ class Sessions(Unpicklable):
             if type(value) is not int or value < 0:
                 self._error(sid, f"usage_update: {field} must be a non-negative integer")
                 return
+            if value >= _U64:  # a uint64 in the schema
+                self._error(sid, f"usage_update: {field} must be below 2**64")
+                return
         self._sessions[sid]._usage = _without(u, ("sessionUpdate",))
         self._change(sid, "session", "usage")
 
@@ -1310,10 +1473,17 @@ class Sessions(Unpicklable):
             return
         s = self._sessions[sid]
         stop = u.get("stopReason") if state == "idle" else None
-        s.stop_reason_ = stop if type(stop) is str else None
+        if type(stop) is not str:
+            stop = None
+        stopped = s.stop_reason_ != stop
+        s.stop_reason_ = stop
         s.state_ = state
-        _set_extras(s._update_extras, "state_update", u, _STATE_SKIP)
+        moved = _set_extras(s._update_extras, "state_update", u, _STATE_SKIP)
         self._change(sid, "session", "state")
+        if stopped:
+            self._change(sid, "session", "stopReason")
+        if moved:
+            self._change(sid, "session", "updateExtras")
 
     def _notice(self, sid: str, kind: str, u: dict) -> None:
         if type(u.get("severity")) is not str:
@@ -1411,6 +1581,12 @@ _REPLACE_SKIP = {
     kind: frozenset(("sessionUpdate", field)) for kind, field in _REPLACE_FIELDS.items()
 }
 _STATE_SKIP = frozenset(("sessionUpdate", "state", "stopReason"))
+# plan type -> (its required field, that field's type, the error when it is missing).
+_PLAN_REQUIRED = {
+    "items": ("entries", list, "plan_update: plan.entries must be an array"),
+    "markdown": ("content", str, "plan_update: plan.content must be a string"),
+    "file": ("uri", str, "plan_update: plan.uri must be a string"),
+}
 _HANDLERS = {
     **{k: Sessions._chunk for k in _CHUNK_ROLES},
     **{k: Sessions._upsert_message for k in _UPSERT_ROLES},
