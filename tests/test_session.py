@@ -2109,3 +2109,465 @@ def test_response_ids_match_by_type(backend):
     )
     assert store["a"].snapshot()["prompts"][0]["response"] == {"stopReason": "int"}
     assert store["b"].snapshot()["prompts"][0]["response"] == {"stopReason": "str"}
+
+
+# -- audit fixes: response matching, anonymous messages, nulls, changes, malformed ------------
+
+
+def _prompt(rid: Any, words: str = "hi") -> dict:
+    return {
+        "jsonrpc": "2.0",
+        "id": rid,
+        "method": "session/prompt",
+        "params": {"sessionId": SID, "prompt": [text(words)]},
+    }
+
+
+def _request(rid: Any, method: str, **params: Any) -> dict:
+    return {"jsonrpc": "2.0", "id": rid, "method": method, "params": {"sessionId": SID, **params}}
+
+
+def _result(rid: Any, result: Any) -> dict:
+    return {"jsonrpc": "2.0", "id": rid, "result": result}
+
+
+def _error(rid: Any) -> dict:
+    return {"jsonrpc": "2.0", "id": rid, "error": {"code": -32002, "message": "not found"}}
+
+
+@pytest.mark.parametrize(
+    ("request_", "answer"),
+    [
+        (_request(2, "fs/read_text_file", path="/a"), {"content": "file text"}),
+        (_request(2, "terminal/create", command="ls"), {"terminalId": "t1"}),
+        (_request(2, "terminal/output", terminalId="t1"), {"output": "", "truncated": False}),
+    ],
+)
+def test_a_shared_id_goes_to_the_request_whose_response_shape_fits(backend, request_, answer):
+    store = store_of(
+        backend,
+        [_prompt(2), request_, _result(2, answer), _result(2, {"stopReason": "end_turn"})],
+        1,
+    )
+    s = store[SID].snapshot()
+    assert s["prompts"][0]["response"] == {"stopReason": "end_turn"}
+    assert (s["state"], s["stopReason"]) == ("idle", "end_turn")
+    # The other way round: the agent answers first, the client's answer goes to the agent's.
+    store = store_of(
+        backend,
+        [_prompt(2), request_, _result(2, {"stopReason": "end_turn"}), _result(2, answer)],
+        1,
+    )
+    assert store[SID].snapshot()["prompts"][0]["response"] == {"stopReason": "end_turn"}
+
+
+def test_a_shared_id_undecided_by_shape_keeps_the_outcome_rule(backend):
+    permission = _request(2, "session/request_permission", options=[])
+    # v2: a prompt's response requires nothing, so {"messageId"} fits the prompt only...
+    store = store_of(backend, [_prompt(2), permission, _result(2, {"messageId": "u1"})], 2)
+    s = store[SID].snapshot()
+    assert s["prompts"][0]["response"] == {"messageId": "u1"}
+    assert "response" not in s["permissions"][0]
+    # ...and an outcome fits both: the outcome rule gives it to the agent's request.
+    outcome = {"outcome": {"outcome": "cancelled"}}
+    store = store_of(backend, [_prompt(2), permission, _result(2, outcome)], 2)
+    s = store[SID].snapshot()
+    assert s["permissions"][0]["response"] == outcome and "response" not in s["prompts"][0]
+    # An error fits neither: the client's request takes it, unless the sender is named.
+    store = store_of(
+        backend, [_prompt(2), _request(2, "fs/read_text_file", path="/a"), _error(2)], 1
+    )
+    assert "error" in store[SID].snapshot()["prompts"][0]
+    store = store_of(backend, [_prompt(2), _request(2, "fs/read_text_file", path="/a")], 1)
+    store.apply(_error(2), sender="client")
+    s = store[SID].snapshot()
+    assert "error" not in s["prompts"][0] and s["state"] == "running"
+    store.apply(_result(2, {"stopReason": "cancelled"}), sender="agent")
+    assert store[SID].snapshot()["prompts"][0]["response"] == {"stopReason": "cancelled"}
+
+
+def test_apply_sender_is_checked_and_tracks_methods_of_either_side(backend):
+    store = backend.Sessions()
+    for bad in ("Client", "", 1, b"agent"):
+        with pytest.raises(ValueError, match=re.escape(repr(bad))):
+            store.apply(_prompt(1), sender=bad)
+    assert store.ids() == [] and store.errors == []
+    store.apply(_prompt(1), sender=None)
+    # A response from the client cannot answer the client's own prompt.
+    store.apply(_result(1, {"stopReason": "end_turn"}), sender="client")
+    assert "response" not in store[SID].snapshot()["prompts"][0]
+    store.apply(_result(1, {"stopReason": "end_turn"}), sender="agent")
+    assert store[SID].snapshot()["prompts"][0]["response"] == {"stopReason": "end_turn"}
+    # A method neither side is known to handle is tracked when the sender is named.
+    store.apply(_prompt(5), sender="client")
+    store.apply({"jsonrpc": "2.0", "id": 5, "method": "_vendor/ping"}, sender="agent")
+    store.apply(_result(5, {}), sender="client")
+    store.apply(_result(5, {"stopReason": "end_turn"}))
+    assert store[SID].snapshot()["prompts"][1]["response"] == {"stopReason": "end_turn"}
+
+
+def test_replay_of_a_recorded_trace_passes_the_direction(backend, tmp_path, monkeypatch):
+    import acpwire
+
+    monkeypatch.setattr(acpwire, "_backend", backend)
+    messages = [
+        ("client", init(1)[0]),
+        ("agent", init(1)[1]),
+        ("client", _prompt(2)),
+        ("agent", _request(2, "fs/read_text_file", path="/a")),
+        ("client", _error(2)),
+        ("agent", _result(2, {"stopReason": "end_turn"})),
+    ]
+    path = tmp_path / "trace.ndjson"
+    path.write_text("".join(json.dumps({"t": 0, "dir": d, "msg": m}) + "\n" for d, m in messages))
+    s = acpwire.replay(path)[SID].snapshot()
+    assert (
+        s["prompts"][0]["response"] == {"stopReason": "end_turn"} and "error" not in s["prompts"][0]
+    )
+    assert s["state"] == "idle"
+
+
+def test_replay_records_raw_and_bad_lines_as_a_plain_trace_would(backend, tmp_path, monkeypatch):
+    import acpwire
+
+    monkeypatch.setattr(acpwire, "_backend", backend)
+    good = upd({"sessionUpdate": "agent_message_chunk", "messageId": "m", "content": text("a")})
+    lines = [
+        json.dumps({"t": 0.0, "dir": "agent", "msg": good}),
+        json.dumps({"t": 0.1, "dir": "agent", "raw": "{not json"}),
+        "{truncated",
+        "",
+        json.dumps(
+            {"t": 0.2, "dir": "agent", "raw": "x" * 64, "error": "frame exceeds max_frame_bytes"}
+        ),
+        json.dumps({"t": 0.3, "dir": "agent", "msg": good}),
+        json.dumps({"t": 0.4, "dir": "client", "msg": []}),
+    ]
+    data = "\n".join(lines) + "\n"
+    path = tmp_path / "trace.ndjson"
+    path.write_text(data)
+    store = acpwire.replay(path)
+    assert store[SID].message_text("m") == "aa"
+    offsets = [m.start() + 1 for m in re.finditer("\n", data)]
+    assert store.errors == [
+        {"line": 2, "offset": offsets[0], "sessionId": None, "reason": "invalid JSON"},
+        {"line": 3, "offset": offsets[1], "sessionId": None, "reason": "invalid JSON"},
+        {
+            "line": 5,
+            "offset": offsets[3],
+            "sessionId": None,
+            "reason": "frame exceeds max_frame_bytes",
+        },
+        {"line": 7, "offset": offsets[5], "sessionId": None, "reason": "empty batch"},
+    ]
+    # A plain trace of bad lines only is reduced to its error records, as feed does.
+    plain = tmp_path / "plain.ndjson"
+    plain.write_bytes(b"{oops\n{also bad\n")
+    assert [e["reason"] for e in acpwire.replay(plain).errors] == ["invalid JSON"] * 2
+
+
+def test_v1_prompt_turns_give_separate_anonymous_messages(backend):
+    chunk = lambda t: upd({"sessionUpdate": "agent_message_chunk", "content": text(t)})  # noqa: E731
+    done = {"stopReason": "end_turn"}
+    s = snap(
+        backend,
+        [
+            _prompt(1),
+            chunk("Hello."),
+            _result(1, done),
+            _prompt(2),
+            chunk("Bye."),
+            _result(2, done),
+        ],
+        1,
+    )
+    assert [(m["id"], m["content"]) for m in s["messages"]] == [
+        ("~1", [text("Hello.")]),
+        ("~2", [text("Bye.")]),
+    ]
+
+
+def test_v1_anonymous_ids_never_merge_with_real_ones(backend):
+    def chunk(kind: str, t: str, mid: str | None = None) -> dict:
+        u = {"sessionUpdate": kind, "content": text(t)}
+        if mid is not None:
+            u["messageId"] = mid
+        return upd(u)
+
+    store = store_of(
+        backend,
+        [
+            chunk("agent_message_chunk", "real ", "~1"),
+            chunk("agent_thought_chunk", "think", "t"),
+            chunk("agent_message_chunk", "anonymous"),
+            chunk("agent_thought_chunk", "more", "t"),
+            chunk("agent_message_chunk", "real two", "~2"),
+            chunk("agent_message_chunk", "tail"),
+        ],
+        1,
+    )
+    s = store[SID].snapshot()
+    assert [(m["id"], m["content"]) for m in s["messages"]] == [
+        ("~1", [text("real ")]),
+        ("t", [text("think"), text("more")]),
+        ("~2", [text("anonymous")]),
+        ("~2", [text("real two"), text("tail")]),
+    ]
+    assert store[SID].message_text("~1") == "real "
+    assert store[SID].message_text("~2") == "real twotail"
+
+
+def test_top_level_nulls_are_absent_from_stored_entities(backend):
+    s = snap(
+        backend,
+        [
+            upd({"sessionUpdate": "usage_update", "used": 3, "size": 4, "cost": None}),
+            upd(
+                {
+                    "sessionUpdate": "notice",
+                    "severity": "info",
+                    "title": "t",
+                    "description": None,
+                    "_meta": None,
+                }
+            ),
+            upd(
+                {
+                    "sessionUpdate": "state_update",
+                    "state": "idle",
+                    "stopReason": "end_turn",
+                    "_meta": None,
+                }
+            ),
+            upd(
+                {
+                    "sessionUpdate": "available_commands_update",
+                    "availableCommands": [],
+                    "_meta": None,
+                }
+            ),
+            upd(
+                {
+                    "sessionUpdate": "plan_update",
+                    "plan": {
+                        "type": "items",
+                        "planId": "p",
+                        "entries": [{"x": None}],
+                        "_meta": None,
+                    },
+                }
+            ),
+        ],
+        2,
+    )
+    assert s["usage"] == {"used": 3, "size": 4}
+    assert s["notices"] == [{"severity": "info", "title": "t"}]
+    assert s["updateExtras"] == {}
+    # Inside a payload, a null stays.
+    assert s["plans"]["p"] == {"type": "items", "planId": "p", "entries": [{"x": None}]}
+    s = snap(backend, [upd({"sessionUpdate": "plan", "entries": [], "_meta": None})], 1)
+    assert s["plans"]["main"] == {"type": "items", "planId": "main", "entries": []}
+
+
+@pytest.mark.parametrize(
+    ("version", "before", "after", "keys"),
+    [
+        (
+            2,
+            [upd({"sessionUpdate": "state_update", "state": "running"})],
+            [
+                upd(
+                    {
+                        "sessionUpdate": "state_update",
+                        "state": "idle",
+                        "stopReason": "end_turn",
+                        "usage": {"totalTokens": 1},
+                    }
+                )
+            ],
+            ["state", "stopReason", "updateExtras"],
+        ),
+        (
+            1,
+            [_prompt(1)],
+            [_result(1, {"stopReason": "end_turn"})],
+            ["state", "stopReason", "prompts"],
+        ),
+        (
+            1,
+            [_prompt(1), _result(1, {"stopReason": "end_turn"})],
+            [_prompt(2)],
+            ["state", "stopReason", "prompts"],
+        ),
+        (
+            2,
+            [],
+            [
+                upd(
+                    {
+                        "sessionUpdate": "available_commands_update",
+                        "availableCommands": [],
+                        "_meta": {"a": 1},
+                    }
+                )
+            ],
+            ["availableCommands", "updateExtras"],
+        ),
+        (
+            2,
+            [upd({"sessionUpdate": "config_option_update", "configOptions": [], "x": 1})],
+            [upd({"sessionUpdate": "config_option_update", "configOptions": []})],
+            ["configOptions", "updateExtras"],
+        ),
+    ],
+)
+def test_changes_report_every_session_key_that_moved(backend, version, before, after, keys):
+    store = store_of(
+        backend, [upd({"sessionUpdate": "agent_message", "messageId": "m"}), *before], version
+    )
+    old = store[SID].snapshot()
+    store.changes()
+    for m in after:
+        store.apply(m)
+    new = store[SID].snapshot()
+    moved = {k for k in new if new[k] != old[k]}
+    reported = [c[2] for c in store.changes() if c[1] == "session"]
+    assert reported == keys and moved <= set(keys)
+
+
+@pytest.mark.parametrize(
+    ("update", "reason"),
+    [
+        (
+            {"sessionUpdate": "plan_update", "plan": {"type": "items", "planId": "p"}},
+            "plan_update: plan.entries must be an array",
+        ),
+        (
+            {
+                "sessionUpdate": "plan_update",
+                "plan": {"type": "items", "planId": "p", "entries": "x"},
+            },
+            "plan_update: plan.entries must be an array",
+        ),
+        (
+            {"sessionUpdate": "plan_update", "plan": {"type": "markdown", "planId": "p"}},
+            "plan_update: plan.content must be a string",
+        ),
+        (
+            {"sessionUpdate": "plan_update", "plan": {"type": "file", "planId": "p", "uri": None}},
+            "plan_update: plan.uri must be a string",
+        ),
+        (
+            {"sessionUpdate": "usage_update", "used": 2**64, "size": 1},
+            "usage_update: used must be below 2**64",
+        ),
+        (
+            {"sessionUpdate": "usage_update", "used": 1, "size": 2**70},
+            "usage_update: size must be below 2**64",
+        ),
+        (
+            {"sessionUpdate": "agent_message_chunk", "messageId": "m", "content": {}},
+            "agent_message_chunk: content.type must be a string",
+        ),
+        (
+            {"sessionUpdate": "user_message_chunk", "messageId": "m", "content": {"type": 1}},
+            "user_message_chunk: content.type must be a string",
+        ),
+        (
+            {"sessionUpdate": "agent_thought", "messageId": "m", "content": [text("a"), {}]},
+            "agent_thought: content blocks must be objects with a string type",
+        ),
+        (
+            {"sessionUpdate": "tool_call_content_chunk", "toolCallId": "c", "content": {}},
+            "tool_call_content_chunk: content.type must be a string",
+        ),
+    ],
+)
+def test_malformed_known_variants_are_errors_both_ways(backend, update, reason):
+    for store in (store_of(backend, [upd(update)], 2), backend.Sessions()):
+        if not store.ids():
+            store.feed(ndjson([*init(2), upd(update)]))
+        assert [e["reason"] for e in store.errors] == [reason]
+        s = store[SID].snapshot()
+        assert (s["messages"], s["toolCalls"], s["plans"], s["usage"], s["timeline"]) == (
+            [],
+            {},
+            {},
+            None,
+            [],
+        )
+
+
+def test_unknown_content_and_plan_types_stay_raw(backend):
+    s = snap(
+        backend,
+        [
+            upd({"sessionUpdate": "plan_update", "plan": {"type": "_x", "planId": "p"}}),
+            upd(
+                {
+                    "sessionUpdate": "agent_message_chunk",
+                    "messageId": "m",
+                    "content": {"type": "_y"},
+                }
+            ),
+            upd({"sessionUpdate": "usage_update", "used": 2**64 - 1, "size": 0}),
+        ],
+        2,
+    )
+    assert s["plans"] == {"p": {"type": "_x", "planId": "p"}} and s["errors"] == []
+    assert s["messages"][0]["content"] == [{"type": "_y"}]
+
+
+def test_apply_of_an_empty_batch_is_recorded_as_feed_does(backend):
+    store = backend.Sessions()
+    store.apply([])
+    store.apply(())
+    fed = backend.Sessions()
+    fed.feed(b"[]\n")
+    assert (
+        store.errors
+        == [{"line": None, "offset": None, "sessionId": None, "reason": "empty batch"}] * 2
+    )
+    assert fed.errors[0]["reason"] == "empty batch"
+
+
+@pytest.mark.parametrize(
+    ("message", "sid"),
+    [
+        (
+            upd(
+                {
+                    "sessionUpdate": "agent_message_chunk",
+                    "messageId": "m",
+                    "content": text("a\ud800"),
+                }
+            ),
+            SID,
+        ),
+        (
+            upd(
+                {
+                    "sessionUpdate": "agent_message_chunk",
+                    "messageId": "m\udfff",
+                    "content": text("x"),
+                }
+            ),
+            SID,
+        ),
+        (upd({"sessionUpdate": "_x", "k\udc80": 1}), SID),
+        (upd({"sessionUpdate": "_x"}, sid="s\ud800"), None),
+        ([upd({"sessionUpdate": "_x"}), upd({"sessionUpdate": "_x", "t": "\ud800"})], None),
+    ],
+)
+def test_a_lone_surrogate_in_apply_is_one_error_record(backend, message, sid):
+    store = backend.Sessions()
+    store.apply(message)
+    reason = "str is not valid UTF-8: surrogates not allowed"
+    assert store.errors == [{"line": None, "offset": None, "sessionId": sid, "reason": reason}]
+    assert store.ids() == ([] if sid is None else [sid])
+    if sid is not None:
+        s = store[sid].snapshot()
+        assert (s["messages"], s["other"], len(s["errors"])) == ([], [], 1)
+    # A type error found first still raises.
+    with pytest.raises(TypeError):
+        store.apply({"a": {1, 2}, "b": "\ud800"})
