@@ -337,6 +337,170 @@ def test_matches_pure_twin(backend):
         assert views(fed(backend, data, chunks, **cfg)) == views(fed(pure_terminal, data, **cfg))
 
 
+# ----------------------------------------------------------- pending wrap (xterm rules)
+
+# cols=10: after "0123456789" the cursor waits past the last column (a pending wrap). xterm's
+# ResetWrap ends that state, leaving the cursor on the last column, in every vertical move,
+# erase and character insertion or deletion (charproc.c, cursor.c, util.c).
+PENDING_WRAP_CASES = [
+    (b"\n", ["0123456789", "         Y"], (1, 10)),
+    (b"\x0b", ["0123456789", "         Y"], (1, 10)),
+    (b"\x0c", ["0123456789", "         Y"], (1, 10)),
+    (b"\x1bD", ["0123456789", "         Y"], (1, 10)),  # IND
+    (b"\x1bE", ["0123456789", "Y"], (1, 1)),  # NEL
+    (b"\x1b[B", ["0123456789", "         Y"], (1, 10)),  # CUD
+    (b"\x1b[e", ["0123456789", "         Y"], (1, 10)),  # VPR
+    (b"\x1b[2d", ["0123456789", "         Y"], (1, 10)),  # VPA
+    (b"\x1b[E", ["0123456789", "Y"], (1, 1)),  # CNL
+    (b"\x1b[K", ["012345678Y"], (0, 10)),  # EL 0
+    (b"\x1b[1K", ["         Y"], (0, 10)),  # EL 1
+    (b"\x1b[2K", ["         Y"], (0, 10)),  # EL 2
+    (b"\x1b[J", ["012345678Y"], (0, 10)),  # ED 0
+    (b"\x1b[1J", ["         Y"], (0, 10)),  # ED 1
+    (b"\x1b[2J", ["         Y"], (0, 10)),  # ED 2
+    (b"\x1b[X", ["012345678Y"], (0, 10)),  # ECH
+    (b"\x1b[@", ["012345678Y"], (0, 10)),  # ICH
+    (b"\x1b[P", ["012345678Y"], (0, 10)),  # DCH
+    (b"\x08", ["01234567Y9"], (0, 9)),  # BS counts back from the last column
+    (b"\x1b[2D", ["0123456Y89"], (0, 8)),  # CUB
+    (b"\x1b[20D", ["Y123456789"], (0, 1)),
+    (b"\x1b[1;10H", ["012345678Y"], (0, 10)),  # CUP
+    (b"\x1b[10G", ["012345678Y"], (0, 10)),  # CHA
+    (b"\x1b[C", ["012345678Y"], (0, 10)),  # CUF
+    # These keep the pending wrap: the next character still wraps.
+    (b"\t", ["0123456789", "Y"], (1, 1)),  # HT (xterm's TabToNextStop)
+    (b"\x1b[2I", ["0123456789", "Y"], (1, 1)),  # CHT
+    (b"\x1b[S", ["", "Y"], (1, 1)),  # SU
+    (b"\x1b[1;31m", ["0123456789", "Y"], (1, 1)),
+    (b"\x1b7\x1b[H\x1b8", ["0123456789", "Y"], (1, 1)),  # DECSC/DECRC save it
+]
+
+
+@pytest.mark.parametrize(("seq", "screen", "cursor"), PENDING_WRAP_CASES)
+def test_pending_wrap_ends_as_in_xterm(backend, seq, screen, cursor):
+    t = fed(backend, b"0123456789" + seq + b"Y", cols=10, rows=4)
+    assert t.screen() == screen + [""] * (4 - len(screen))
+    assert t.cursor == cursor
+
+
+def test_pending_wrap_moves_up_and_back(backend):
+    g = {"cols": 10, "rows": 4}
+    t = fed(backend, b"\r\n0123456789\x1bMY", **g)  # RI
+    assert t.screen() == ["         Y", "0123456789", "", ""]
+    # CUU leaves the cursor on the last column: the redraw starts there, as in xterm.
+    t = fed(backend, b"\r\n0123456789\x1b[A\x1b[2Kdone", **g)
+    assert t.screen() == ["         d", "one3456789", "", ""]
+    t = fed(backend, b"\r\n0123456789\x1b[A\r\x1b[2Kdone", **g)
+    assert t.screen() == ["done", "0123456789", "", ""] and t.text == "done\n0123456789"
+    t = fed(backend, b"\r\n0123456789\x1b[F\x1b[2Kdone", **g)  # CPL
+    assert t.screen() == ["done", "0123456789", "", ""]
+    # A wide character and BS: back to its left half, then overwritten whole.
+    t = fed(backend, "\x1b[1;9Hデ\bネ".encode(), **g)
+    assert (t.screen()[0], t.cursor) == ("        ネ", (0, 10))
+
+
+def test_erased_rows_are_not_soft_wrapped(backend):
+    g = {"cols": 10, "rows": 4}
+    wrapped = b"0123456789abc"
+    assert fed(backend, wrapped, **g).text == "0123456789abc"
+    for seq, text in [
+        (b"\x1b[A\x1b[2K", "\nabc"),  # EL 2
+        (b"\x1b[A\x1b[10G\x1b[1K", "\nabc"),  # EL 1 through the last column blanks the row
+        (b"\x1b[A\x1b[9G\x1b[1K", "         9abc"),  # EL 1 short of it keeps the wrap
+        (b"\x1b[A\x1b[5G\x1b[K", "0123\nabc"),  # EL 0
+        (b"\x1b[A\x1b[5G\x1b[X", "0123 56789\nabc"),  # ECH (xterm's ClearRight)
+        (b"\x1b[A\x1b[5G\x1b[P", "012356789\nabc"),  # DCH (xterm's ScrnDeleteChar)
+        (b"\x1b[A\x1b[5G\x1b[@", "0123 45678abc"),  # ICH keeps it
+        (b"\x1b[A\x1b[J", "012"),  # ED 0 (from column 3)
+    ]:
+        t = fed(backend, wrapped + seq, **g)
+        assert t.text == text, seq
+        assert [("".join(s.text for s in row)) for row in t.spans()] == t.lines(), seq
+
+
+def test_render_text_flushes_an_incomplete_tail(backend):
+    for data in [b"ab\xe2\x82", b"\xe2", b"x\xf0\x9f\x98", b"\xed\xa0", b"\xed", b"ok\xc3"]:
+        assert backend.render_text(data) == data.decode("utf-8", "replace"), data
+    # A stream waits for the rest of the character instead.
+    t = fed(backend, b"ab\xe2\x82")
+    assert t.text == "ab"
+    t.feed(b"\xac")
+    assert t.text == "ab€"
+
+
+def test_alternate_screens_follow_xterm(backend):
+    g = {"cols": 10, "rows": 4}
+    # ?47 switches and never clears: the alternate screen comes back as it was left.
+    assert fed(backend, b"\x1b[?47hA1\x1b[?47l\x1b[?47h", **g).screen() == ["A1", "", "", ""]
+    t = fed(backend, b"main\x1b[?47hA1\x1b[?47l", **g)
+    assert t.screen() == ["main", "", "", ""] and t.text == "main"
+    # ?1047l clears the alternate screen when leaving it; ?1047h does not clear.
+    assert fed(backend, b"\x1b[?1047hA1\x1b[?1047l\x1b[?47h", **g).screen() == ["", "", "", ""]
+    assert fed(backend, b"\x1b[?47hA1\x1b[?47l\x1b[?1047h", **g).screen() == ["A1", "", "", ""]
+    assert fed(backend, b"main\x1b[?1047l", **g).screen() == ["main", "", "", ""]
+    # ?1049h saves, switches and clears, also when already on the alternate screen.
+    assert fed(backend, b"\x1b[?1049hAAA\x1b[?1049h", **g).screen() == ["", "", "", ""]
+    assert fed(backend, b"\x1b[?47hAAA\x1b[?47l\x1b[?1049h", **g).screen() == ["", "", "", ""]
+    # ?1049l restores the cursor also when already on the primary screen.
+    t = fed(backend, b"\x1b[2;3H\x1b7\x1b[4;5H\x1b[?1049lX", **g)
+    assert t.screen() == ["", "  X", "", ""] and t.cursor == (1, 3)
+    # A repeated ?1049h saves the alternate screen's cursor: ?1049l restores the primary's.
+    t = fed(backend, b"\x1b[2;2H\x1b[?1049h\x1b[3;3H\x1b[?1049h\x1b[?1049lX", **g)
+    assert t.screen() == ["", " X", "", ""]
+    # The pending wrap is saved with the cursor; clearing the alternate screen ends it there.
+    t = fed(backend, b"0123456789\x1b[?1049h", **g)
+    assert t.cursor == (0, 9)
+    t.feed(b"\x1b[?1049l")
+    assert t.cursor == (0, 10)
+    # RIS forgets the alternate screen.
+    assert fed(backend, b"\x1b[?47hA1\x1bc\x1b[?47h", **g).screen() == ["", "", "", ""]
+
+
+def test_spans_keep_visible_trailing_blanks(backend):
+    t = fed(backend, b"ok \x1b[41m     \x1b[0m\r\n")
+    (row,) = t.spans()
+    assert [(s.text, s.bg) for s in row] == [("ok ", None), ("     ", 1)]
+    assert t.lines() == ["ok"] and t.text == "ok"
+    for sgr, visible in [
+        (b"7", True),
+        (b"4", True),
+        (b"9", True),
+        (b"48;2;1;2;3", True),
+        (b"1;3;2", False),
+        (b"31", False),
+    ]:
+        t = fed(backend, b"a\x1b[" + sgr + b"m  \x1b[0m   ")
+        assert "".join(s.text for s in t.spans()[0]) == ("a  " if visible else "a"), sgr
+    # A link alone does not show on a blank.
+    assert fed(backend, b"a\x1b]8;;u\x07  \x1b]8;;\x07").spans()[0][-1].text == "a"
+    # A trailing line of visible blanks is a row of spans() only.
+    t = fed(backend, b"top\r\n\x1b[44m   \x1b[0m\r\n")
+    assert t.lines() == ["top"] and [[s.text for s in r] for r in t.spans()] == [["top"], ["   "]]
+    t = fed(backend, b"\x1b[44m  \x1b[0m\r\nx")
+    assert t.lines() == ["", "x"] and [[s.text for s in r] for r in t.spans()] == [["  "], ["x"]]
+    # A soft-wrapped row's padding is default blanks; visible blanks after it stay.
+    t = fed(backend, b"abcdefgh\x1b[7m  \x1b[0m", cols=5, rows=3)
+    assert [s.text for s in t.spans()[0]] == ["abcdefgh", "  "]
+    # Erased cells are default blanks (no background-colour erase).
+    assert fed(backend, b"ab\x1b[41m\x1b[K\x1b[5X").spans() == fed(backend, b"ab").spans()
+
+
+def test_wide_character_wrap_padding_is_not_text(backend):
+    wide = "012345678一".encode()
+    t = fed(backend, wide, cols=10, rows=4)
+    assert t.text == "012345678一" == fed(backend, wide).text
+    assert t.lines() == ["012345678一"] and t.screen() == ["012345678", "一", "", ""]
+    assert "".join(s.text for s in t.spans()[0]) == "012345678一"
+    # Padding short of the last column still counts; a last column written later is text.
+    t = fed(backend, "ab\x1b[10G一".encode(), cols=10, rows=4)
+    assert t.text == "ab       一"
+    t.feed(b"\x1b[1;10Hz")
+    assert t.text == "ab       z一"
+    # A later ordinary wrap of the row takes the whole width again.
+    t.feed(b"\x1b[1;1H0123456789X")
+    assert t.text == "0123456789X"
+
+
 def test_widths_table_is_sane():
     w = pure_terminal.char_width
     assert (w(ord("a")), w(0x0301), w(0x30C7), w(0x1F44D), w(0xFF41), w(0x200D)) == (
@@ -379,9 +543,14 @@ def test_conformance_vt100_rust(backend):
                 failed += 1
             i += 1
     print(f"vt100-rust conformance: {passed} of {passed + failed} steps match")
-    # Known differences: DECSTBM homes to (0,0) like xterm; IL/DL return to column 0; ICH
-    # splitting a wide character blanks both halves.
-    assert passed >= 152
+    # Known differences, xterm's behaviour where the two differ: DECSTBM homes to (0,0); IL/DL
+    # return to column 0; ICH splitting a wide character blanks both halves (decstbm/4,
+    # decstbm/10, wide/9). vt100-rust keeps a pending wrap through LF, EL 1 and EL 2, where
+    # xterm's ResetWrap ends it (wrap/19-21, wrap/29, el/22, el/26), and backs BS up from past
+    # the last column, where xterm's CursorBack starts from the last column (wide/24).
+    # combining/14 (a mark after that BS) also rests on a rule of ours: a mark joins the cell
+    # left of the cursor, where xterm, right after a cursor move, joins the cell under it.
+    assert passed >= 144
 
 
 def _unescape(s):

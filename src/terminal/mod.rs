@@ -13,14 +13,28 @@
 //!   within a window of `rows` lines at the bottom; lines scrolled above it go to scrollback.
 //! * `cols: Some(n)` is a VT grid: LF moves down only and printing past the last column wraps.
 //! * The cursor column may equal the width: the "pending wrap" state after the last column was
-//!   written (as in xterm, vt100-rust and pyte); the next printable character wraps first.
+//!   written (as in xterm, vt100-rust and pyte); the next printable character wraps first. As
+//!   in xterm (`ResetWrap`), LF/VT/FF, IND, RI, NEL, CUU/CUD/CNL/CPL, VPA/VPR, CUP/HVP, CHA,
+//!   EL, ED 0-2, ECH, ICH and DCH end it, leaving the cursor on the last column, and BS and
+//!   CUB count back from that column; CUF and CHA end it too. HT, SGR, DECSC (which saves
+//!   it) and scrolling (SU/SD) keep it.
+//! * Soft-wrapped rows are joined by `text`, `lines()` and `spans()`. EL 0 and 2, ED, ECH and
+//!   DCH end a row's soft wrap (as xterm's `ClearRight` and `ScrnDeleteChar` do), and so does
+//!   EL 1 from the last column (it blanks the whole row). When a wide character wraps because
+//!   only the last column was left, that column is padding and the joined text skips it.
+//! * Alternate screen, as xterm's charproc.c: ?47h/?1047h show it as it was left (never
+//!   cleared), ?47l shows the primary screen, ?1047l clears the alternate screen (when shown)
+//!   and then leaves it; ?1049h saves the cursor, shows and clears the alternate screen, and
+//!   ?1049l leaves it and restores the cursor, each step whichever screen is shown.
 //! * Invalid UTF-8 becomes U+FFFD exactly as `CPython`'s `bytes.decode("utf-8", "replace")` does
 //!   (maximal subparts), across chunk boundaries. Raw bytes 0x80-0x9F are never C1 controls
 //!   (they are invalid UTF-8); the decoded code points U+0080-U+009F are dropped.
 //! * Widths come from `unicode-width` (non-CJK); widths above 2 count as 2; zero-width
 //!   characters (combining marks, ZWJ, variation selectors) join the previous cell.
-//! * Erased cells are default blanks (no background-colour erase). Trailing spaces of a line
-//!   are trimmed in every view, whatever their style.
+//! * Erased cells are default blanks (no background-colour erase). `text`, `lines()` and
+//!   `screen()` trim a line's trailing blanks whatever their style; `spans()` keeps trailing
+//!   blanks that can be seen (a background colour, inverse, underline or strike-through) and
+//!   then has a row for a trailing line of them that `lines()` drops.
 //!
 //! # Bounds
 //! OSC payloads over 64 KiB are discarded whole; DCS/SOS/PM/APC payloads are never stored; a
@@ -148,16 +162,31 @@ pub struct StyledText {
 }
 
 impl StyledText {
-    /// Close the line that started at (`text_start`, `runs_start`): trailing blanks go,
-    /// whatever their style, with the runs that start in them.
-    fn end_line(&mut self, text_start: usize, runs_start: usize) {
-        let keep = text_start + self.text[text_start..].trim_end_matches(' ').len();
-        self.text.truncate(keep);
-        while self.runs.len() > runs_start && self.runs[self.runs.len() - 1].0 >= keep {
+    /// Close the line whose runs start at `runs_start`: trailing blanks go, with the runs
+    /// that start in them, back to the last cell that is not a blank or whose style shows
+    /// even on a blank (`styles`: see [`shows_blank`]).
+    fn end_line(&mut self, runs_start: usize, styles: &[StyleKey]) {
+        let mut keep = self.text.len();
+        while let Some(&(begin, sid)) = self.runs[runs_start..].last() {
+            if styles.get(sid as usize).is_some_and(shows_blank) {
+                break;
+            }
+            keep = begin + self.text[begin..keep].trim_end_matches(' ').len();
+            if keep > begin {
+                break;
+            }
             self.runs.pop();
         }
-        self.lines.push((keep, self.runs.len()));
+        self.text.truncate(keep);
+        self.lines.push((self.text.len(), self.runs.len()));
     }
+}
+
+/// Whether a blank cell of style `k` can be seen: it has a background colour, or is inverse,
+/// underlined or struck through. Trailing blanks of such styles stay in
+/// [`Terminal::spans`]; every other view trims all trailing blanks.
+fn shows_blank(k: &StyleKey) -> bool {
+    k.bg != 0 || k.flags & (INVERSE | UNDERLINE | STRIKE) != 0
 }
 
 /// Progress reported with OSC 9;4.
@@ -314,6 +343,9 @@ struct Line {
     cells: Vec<Cell>,
     /// Soft-wrapped into the next row.
     wrapped: bool,
+    /// Wrapped early, before a wide character that did not fit in the last column: that
+    /// column is padding, not part of the text the views join.
+    wide_wrap: bool,
 }
 
 impl Line {
@@ -707,7 +739,11 @@ pub struct Terminal {
     cluster_ids: HashMap<Box<str>, u32>,
     // screen
     prim: Vec<Line>,
+    /// The alternate screen while it is shown.
     alt: Option<Vec<Line>>,
+    /// The alternate screen while the primary one is shown (empty until first used): ?47 and
+    /// ?1047 switch back to it as it was left.
+    alt_kept: Vec<Line>,
     row: usize,
     col: usize,
     pen: StyleKey,
@@ -763,6 +799,7 @@ impl Terminal {
             cluster_ids: HashMap::new(),
             prim: Vec::new(),
             alt: None,
+            alt_kept: Vec::new(),
             row: 0,
             col: 0,
             pen: StyleKey::default(),
@@ -807,6 +844,7 @@ impl Terminal {
     fn soft_reset(&mut self) {
         self.prim = vec![Line::default(); self.rows];
         self.alt = None;
+        self.alt_kept = Vec::new();
         self.row = 0;
         self.col = 0;
         self.pen = StyleKey::default();
@@ -955,9 +993,10 @@ impl Terminal {
         }
     }
 
-    /// The blanks that complete a soft-wrapped row to the full width.
+    /// The blanks that complete a soft-wrapped row to the full width (short of the last column
+    /// when that column only pads a wide character that wrapped).
     fn wrap_pad(&self, line: &Line) -> usize {
-        self.w.saturating_sub(line.cells.len())
+        (self.w - usize::from(line.wide_wrap)).saturating_sub(line.cells.len())
     }
 
     /// Scrollback plus the primary screen as plain text: trailing blanks trimmed, soft-wrapped
@@ -1016,7 +1055,11 @@ impl Terminal {
         }
     }
 
-    /// Each logical line as runs of one style (adjacent equal styles merged).
+    /// Each logical line as runs of one style (adjacent equal styles merged). A line's
+    /// trailing blanks are trimmed back to the last cell that can be seen: a non-blank, or a
+    /// blank with a background colour, inverse, underline or strike-through (which `text`
+    /// and `lines()` trim too). So a line's spans read as its `lines()` entry plus, at most,
+    /// such blanks, and trailing lines holding only such blanks are rows here, not there.
     pub fn spans(&self) -> Vec<Vec<Span>> {
         self.styled_lines()
             .into_iter()
@@ -1101,11 +1144,11 @@ impl Terminal {
                 }
                 continue;
             }
-            out.end_line(line_start, line_runs);
+            out.end_line(line_runs, &self.styles);
             (line_start, line_runs) = (out.text.len(), out.runs.len());
         }
         if out.text.len() > line_start {
-            out.end_line(line_start, line_runs);
+            out.end_line(line_runs, &self.styles);
         }
         // Trailing empty lines go.
         while out.lines.len() > 1
@@ -1228,13 +1271,7 @@ impl Terminal {
                 return n;
             }
             if self.utf8_len > 0 {
-                // A control byte ends an incomplete UTF-8 sequence (one U+FFFD, or two for a
-                // truncated surrogate), as CPython's final decode does.
-                let pending = self.utf8;
-                let k = self.utf8_len;
-                self.utf8_len = 0;
-                let text = String::from_utf8_lossy(&pending[..k]).into_owned();
-                self.print_str(&text);
+                self.end_utf8();
             }
             let b = data[j];
             i = j + 1;
@@ -1423,6 +1460,18 @@ impl Terminal {
         }
     }
 
+    /// Ends an incomplete UTF-8 sequence (one U+FFFD, or two for a truncated surrogate), as
+    /// `CPython`'s final decode does: a control byte cuts it, and so does the end of a one-shot
+    /// buffer.
+    #[cold]
+    fn end_utf8(&mut self) {
+        let pending = self.utf8;
+        let k = self.utf8_len;
+        self.utf8_len = 0;
+        let text = String::from_utf8_lossy(&pending[..k]).into_owned();
+        self.print_str(&text);
+    }
+
     fn anywhere(&mut self, b: u8) {
         if b == 0x1B {
             self.reset_params();
@@ -1604,8 +1653,10 @@ impl Terminal {
                 }
             }
             0x0D => self.col = 0,
-            0x08 => self.col = self.col.saturating_sub(1),
-            0x09 => self.col = self.next_tab(self.col),
+            // From a pending wrap, back from the last column (xterm's CursorBack).
+            0x08 => self.col = self.edit_col().saturating_sub(1),
+            // xterm's TabToNextStop keeps a pending wrap, so HT moves only short of it.
+            0x09 if self.col < self.w => self.col = self.next_tab(self.col),
             0x07 => self.bell += 1,
             _ => {}
         }
@@ -1637,7 +1688,7 @@ impl Terminal {
                 for line in g.iter_mut().take(rows) {
                     *line = Line {
                         cells: vec![Cell::new(u32::from(b'E'), 0); w],
-                        wrapped: false,
+                        ..Line::default()
                     };
                 }
                 self.top = 0;
@@ -1935,9 +1986,13 @@ impl Terminal {
         }
     }
 
-    fn wrap(&mut self) {
+    /// Soft-wraps to the start of the next row; `wide`: early, for a wide character that the
+    /// last column could not hold.
+    fn wrap(&mut self, wide: bool) {
         let row = self.row;
-        self.grid()[row].wrapped = true;
+        let line = &mut self.grid()[row];
+        line.wrapped = true;
+        line.wide_wrap = wide;
         self.index();
         self.col = 0;
     }
@@ -1960,7 +2015,7 @@ impl Terminal {
             let mut col = self.col;
             if col >= w {
                 if self.autowrap {
-                    self.wrap();
+                    self.wrap(false);
                     col = 0;
                 } else {
                     col = w - 1;
@@ -2019,7 +2074,7 @@ impl Terminal {
         let mut col = self.col;
         if col >= w {
             if self.autowrap {
-                self.wrap();
+                self.wrap(false);
                 col = 0;
             } else {
                 col = w - 1;
@@ -2028,7 +2083,7 @@ impl Terminal {
         if col == w - 1 {
             if self.autowrap {
                 // It does not fit: the last column is left as it is and the character wraps.
-                self.wrap();
+                self.wrap(true);
                 col = 0;
             } else {
                 col = w - 2;
@@ -2104,7 +2159,15 @@ impl Terminal {
 
     // -------------------------------------------------------------- scrolling
 
+    /// Ends a pending wrap, leaving the cursor on the last column: xterm's `ResetWrap`, which
+    /// every vertical move, erase and character insertion or deletion does.
+    #[inline]
+    fn reset_wrap(&mut self) {
+        self.col = self.edit_col();
+    }
+
     fn index(&mut self) {
+        self.reset_wrap();
         if self.row == self.bot {
             self.scroll_up(1);
         } else if self.row < self.rows - 1 {
@@ -2113,6 +2176,7 @@ impl Terminal {
     }
 
     fn reverse_index(&mut self) {
+        self.reset_wrap();
         if self.row == self.top {
             self.scroll_down(1);
         } else if self.row > 0 {
@@ -2202,32 +2266,19 @@ impl Terminal {
             b'm' => self.sgr(),
             b'K' => self.erase_line(self.params.arg(0, 0)),
             b'J' => self.erase_display(self.params.arg(0, 0)),
-            b'A' | b'F' => {
-                let floor = if self.row >= self.top { self.top } else { 0 };
-                self.row = self.row.saturating_sub(a0).max(floor);
-                if f == b'F' {
-                    self.col = 0;
-                }
-            }
-            b'B' | b'e' | b'E' => {
-                let ceil = if self.row <= self.bot {
-                    self.bot
-                } else {
-                    rows - 1
-                };
-                self.row = (self.row + a0).min(ceil);
-                if f == b'E' {
-                    self.col = 0;
-                }
-            }
+            b'A' | b'F' | b'B' | b'e' | b'E' => self.move_rows(f, a0),
             b'C' | b'a' => self.col = (self.col + a0).min(w - 1),
-            b'D' => self.col = self.col.saturating_sub(a0),
+            // From a pending wrap, back from the last column (xterm's CursorBack).
+            b'D' => self.col = self.edit_col().saturating_sub(a0),
             b'G' | b'`' => self.set_col(self.params.arg(0, 1)),
             b'H' | b'f' => {
                 self.row = self.addressed_row(a0);
                 self.col = (usize::from(self.params.arg(1, 1)) - 1).min(w - 1);
             }
-            b'd' => self.row = self.addressed_row(a0),
+            b'd' => {
+                self.row = self.addressed_row(a0);
+                self.reset_wrap();
+            }
             b'I' => {
                 // Each step moves right, so a count past the stops left costs nothing more.
                 for _ in 0..a0 {
@@ -2283,6 +2334,28 @@ impl Terminal {
         }
     }
 
+    /// CUU and CPL (`A`, `F`) up, CUD, VPR and CNL (`B`, `e`, `E`) down, `n` rows but not past
+    /// the margin the cursor is within; CPL and CNL go to column 0, the others end a pending
+    /// wrap.
+    fn move_rows(&mut self, f: u8, n: usize) {
+        if matches!(f, b'A' | b'F') {
+            let floor = if self.row >= self.top { self.top } else { 0 };
+            self.row = self.row.saturating_sub(n).max(floor);
+        } else {
+            let ceil = if self.row <= self.bot {
+                self.bot
+            } else {
+                self.rows - 1
+            };
+            self.row = (self.row + n).min(ceil);
+        }
+        if matches!(f, b'E' | b'F') {
+            self.col = 0;
+        } else {
+            self.reset_wrap();
+        }
+    }
+
     /// IL (`insert`) or DL at the cursor row, within the scroll region.
     fn insert_delete_lines(&mut self, n: usize, insert: bool) {
         let (top, bot, row) = (self.top, self.bot, self.row);
@@ -2317,23 +2390,45 @@ impl Terminal {
                         self.restore_cursor();
                     }
                 }
-                47 | 1047 | 1049 => {
-                    if on {
-                        if mode == 1049 {
-                            self.save_cursor();
-                        }
-                        if self.alt.is_none() {
-                            self.alt = Some(vec![Line::default(); self.rows]);
-                        }
-                    } else if self.alt.is_some() {
-                        self.alt = None;
-                        if mode == 1049 {
-                            self.restore_cursor();
-                        }
+                // As xterm's charproc.c: only the switch itself depends on the screen shown;
+                // ?1049 saves, clears and restores whichever it is on.
+                47 | 1047 if on => self.show_alternate(),
+                47 => self.show_primary(),
+                1047 => {
+                    if self.alt.is_some() {
+                        self.erase_display(2);
                     }
+                    self.show_primary();
+                }
+                1049 if on => {
+                    self.save_cursor();
+                    self.show_alternate();
+                    self.erase_display(2);
+                }
+                1049 => {
+                    self.show_primary();
+                    self.restore_cursor();
                 }
                 _ => {}
             }
+        }
+    }
+
+    /// Shows the alternate screen as it was last left (blank the first time).
+    fn show_alternate(&mut self) {
+        if self.alt.is_none() {
+            let mut alt = std::mem::take(&mut self.alt_kept);
+            if alt.is_empty() {
+                alt = vec![Line::default(); self.rows];
+            }
+            self.alt = Some(alt);
+        }
+    }
+
+    /// Shows the primary screen, keeping the alternate one as it is.
+    fn show_primary(&mut self) {
+        if let Some(alt) = self.alt.take() {
+            self.alt_kept = alt;
         }
     }
 
@@ -2395,9 +2490,15 @@ impl Terminal {
         self.col.min(self.w - 1)
     }
 
+    /// EL: from the cursor (0), to it (1) or the whole row (2). A row erased to its end is no
+    /// longer soft-wrapped (xterm's `ClearRight`), nor is one erased whole.
     fn erase_line(&mut self, mode: u16) {
+        if mode > 2 {
+            return;
+        }
         let x = self.edit_col();
-        let row = self.row;
+        self.col = x;
+        let (row, w) = (self.row, self.w);
         let line = &mut self.grid()[row];
         match mode {
             0 => {
@@ -2405,13 +2506,12 @@ impl Terminal {
                 line.cells.truncate(x);
                 line.wrapped = false;
             }
-            1 => {
+            1 if x + 1 < w => {
                 split(&mut line.cells, x + 1);
                 let end = (x + 1).min(line.cells.len());
                 line.cells[..end].fill(BLANK);
             }
-            2 => line.clear(),
-            _ => {}
+            _ => line.clear(),
         }
     }
 
@@ -2433,6 +2533,7 @@ impl Terminal {
                 self.erase_line(1);
             }
             2 => {
+                self.reset_wrap();
                 for line in self.grid().iter_mut() {
                     line.clear();
                 }
@@ -2448,6 +2549,7 @@ impl Terminal {
     fn insert_chars(&mut self, n: usize) {
         let w = self.w;
         let x = self.edit_col();
+        self.col = x;
         let n = n.min(w - x);
         let row = self.row;
         let cells = &mut self.grid()[row].cells;
@@ -2460,11 +2562,15 @@ impl Terminal {
         cells.truncate(w);
     }
 
+    /// DCH; as in xterm, the row is no longer soft-wrapped.
     fn delete_chars(&mut self, n: usize) {
         let x = self.edit_col();
+        self.col = x;
         let n = n.min(self.w - x);
         let row = self.row;
-        let cells = &mut self.grid()[row].cells;
+        let line = &mut self.grid()[row];
+        line.wrapped = false;
+        let cells = &mut line.cells;
         if x >= cells.len() {
             return;
         }
@@ -2474,11 +2580,15 @@ impl Terminal {
         cells.drain(x..end);
     }
 
+    /// ECH; as in xterm (`ClearRight`), the row is no longer soft-wrapped.
     fn erase_chars(&mut self, n: usize) {
         let x = self.edit_col();
+        self.col = x;
         let end = (x + n).min(self.w);
         let row = self.row;
-        let cells = &mut self.grid()[row].cells;
+        let line = &mut self.grid()[row];
+        line.wrapped = false;
+        let cells = &mut line.cells;
         if x >= cells.len() {
             return;
         }
@@ -2632,10 +2742,15 @@ fn sgr<P: ParamGroups>(pen: StyleKey, p: &P) -> StyleKey {
     }
 }
 
-/// The [`Terminal::text`] view of a whole buffer fed to a default terminal.
+/// The [`Terminal::text`] view of a whole buffer fed to a default terminal. The buffer is
+/// all there is: an incomplete UTF-8 sequence at its end becomes U+FFFD, as in
+/// `data.decode("utf-8", "replace")`, where a stream would wait for the rest.
 pub fn render_text(data: &[u8]) -> String {
     let mut t = Terminal::new(TerminalConfig::default());
     t.feed(data);
+    if t.utf8_len > 0 {
+        t.end_utf8();
+    }
     t.text()
 }
 

@@ -14,14 +14,28 @@ Model (shared with Rust):
   within a window of ``rows`` lines at the bottom; lines scrolled above it go to scrollback.
 * ``cols=N``: a real VT grid: LF moves down only, printing past the last column wraps.
 * The cursor column may equal the width: that is the "pending wrap" state after writing the
-  last column (as in xterm, vt100-rust and pyte); the next printable character wraps first.
+  last column (as in xterm, vt100-rust and pyte); the next printable character wraps first. As
+  in xterm (``ResetWrap``), LF/VT/FF, IND, RI, NEL, CUU/CUD/CNL/CPL, VPA/VPR, CUP/HVP, CHA, EL,
+  ED 0-2, ECH, ICH and DCH end it, leaving the cursor on the last column, and BS and CUB count
+  back from that column; CUF and CHA end it too. HT, SGR, DECSC (which saves it) and
+  scrolling (SU/SD) keep it.
+* Soft-wrapped rows are joined by ``text``, ``lines()`` and ``spans()``. EL 0 and 2, ED, ECH
+  and DCH end a row's soft wrap (as xterm's ``ClearRight`` and ``ScrnDeleteChar`` do), and so
+  does EL 1 from the last column (it blanks the whole row). When a wide character wraps because
+  only the last column was left, that column is padding and the joined text skips it.
+* Alternate screen, as xterm's charproc.c: ?47h/?1047h show it as it was left (never cleared),
+  ?47l shows the primary screen, ?1047l clears the alternate screen (when shown) and then
+  leaves it; ?1049h saves the cursor, shows and clears the alternate screen, and ?1049l leaves
+  it and restores the cursor, each step whichever screen is shown.
 * Text is UTF-8. Invalid bytes become U+FFFD exactly as ``bytes.decode("utf-8", "replace")``
   does, across chunk boundaries. Raw bytes 0x80-0x9F are never C1 controls (they are invalid
   UTF-8); the decoded code points U+0080-U+009F are dropped (never printed, never executed).
 * Widths are ``unicode-width`` 0.2 (non-CJK); widths above 2 count as 2; zero-width characters
   (combining marks, ZWJ, variation selectors) join the previous cell.
-* Erased cells are default blanks (no background-colour erase). Trailing spaces of a line are
-  trimmed in every view, whatever their style.
+* Erased cells are default blanks (no background-colour erase). ``text``, ``lines()`` and
+  ``screen()`` trim a line's trailing blanks whatever their style; ``spans()`` keeps trailing
+  blanks that can be seen (a background colour, inverse, underline or strike-through) and then
+  has a row for a trailing line of them that ``lines()`` drops.
 * Bounds: OSC payloads over 64 KiB are discarded whole, DCS/SOS/PM/APC payloads are never
   stored, CSI takes at most 32 parameters and sub-parameters (more: the sequence is ignored),
   each saturating at 65535; scrollback is capped by ``scrollback`` lines and by ``max_bytes``
@@ -199,18 +213,21 @@ def _color_out(c: int) -> int | str | None:
 
 
 class _Line:
-    """One row: parallel lists of cell text and style ids, plus the soft-wrap flag.
+    """One row: parallel lists of cell text and style ids, plus the soft-wrap flags.
 
     Cell text is one character, a grapheme cluster, ``""`` for the right half of a wide
     character, or ``" "`` for a blank. Cells past the end of the lists are default blanks.
+    ``wide_wrap``: the row wrapped early, before a wide character that did not fit in the last
+    column, so that column is padding, not part of the text the views join.
     """
 
-    __slots__ = ("chars", "styles", "wrapped")
+    __slots__ = ("chars", "styles", "wide_wrap", "wrapped")
 
     def __init__(self) -> None:
         self.chars: list[str] = []
         self.styles: list[int] = []
         self.wrapped = False
+        self.wide_wrap = False
 
 
 # The row every untouched or cleared row shares, so a new screen costs one list, not a row
@@ -220,6 +237,10 @@ _BLANK = _Line()
 _BLANK.chars = ()  # type: ignore[assignment]
 _BLANK.styles = ()  # type: ignore[assignment]
 
+
+# Attributes that make a blank cell visible (with a background colour): `spans()` keeps such
+# trailing blanks; every other view trims all trailing blanks.
+_SHOWS_BLANK = INVERSE | UNDERLINE | STRIKE
 
 # Parser states (Paul Williams' DEC parser, as in vte).
 (
@@ -375,7 +396,10 @@ class Terminal(Unpicklable):
     def _soft_reset(self) -> None:
         """RIS: a fresh screen, cursor, pen and modes; scrollback and metadata stay."""
         self._prim = [_BLANK] * self._rows
+        # The alternate screen while it is shown, and while it is not (None until first used):
+        # ?47 and ?1047 switch back to it as it was left.
         self._alt: list[_Line] | None = None
+        self._alt_kept: list[_Line] | None = None
         self._grid = self._prim
         self.row = 0
         self.col = 0
@@ -444,7 +468,14 @@ class Terminal(Unpicklable):
 
     @_locked
     def spans(self) -> list[list[Span]]:
-        """Each logical line as runs of one style (adjacent equal styles merged)."""
+        """Each logical line as runs of one style (adjacent equal styles merged).
+
+        A line's trailing blanks are trimmed back to the last cell that can be seen: a non-blank,
+        or a blank with a background colour, inverse, underline or strike-through (which
+        ``text`` and ``lines()`` trim too). So a line's spans read as its ``lines()`` entry plus,
+        at most, such blanks, and trailing lines holding only such blanks are rows here, not
+        there.
+        """
         out = []
         for _, runs in self._logical(True):
             spans = []
@@ -545,7 +576,7 @@ class Terminal(Unpicklable):
                     i = j
             parts.append("".join(chars))
             if line.wrapped:
-                pad = w - len(chars)
+                pad = w - line.wide_wrap - len(chars)
                 if pad > 0:
                     parts.append(" " * pad)
                     if styled:
@@ -557,23 +588,34 @@ class Terminal(Unpicklable):
             text = "".join(parts).rstrip(" ")
             parts = []
             if styled:
-                while runs and not runs[-1][0].rstrip(" "):
-                    runs.pop()
-                if runs:
-                    runs[-1][0] = runs[-1][0].rstrip(" ")
+                self._trim_runs(runs)
             out.append((text, [(t, s) for t, s in runs]))
             runs = []
         if parts:
             text = "".join(parts).rstrip(" ")
             if styled:
-                while runs and not runs[-1][0].rstrip(" "):
-                    runs.pop()
-                if runs:
-                    runs[-1][0] = runs[-1][0].rstrip(" ")
+                self._trim_runs(runs)
             out.append((text, [(t, s) for t, s in runs]))
-        while out and not out[-1][0]:
+        # Trailing empty lines go: for spans, those without a run left.
+        k = 1 if styled else 0
+        while out and not out[-1][k]:
             out.pop()
         return out
+
+    def _trim_runs(self, runs: list[list]) -> None:
+        """Trim a line's trailing blanks back to the last cell that can be seen: a non-blank, or
+        a blank whose style shows it (a background colour, inverse, underline or strike)."""
+        styles = self._styles
+        while runs:
+            run = runs[-1]
+            _fg, bg, flags, _link = styles[run[1]]
+            if bg or flags & _SHOWS_BLANK:
+                return
+            text = run[0].rstrip(" ")
+            if text:
+                run[0] = text
+                return
+            runs.pop()
 
     # --------------------------------------------------------------- parser
     def _advance(self, data: bytes) -> None:
@@ -850,10 +892,17 @@ class Terminal(Unpicklable):
         elif b == 0x0D:
             self.col = 0
         elif b == 0x08:
-            if self.col > 0:
-                self.col -= 1
+            # From a pending wrap, back from the last column (xterm's CursorBack).
+            col = self.col
+            if col >= self._w:
+                col = self._w - 1
+            if col > 0:
+                col -= 1
+            self.col = col
         elif b == 0x09:
-            self.col = self._next_tab(self.col)
+            # xterm's TabToNextStop keeps a pending wrap, so HT moves only short of it.
+            if self.col < self._w:
+                self.col = self._next_tab(self.col)
         elif b == 0x07:
             self._bell += 1
 
@@ -1028,8 +1077,12 @@ class Terminal(Unpicklable):
             line = self._grid[self.row] = _Line()
         return line
 
-    def _wrap(self) -> None:
-        self._writable_row().wrapped = True
+    def _wrap(self, wide: bool = False) -> None:
+        """Soft-wrap to the start of the next row; ``wide``: early, for a wide character that
+        the last column could not hold."""
+        line = self._writable_row()
+        line.wrapped = True
+        line.wide_wrap = wide
         self._index()
         self.col = 0
 
@@ -1123,7 +1176,7 @@ class Terminal(Unpicklable):
         if col == w - 1:
             if self._autowrap:
                 # It does not fit: the last column is left as it is and the character wraps.
-                self._wrap()
+                self._wrap(True)
                 col = 0
             else:
                 col = w - 2
@@ -1167,12 +1220,21 @@ class Terminal(Unpicklable):
 
     # ------------------------------------------------------------ scrolling
     def _index(self) -> None:
+        if self.col >= self._w:
+            self.col = self._w - 1  # ends a pending wrap, as `_reset_wrap`
         if self.row == self._bot:
             self._scroll_up(1)
         elif self.row < self._rows - 1:
             self.row += 1
 
+    def _reset_wrap(self) -> None:
+        """Ends a pending wrap, leaving the cursor on the last column: xterm's ``ResetWrap``,
+        which every vertical move, erase and character insertion or deletion does."""
+        if self.col >= self._w:
+            self.col = self._w - 1
+
     def _reverse_index(self) -> None:
+        self._reset_wrap()
         if self.row == self._top:
             self._scroll_down(1)
         elif self.row > 0:
@@ -1237,16 +1299,21 @@ class Terminal(Unpicklable):
             self.row = max(self.row - n, floor)
             if f == "F":
                 self.col = 0
+            else:
+                self._reset_wrap()
         elif f == "B" or f == "e" or f == "E":
             n = self._arg(0, 1)
             ceil = self._bot if self.row <= self._bot else rows - 1
             self.row = min(self.row + n, ceil)
             if f == "E":
                 self.col = 0
+            else:
+                self._reset_wrap()
         elif f == "C" or f == "a":
             self.col = min(self.col + self._arg(0, 1), w - 1)
         elif f == "D":
-            self.col = max(self.col - self._arg(0, 1), 0)
+            # From a pending wrap, back from the last column (xterm's CursorBack).
+            self.col = max(self._edit_col() - self._arg(0, 1), 0)
         elif f == "G" or f == "`":
             self.col = min(self._arg(0, 1) - 1, w - 1)
         elif f == "H" or f == "f":
@@ -1254,6 +1321,7 @@ class Terminal(Unpicklable):
             self.col = min(self._arg(1, 1) - 1, w - 1)
         elif f == "d":
             self.row = self._addressed_row(self._arg(0, 1))
+            self._reset_wrap()
         elif f == "I":
             for _ in range(self._arg(0, 1)):
                 if self.col >= w - 1:
@@ -1322,40 +1390,63 @@ class Terminal(Unpicklable):
                     self._save_cursor()
                 else:
                     self._restore_cursor()
-            elif mode == 47 or mode == 1047 or mode == 1049:
+            # As xterm's charproc.c: only the switch itself depends on the screen shown;
+            # ?1049 saves, clears and restores whichever it is on.
+            elif mode == 47 or mode == 1047:
                 if on:
-                    if mode == 1049:
-                        self._save_cursor()
-                    if self._alt is None:
-                        self._alt = [_BLANK] * self._rows
-                        self._grid = self._alt
-                elif self._alt is not None:
-                    self._alt = None
-                    self._grid = self._prim
-                    if mode == 1049:
-                        self._restore_cursor()
+                    self._show_alternate()
+                else:
+                    if mode == 1047 and self._alt is not None:
+                        self._erase_display(2)
+                    self._show_primary()
+            elif mode == 1049:
+                if on:
+                    self._save_cursor()
+                    self._show_alternate()
+                    self._erase_display(2)
+                else:
+                    self._show_primary()
+                    self._restore_cursor()
+
+    def _show_alternate(self) -> None:
+        """Show the alternate screen as it was last left (blank the first time)."""
+        if self._alt is None:
+            alt = self._alt_kept
+            self._alt_kept = None
+            self._alt = self._grid = [_BLANK] * self._rows if alt is None else alt
+
+    def _show_primary(self) -> None:
+        """Show the primary screen, keeping the alternate one as it is."""
+        if self._alt is not None:
+            self._alt_kept = self._alt
+            self._alt = None
+            self._grid = self._prim
 
     def _edit_col(self) -> int:
         return min(self.col, self._w - 1)
 
     def _erase_line(self, mode: int) -> None:
+        """EL: from the cursor (0), to it (1) or the whole row (2). A row erased to its end is no
+        longer soft-wrapped (xterm's ``ClearRight``), nor is one erased whole."""
+        if mode > 2:
+            return
+        x = self.col = self._edit_col()
         line = self._grid[self.row]
         if line is _BLANK:
             return  # every mode leaves a blank row blank
         chars = line.chars
         styles = line.styles
-        x = self._edit_col()
         if mode == 0:
             self._split(chars, styles, x)
             del chars[x:]
             del styles[x:]
             line.wrapped = False
-        elif mode == 1:
+        elif mode == 1 and x + 1 < self._w:
             self._split(chars, styles, x + 1)
             end = min(x + 1, len(chars))
             chars[:end] = " " * end
             styles[:end] = [0] * end
-        elif mode == 2:
+        else:
             self._grid[self.row] = _BLANK
 
     def _erase_display(self, mode: int) -> None:
@@ -1369,6 +1460,7 @@ class Terminal(Unpicklable):
                 g[r] = _BLANK
             self._erase_line(1)
         elif mode == 2:
+            self._reset_wrap()
             for r in range(self._rows):
                 g[r] = _BLANK
         elif mode == 3:
@@ -1380,7 +1472,7 @@ class Terminal(Unpicklable):
         chars = line.chars
         styles = line.styles
         w = self._w
-        x = self._edit_col()
+        x = self.col = self._edit_col()
         n = min(n, w - x)
         if x >= len(chars):
             return
@@ -1392,10 +1484,13 @@ class Terminal(Unpicklable):
         del styles[w:]
 
     def _delete_chars(self, n: int) -> None:
+        """DCH; as in xterm, the row is no longer soft-wrapped."""
         line = self._grid[self.row]
+        if line.wrapped:
+            line.wrapped = False
         chars = line.chars
         styles = line.styles
-        x = self._edit_col()
+        x = self.col = self._edit_col()
         n = min(n, self._w - x)
         if x >= len(chars):
             return
@@ -1405,10 +1500,13 @@ class Terminal(Unpicklable):
         del styles[x : x + n]
 
     def _erase_chars(self, n: int) -> None:
+        """ECH; as in xterm (``ClearRight``), the row is no longer soft-wrapped."""
         line = self._grid[self.row]
+        if line.wrapped:
+            line.wrapped = False
         chars = line.chars
         styles = line.styles
-        x = self._edit_col()
+        x = self.col = self._edit_col()
         end = min(x + n, self._w)
         if x >= len(chars):
             return
@@ -1509,7 +1607,13 @@ class Terminal(Unpicklable):
 
 
 def render_text(data: bytes | bytearray | memoryview) -> str:
-    """The ``text`` view of a whole buffer fed to a fresh ``Terminal()``."""
+    """The ``text`` view of a whole buffer fed to a fresh ``Terminal()``.
+
+    The buffer is all there is: an incomplete UTF-8 sequence at its end becomes U+FFFD, as in
+    ``data.decode("utf-8", "replace")``, where a stream would wait for the rest.
+    """
     term = Terminal()
     term.feed(data)
+    if term._utf8_tail:
+        term._end_utf8_tail()
     return term.text
