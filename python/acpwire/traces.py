@@ -18,7 +18,7 @@ from typing import IO, Any
 
 from . import FrameDecoder, FrameError, iter_messages, loads
 
-__all__ = ["Record", "TraceError", "is_record", "iter_records", "load", "open_trace"]
+__all__ = ["Record", "TraceError", "is_record", "iter_records", "load", "open_trace", "replay"]
 
 CHUNK = 1 << 20
 
@@ -89,17 +89,29 @@ def iter_records(
 def load(path: str | Path | IO[bytes], **options: Any) -> Any:
     """Reduce a whole trace (a path, ``-``, or a binary file) into a new ``Sessions``.
 
+    As :func:`replay`, except that a trace whose first MiB holds lines but no JSON message
+    raises ``TraceError`` (it is not an NDJSON trace at all).
+    """
+    return _load(path, True, options)
+
+
+def replay(path: str | Path | IO[bytes], **options: Any) -> Any:
+    """Reduce a whole trace (a path, ``-``, or a binary file) into a new ``Sessions``.
+
     Plain ACP NDJSON is framed and reduced by the active backend in one pass (the native one
     releases the GIL meanwhile); a trace of ``acpwire record`` records is unwrapped and
     applied message by message with its direction as sender. Bad lines never stop the
-    replay: each becomes an error record, as ``Sessions.feed`` makes. ``options`` are
-    ``Sessions``' keyword arguments.
+    replay: each becomes an error record, as ``Sessions.feed`` makes (a trace of bad lines
+    only gives just those). ``options`` are ``Sessions``' keyword arguments.
     """
+    return _load(path, False, options)
+
+
+def _load(path: str | Path | IO[bytes], strict: bool, options: dict) -> Any:
     from . import _backend
 
     with open_trace(path) as fp:
-        # A plain trace of bad lines only is still reduced (to its error records).
-        head, records = sniff(fp, strict=False)
+        head, records = sniff(fp, strict=strict)
         if not records:
             return _backend.replay(_Rejoined(head, fp), **options)
         store = _backend.Sessions(**options)
