@@ -331,3 +331,120 @@ fn origin_mode_addresses_rows_from_the_top_margin() {
     t.feed(b"\x1b8\x1b[Hx");
     assert_eq!(t.cursor(), Some((4, 1)));
 }
+
+fn screen_after(data: &[u8], cols: usize, rows: usize) -> (Vec<String>, (usize, usize)) {
+    let mut t = term(Some(cols), rows);
+    t.feed(data);
+    (
+        t.screen().unwrap_or_default(),
+        t.cursor().unwrap_or_default(),
+    )
+}
+
+#[test]
+fn pending_wrap_ends_as_in_xterm() {
+    let rows = |r: &[&str]| {
+        let mut v: Vec<String> = r.iter().map(|s| (*s).to_owned()).collect();
+        v.resize(3, String::new());
+        v
+    };
+    // After "0123456789" on 10 columns a wrap is pending; these end it (the cursor stays on
+    // the last column, or BS/CUB count back from there), SU and HT keep it.
+    for (seq, want, cursor) in [
+        (&b"\n"[..], &["", "0123456789", "         Y"][..], (2, 10)),
+        (b"\x1bM", &["         Y", "0123456789"], (0, 10)),
+        (b"\x1b[A", &["         Y", "0123456789"], (0, 10)),
+        (b"\x1b[3d", &["", "0123456789", "         Y"], (2, 10)),
+        (b"\x1b[K", &["", "012345678Y"], (1, 10)),
+        (b"\x1b[2K", &["", "         Y"], (1, 10)),
+        (b"\x1b[X", &["", "012345678Y"], (1, 10)),
+        (b"\x1b[@", &["", "012345678Y"], (1, 10)),
+        (b"\x1b[P", &["", "012345678Y"], (1, 10)),
+        (b"\x1b[2J", &["", "         Y"], (1, 10)),
+        (b"\x08", &["", "01234567Y9"], (1, 9)),
+        (b"\x1b[2D", &["", "0123456Y89"], (1, 8)),
+        (b"\t", &["", "0123456789", "Y"], (2, 1)),
+        (b"\x1b[S", &["0123456789", "", "Y"], (2, 1)),
+    ] {
+        let data = [&b"\r\n0123456789"[..], seq, b"Y"].concat();
+        assert_eq!(
+            screen_after(&data, 10, 3),
+            (rows(want), cursor),
+            "{}",
+            String::from_utf8_lossy(seq)
+        );
+    }
+}
+
+#[test]
+fn erased_rows_are_not_soft_wrapped() {
+    for (seq, text) in [
+        (&b"\x1b[A\x1b[2K"[..], "\nabc"),
+        (b"\x1b[A\x1b[10G\x1b[1K", "\nabc"),
+        (b"\x1b[A\x1b[9G\x1b[1K", "         9abc"),
+        (b"\x1b[A\x1b[5G\x1b[X", "0123 56789\nabc"),
+        (b"\x1b[A\x1b[5G\x1b[P", "012356789\nabc"),
+        (b"\x1b[A\x1b[5G\x1b[@", "0123 45678abc"),
+    ] {
+        let mut t = term(Some(10), 3);
+        t.feed(&[&b"0123456789abc"[..], seq].concat());
+        assert_eq!(t.text(), text, "{}", String::from_utf8_lossy(seq));
+    }
+}
+
+#[test]
+fn alternate_screens_follow_xterm() {
+    let blank = vec![String::new(); 3];
+    let first = |s: &str| {
+        let mut v = blank.clone();
+        v[0] = s.to_owned();
+        v
+    };
+    assert_eq!(
+        screen_after(b"\x1b[?47hA1\x1b[?47l\x1b[?47h", 5, 3).0,
+        first("A1")
+    );
+    assert_eq!(
+        screen_after(b"\x1b[?1047hA1\x1b[?1047l\x1b[?47h", 5, 3).0,
+        blank
+    );
+    assert_eq!(screen_after(b"\x1b[?1049hAAA\x1b[?1049h", 5, 3).0, blank);
+    let (screen, cursor) = screen_after(b"\x1b[2;3H\x1b7\x1b[3;5H\x1b[?1049lX", 5, 3);
+    assert_eq!((screen[1].as_str(), cursor), ("  X", (1, 3)));
+}
+
+#[test]
+fn spans_keep_trailing_blanks_that_show() {
+    let mut t = term(None, 3);
+    t.feed(b"ok \x1b[41m  \x1b[0m \x1b[4m \x1b[0m  \r\n\x1b[1m  \x1b[0m\r\n\x1b[7m \x1b[0m");
+    assert_eq!(t.lines(), ["ok"]);
+    let spans = t.spans();
+    let texts: Vec<Vec<&str>> = spans
+        .iter()
+        .map(|row| row.iter().map(|s| s.text.as_str()).collect())
+        .collect();
+    assert_eq!(texts, [vec!["ok ", "  ", " ", " "], vec![], vec![" "]]);
+    assert_eq!(spans[0][1].style.bg, Some(Color::Indexed(1)));
+    assert!(spans[0][3].style.underline && spans[2][0].style.inverse);
+}
+
+#[test]
+fn wide_wrap_padding_is_not_text() {
+    let mut t = term(Some(10), 3);
+    t.feed("012345678一".as_bytes());
+    assert_eq!(t.text(), "012345678一");
+    assert_eq!(t.screen().unwrap_or_default()[..2], ["012345678", "一"]);
+    t.feed(b"\x1b[1;10Hz");
+    assert_eq!(t.text(), "012345678z一");
+}
+
+#[test]
+fn render_text_ends_an_incomplete_tail() {
+    assert_eq!(render_text(b"ab\xe2\x82"), "ab\u{fffd}");
+    assert_eq!(render_text(b"\xed\xa0"), "\u{fffd}\u{fffd}");
+    let mut t = term(None, 3);
+    t.feed(b"ab\xe2\x82");
+    assert_eq!(t.text(), "ab");
+    t.feed(b"\xac");
+    assert_eq!(t.text(), "ab\u{20ac}");
+}
