@@ -230,7 +230,8 @@ impl Sessions {
     /// Reduce one decoded JSON-RPC message of either direction (a list applies each entry).
     ///
     /// `sender` (`"client"` or `"agent"`), when known, says who sent it: a response then
-    /// answers the other side's pending request with its id.
+    /// answers the other side's pending request with its id. A message holding a str that is
+    /// not valid UTF-8 (a lone surrogate) is not applied: it becomes one error record.
     #[pyo3(signature = (message, sender = None))]
     fn apply(
         slf: &Bound<'_, Self>,

@@ -803,8 +803,9 @@ class Sessions(Unpicklable):
         """Reduce one decoded JSON-RPC message of either direction (a list applies each entry).
 
         ``sender`` (``"client"`` or ``"agent"``), when known, says who sent it: a response then
-        answers the other side's pending request with its id. Error records from it have no
-        line or offset.
+        answers the other side's pending request with its id. A message holding a str that is
+        not valid UTF-8 (a lone surrogate) is not applied: it becomes one error record. Error
+        records from it have no line or offset.
         """
         self._apply_at(message, sender, None, None)
 
