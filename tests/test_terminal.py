@@ -313,6 +313,16 @@ def test_matches_pure_twin(backend):
         b"\x1bc",
         b"\x1b[?7l",
         b"\x1b[?7h",
+        b"\x1b[?47h",
+        b"\x1b[?47l",
+        b"\x1b[?1047l",
+        b"\x1b[?1049h",
+        b"\x1b[?1049l",
+        b"\x1b[1K",
+        b"\x1b[2D",
+        b"\x1b[A",
+        b"\x1b[41m  ",
+        b"\x1b[4;7m \x1b[m",
         b"\r",
         b"\n",
         b"\t",
@@ -653,19 +663,54 @@ def test_pyte_oracle(backend):
         b"\x1bM",
         b"\x1bD",
         b"\x1b[H",
+        b"\x1b[78Gend",  # to a pending wrap
+    ]
+    # pyte keeps a pending wrap (cursor.x == 80) through LF, IND, RI, CUU/CUD, VPA, the erases
+    # and ICH/DCH, and ends it with HT, where xterm does the opposite each time (ResetWrap,
+    # TabToNextStop): after a pending wrap the stream goes on only with what pyte and xterm
+    # treat alike (BS and CUB included: pyte counts them back from the last column too).
+    after_pending = [
+        b"word ",
+        b"x" * 33,
+        b"\r\n",
+        b"\r",
+        b"\x08",
+        b"\x1b[D",
+        b"\x1b[3C",
+        b"\x1b[5;9H",
+        b"\x1b[12G",
+        b"\x1b[1;31m",
+        b"\x1b[0m",
+        b"\x1b[H",
+        b"\x1b[78Gend",
     ]
     rng = random.Random(11)
-    agree = 0
+    agree = pending = 0
     for _ in range(300):
-        data = b"".join(rng.choice(atoms) for _ in range(rng.randint(1, 40)))
         screen = pyte.Screen(80, 24)
-        pyte.ByteStream(screen).feed(data)
+        stream = pyte.ByteStream(screen)
+        parts = []
+        for _ in range(rng.randint(1, 40)):
+            parts.append(rng.choice(after_pending if screen.cursor.x == 80 else atoms))
+            stream.feed(parts[-1])
+            pending += screen.cursor.x == 80
+        data = b"".join(parts)
         want = [row.rstrip(" ") for row in screen.display]
         t = fed(backend, data, cols=80, rows=24)
         assert t.screen() == want, data
         assert t.cursor == (screen.cursor.y, screen.cursor.x), data
         agree += 1
-    print(f"pyte oracle: {agree} streams agree")
+    print(f"pyte oracle: {agree} streams agree ({pending} pending wraps)")
+    assert pending > 100
+
+
+def assert_spans_read_as_lines(t):
+    """Each row of spans() is its line of lines() plus, at most, trailing blanks that show; rows
+    past the last line hold only such blanks."""
+    rows = ["".join(s.text for s in row) for row in t.spans()]
+    lines = t.lines()
+    assert [row.rstrip(" ") for row in rows[: len(lines)]] == lines
+    assert all(not row.strip(" ") for row in rows[len(lines) :])
 
 
 hypothesis = pytest.importorskip("hypothesis")
@@ -703,6 +748,11 @@ _ATOM = st.one_of(
             b"\x1b[Z",
             b"\x1b[?6h",
             b"\x1b[?6l",
+            b"\x1b[?47h",
+            b"\x1b[?1047l",
+            b"\x1b[X",
+            b"\x1b[1K",
+            b"\x1b[44m ",
             "デ".encode(),
             "\u0301".encode(),
             b"\xe2\x82",
@@ -725,7 +775,9 @@ def test_hypothesis_streams(backend, parts, cut):
     data = b"".join(parts)
     cut = min(cut, len(data))
     for cfg in ({}, {"cols": 9, "rows": 3, "scrollback": 4}):
-        whole = views(fed(backend, data, **cfg))
+        t = fed(backend, data, **cfg)
+        assert_spans_read_as_lines(t)
+        whole = views(t)
         assert views(fed(backend, data, [data[:cut], data[cut:]], **cfg)) == whole
         assert whole == views(fed(pure_terminal, data, **cfg))
 
@@ -758,6 +810,9 @@ FAST_PATH_CASES = [
     [b"\x1b[3;1Hx", b"\x1b[1;1H\x1b[K\x1b[1K\x1b[2K", b"\x1b[2@\x1b[P\x1b[X"],  # blank rows
     [b"\n\n\nx", b"\x1bM\x1bM\x1bMy", b"\x1b[2Lz\x1b[M"],
     [b"\x1b[?1049h", b"alt", b"\x1b[?1049l", b"main"],
+    [b"\x1b[?47halt", b"\x1b[?47l", b"\x1b[?47h", b"\x1b[?1047l"],
+    [b"abcde", b"\n", b"f\x08g", b"hijkl\x1b[D", b"m\x1b[K", b"n"],  # pending wraps ended
+    [b"ok \x1b[41m  ", b"\x1b[0m\r\n", b"\x1b[7m \x1b[0m"],  # blanks that show
     [b"e", b"\xcc\x81", b"\x1b[2K\xcc\x81", b"\xe3\x83\x87"],  # a mark on a blank row
     [b"\x1b#8", b"x"],
     [b"plain " * 200 + b"\x1b]0;late\x07end"],  # longer than the short-chunk limit

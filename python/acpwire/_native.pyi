@@ -123,7 +123,12 @@ class Terminal:
     def lines(self) -> list[str]:
         """The ``text`` view as a list of lines."""
     def spans(self) -> list[list[Span]]:
-        """Styled runs per line; adjacent runs of one style are merged."""
+        """Styled runs per line; adjacent runs of one style are merged.
+
+        Trailing blanks are trimmed back to the last cell that shows: a non-blank, or a blank
+        with a background colour, inverse, underline or strike-through (which ``text`` and
+        ``lines()`` trim too). A trailing line of such blanks is a row here, not in ``lines()``.
+        """
     def screen(self) -> list[str] | None:
         """The visible rows of the active screen (None when ``cols`` is None)."""
     @property
@@ -147,7 +152,11 @@ class Terminal:
     def rows(self) -> int: ...
 
 def render_text(data: _Buffer) -> str:
-    """The ``text`` view of a whole buffer fed to a fresh ``Terminal()``."""
+    """The ``text`` view of a whole buffer fed to a fresh ``Terminal()``.
+
+    An incomplete UTF-8 sequence at the end becomes U+FFFD, as in
+    ``data.decode("utf-8", "replace")``; a ``Terminal`` fed in chunks waits for the rest.
+    """
 
 def char_width(cp: int) -> int:
     """Cells taken by the printable code point ``cp``: 0 (joins the previous cell), 1 or 2."""

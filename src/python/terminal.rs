@@ -229,7 +229,9 @@ impl Terminal {
         self.with_terminal(py, |t| t.lines())
     }
 
-    /// Styled runs per line (adjacent runs of one style merged).
+    /// Styled runs per line (adjacent runs of one style merged). Trailing blanks are trimmed
+    /// back to the last cell that shows: a non-blank, or a blank with a background colour,
+    /// inverse, underline or strike-through (which `text` and `lines()` trim too).
     fn spans<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let (view, styles) = self.with_terminal(py, |t| {
             let view = t.styled_text();
@@ -356,7 +358,8 @@ impl Terminal {
     }
 }
 
-/// The `text` view of a whole buffer fed to a fresh `Terminal()`.
+/// The `text` view of a whole buffer fed to a fresh `Terminal()`; an incomplete UTF-8
+/// sequence at its end becomes U+FFFD, as in `data.decode("utf-8", "replace")`.
 #[pyfunction]
 pub fn render_text(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<String> {
     with_bytes(data, |bytes| py.detach(|| terminal::render_text(bytes)))
