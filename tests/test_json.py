@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import array
 import dataclasses
 import datetime
+import decimal
 import enum
 import json
 import math
+import re
 import uuid
 from collections import namedtuple
 
@@ -344,3 +347,96 @@ def test_sampled_digit_run_search_at_every_offset():
     # Digit-heavy data past the sample's budget: the full search decides.
     assert not has_long_digit_run(b"123456789012345678 " * 1000)
     assert has_long_digit_run(b"123456789012345678 " * 1000 + b"1234567890123456789")
+
+
+def test_dumps_bounds_tuples_and_mixed_nesting_like_lists(backend):
+    # orjson does not count tuples toward its nesting limit (thousands of levels crash it);
+    # both backends count every container alike.
+    def nested(levels, mix):
+        value: object = 1
+        for level in range(levels):
+            value = [value] if mix and level % 2 else (value,)
+        return value
+
+    for mix in (False, True):
+        assert backend.dumps(nested(254, mix)).startswith(b"[[")
+        for levels in (255, 5000):
+            with pytest.raises(backend.EncodeError, match="Recursion limit reached"):
+                backend.dumps(nested(levels, mix))
+
+
+def test_dumps_refuses_orjson_fragments(backend):
+    # orjson writes a Fragment out raw, newline and all; a frame must hold one JSON value.
+    for value in (orjson.Fragment(b'{\n"a":1}'), [orjson.Fragment(b"not json\n")]):
+        with pytest.raises(
+            backend.EncodeError, match=r"^Type is not JSON serializable: orjson\.Fragment$"
+        ):
+            backend.dumps(value)
+
+
+def test_dumps_writes_str_subclass_keys_wherever_they_sit(backend):
+    for value, expected in [
+        ({Name("k"): 1}, b'{"k":1}\n'),
+        ({"a": 2**70, Name("k"): 1}, b'{"a":1180591620717411303424,"k":1}\n'),
+        ({Name("k"): 1, "a": 2**70}, b'{"k":1,"a":1180591620717411303424}\n'),
+    ]:
+        assert backend.dumps(value) == expected
+
+
+def test_dumps_names_unsupported_types_as_orjson_does(both):
+    class Local:
+        pass
+
+    for value, name in [
+        (decimal.Decimal(1), "decimal.Decimal"),
+        (datetime.datetime(2026, 1, 1), "datetime.datetime"),
+        (Local(), "Local"),
+        ({1, 2}, "set"),
+    ]:
+        for backend in both:
+            with pytest.raises(backend.EncodeError) as caught:
+                backend.dumps({"k": [value]})
+            assert str(caught.value) == f"Type is not JSON serializable: {name}"
+        # orjson's own words, where it refuses the type (datetimes only when told to).
+        with pytest.raises(TypeError, match=f"{re.escape(name)}$"):
+            orjson.dumps(value, option=orjson.OPT_PASSTHROUGH_DATETIME)
+
+
+def test_dumps_past_the_int_digit_limit_says_so_alike(both):
+    messages = set()
+    for backend in both:
+        with pytest.raises(backend.EncodeError) as caught:
+            backend.dumps(10**4300)
+        messages.add(str(caught.value))
+    (message,) = messages
+    assert message.startswith("Exceeds the limit (4300 digits)")
+
+
+def test_loads_reads_a_str_subclass_as_its_str(backend):
+    assert backend.loads(Name('{"a": [1]}')) == {"a": [1]}
+
+
+def test_loads_skips_a_utf8_byte_order_mark_in_bytes_as_json_does(backend):
+    for data in (b'\xef\xbb\xbf{"a":1}', bytearray(b'\xef\xbb\xbf{"a":1}')):
+        assert backend.loads(data) == json.loads(bytes(data)) == {"a": 1}
+    with pytest.raises(backend.DecodeError) as caught:
+        backend.loads(b'\xef\xbb\xbf{"a":}')
+    with pytest.raises(json.JSONDecodeError) as expected:
+        json.loads(b'\xef\xbb\xbf{"a":}')
+    assert (caught.value.line, caught.value.column) == (expected.value.lineno, 6)
+    assert expected.value.colno == 6
+    # In a str it is a character, which JSON does not allow there (json refuses it too).
+    with pytest.raises(backend.DecodeError):
+        backend.loads('\ufeff{"a":1}')
+
+
+def test_loads_takes_any_buffer_of_bytes(backend):
+    assert backend.loads(array.array("b", b"[1]")) == [1]
+    assert backend.loads(memoryview(b"[2]").cast("b")) == [2]
+    assert backend.loads(memoryview(b"3").cast("B", ())) == 3
+    with pytest.raises(TypeError, match=r"not array of item format 'i'"):
+        backend.loads(array.array("i", [1]))
+    released = memoryview(b"1")
+    released.release()
+    with pytest.raises(ValueError, match="released memoryview"):
+        backend.loads(released)

@@ -4,8 +4,9 @@ use std::collections::VecDeque;
 
 use jiter::{PartialMode, PythonParse, StringCacheMode};
 use pyo3::buffer::PyBuffer;
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList};
+use pyo3::types::{PyBytes, PyList, PyMemoryView};
 
 use super::Size;
 use crate::framing::{self, Event, FrameError, FrameErrorKind, Framer};
@@ -45,17 +46,41 @@ fn with_buffer<R>(
     if let Ok(bytes) = data.cast::<PyBytes>() {
         return Ok(f(bytes.as_bytes()));
     }
-    let buffer = PyBuffer::<u8>::get(data).map_err(|_| {
-        pyo3::exceptions::PyTypeError::new_err(format!(
-            "expected {accepted}, not {}",
-            data.get_type()
-                .name()
-                .map_or_else(|_| "?".to_owned(), |n| n.to_string())
-        ))
-    })?;
-    let copied = buffer.to_vec(data.py())?;
-    Ok(f(&copied))
+    if let Ok(buffer) = PyBuffer::<u8>::get(data) {
+        let copied = buffer.to_vec(data.py())?;
+        return Ok(f(&copied));
+    }
+    // Not a plain buffer of unsigned bytes: let a memoryview judge, as the pure backend does.
+    // A released buffer raises its own ValueError; signed bytes ('b') and zero-dimensional
+    // views are bytes all the same; items wider than a byte are refused with their format.
+    let type_name = |data: &Bound<'_, PyAny>| {
+        data.get_type()
+            .name()
+            .map_or_else(|_| "?".to_owned(), |n| n.to_string())
+    };
+    let view = match PyMemoryView::from(data) {
+        Ok(view) => view,
+        Err(e) if e.is_instance_of::<PyTypeError>(data.py()) => {
+            return Err(PyTypeError::new_err(format!(
+                "expected {accepted}, not {}",
+                type_name(data)
+            )));
+        }
+        Err(e) => return Err(e),
+    };
+    let format: String = view.getattr("format")?.extract()?;
+    if !BYTE_FORMATS.contains(&format.as_str()) {
+        return Err(PyTypeError::new_err(format!(
+            "expected {accepted}, not {} of item format '{format}'",
+            type_name(data)
+        )));
+    }
+    let copied = view.call_method0("tobytes")?;
+    Ok(f(copied.cast::<PyBytes>()?.as_bytes()))
 }
+
+/// Item formats read as bytes: unsigned, signed and `char`.
+const BYTE_FORMATS: [&str; 3] = ["B", "b", "c"];
 
 pub(crate) fn frame_error_to_py<'py>(
     py: Python<'py>,

@@ -44,8 +44,13 @@ pub fn loads<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'
         };
         return decode(py, text.as_bytes(), true);
     }
-    with_bytes_or_str(data, |bytes| decode(py, bytes, false))?
+    with_bytes_or_str(data, |bytes| {
+        // A UTF-8 byte order mark is skipped, as `json.loads` skips it in bytes.
+        decode(py, bytes.strip_prefix(UTF8_BOM).unwrap_or(bytes), false)
+    })?
 }
+
+const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// The fast path, or jiter for what it declines (exact values and exact errors).
 fn decode<'py>(py: Python<'py>, bytes: &[u8], char_offsets: bool) -> PyResult<Bound<'py, PyAny>> {
@@ -372,12 +377,13 @@ impl Encoder<'_> {
             let value = obj.getattr("value")?;
             return unsafe { self.value(value.as_ptr(), depth) };
         }
-        let name = kind
-            .name()
-            .map_or_else(|_| "?".to_owned(), |n| n.to_string());
+        // The type's C-level name, as orjson reports it: `decimal.Decimal` for types written in
+        // C, the bare class name for classes written in Python.
+        // SAFETY: every type object has a NUL-terminated `tp_name` that lives as long as it.
+        let name = unsafe { std::ffi::CStr::from_ptr((*kind.as_type_ptr()).tp_name) };
         Err(encode_error(
             self.py,
-            format!("Type is not JSON serializable: {name}"),
+            format!("Type is not JSON serializable: {}", name.to_string_lossy()),
         ))
     }
 
@@ -503,7 +509,8 @@ impl Encoder<'_> {
         let text = owned
             .call_method0("__index__")?
             .str()
-            .map_err(|e| encode_error(self.py, e.to_string()))?;
+            // The message alone, as the pure backend gives it (no `ValueError: ` before it).
+            .map_err(|e| encode_error(self.py, e.value(self.py).to_string()))?;
         self.out.extend_from_slice(text.to_str()?.as_bytes());
         Ok(())
     }

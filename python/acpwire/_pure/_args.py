@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import operator
+import sys
 from typing import Any
 
 
 def size(value: Any) -> int:
     """An int argument: any int (or object with ``__index__``), of any magnitude.
 
-    Anything else raises the TypeError the native bindings raise.
+    Past the machine word it saturates, as the native bindings' sizes do (as good as unlimited
+    for a size), so both report the same value back. Anything else raises the TypeError the
+    native bindings raise.
     """
-    return operator.index(value)
+    return min(operator.index(value), _SIZE_MAX)
+
+
+_SIZE_MAX = 2 * sys.maxsize + 1
 
 
 def at_most(name: str, value: int, limit: int) -> int:
@@ -41,8 +47,9 @@ def _not_an_instance(value: Any, kind: str) -> TypeError:
     return TypeError(f"{what} is not an instance of '{kind}'")
 
 
-# Buffers the native backend reads as bytes: one unsigned byte or char per item, any shape.
-_BYTE_FORMATS = frozenset(("B", "c"))
+# Buffers read as bytes, on both backends: one byte per item (unsigned, signed or char), any
+# shape.
+_BYTE_FORMATS = frozenset(("B", "b", "c"))
 BYTES = "bytes, bytearray or memoryview"
 BYTES_OR_STR = "bytes, bytearray, memoryview or str"
 
@@ -51,16 +58,19 @@ def buffer_bytes(data: Any, accepted: str = BYTES) -> bytes:
     """The bytes of ``data``: ``bytes`` itself, or a copy of any buffer of bytes.
 
     Anything else (an int, which ``bytes()`` would take for a length; a buffer of wider
-    items) raises the TypeError the native bindings raise, naming ``accepted``.
+    items) raises the TypeError the native bindings raise, naming ``accepted``; a released
+    buffer raises memoryview's ValueError, as there.
     """
     if type(data) is bytes:
         return data
     try:
         view = memoryview(data)
     except TypeError:
-        view = None
-    if view is None or view.format not in _BYTE_FORMATS:
-        raise TypeError(f"expected {accepted}, not {type(data).__name__}")
+        raise TypeError(f"expected {accepted}, not {type(data).__name__}") from None
+    if view.format not in _BYTE_FORMATS:
+        raise TypeError(
+            f"expected {accepted}, not {type(data).__name__} of item format '{view.format}'"
+        )
     return view.tobytes()
 
 

@@ -33,6 +33,8 @@ _STR_ZEROS = "0" * LONG_RUN
 # A document nesting deeper than MAX_DECODE_DEPTH needs this many bytes of brackets.
 MIN_DEEP_SIZE = 2 * (MAX_DECODE_DEPTH + 1)
 
+_UTF8_BOM = b"\xef\xbb\xbf"
+
 _DUMPS_OPTIONS = (
     orjson.OPT_APPEND_NEWLINE | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
 )
@@ -167,7 +169,14 @@ def _has_lone_surrogate(value: Any) -> bool:
 def loads(data: bytes | bytearray | memoryview | str) -> Any:
     """Decode one JSON document into Python objects (the same values as ``json.loads``)."""
     if type(data) is not str:
-        data = buffer_bytes(data, BYTES_OR_STR)
+        # A str subclass is read as the str it is; anything else must be a buffer of bytes.
+        if isinstance(data, str):
+            data = str(data)
+        else:
+            data = buffer_bytes(data, BYTES_OR_STR)
+            if data[:3] == _UTF8_BOM:
+                # Skipped, as `json.loads` skips it in bytes.
+                data = data[3:]
     try:
         value = orjson.loads(data)
     except orjson.JSONDecodeError:
@@ -201,20 +210,53 @@ def _loads_slow(data: bytes | bytearray | memoryview | str) -> Any:
 
 def dumps(obj: Any) -> bytes:
     """Encode ``obj`` as one compact NDJSON frame: UTF-8, ending in a single ``\\n``."""
-    try:
-        return orjson.dumps(obj, option=_DUMPS_OPTIONS)
-    except orjson.JSONEncodeError as exc:
-        if str(exc) != "Integer exceeds 64-bit range":
-            raise EncodeError(str(exc)) from None
-    # orjson stops at 64-bit integers; the native backend writes any int Python can print.
+    if _plain(obj):
+        try:
+            return orjson.dumps(obj, option=_DUMPS_OPTIONS)
+        except orjson.JSONEncodeError as exc:
+            # orjson stops at 64-bit integers, where the native backend writes any int Python
+            # can print, and refuses str subclasses as keys, which the native backend writes.
+            if str(exc) not in _SLOW_PATH_FAULTS:
+                raise EncodeError(str(exc)) from None
     parts: list[bytes] = []
     _encode_slow(obj, 0, parts)
     parts.append(b"\n")
     return b"".join(parts)
 
 
+_SLOW_PATH_FAULTS = frozenset(("Integer exceeds 64-bit range", "Dict key must be str"))
+_LEAF_TYPES = frozenset((str, int, float, bool, type(None)))
+
+
+def _plain(obj: Any) -> bool:
+    """True when ``obj`` is made of exact dicts, lists, str, int, float, bool and None only.
+
+    Only those go to orjson directly: it does not bound the nesting of tuples (thousands of
+    levels crash the process) and writes an ``orjson.Fragment`` out raw, newlines and all.
+    Anything else takes ``_encode_slow``, which treats every type as the native backend does.
+    """
+    kind = type(obj)
+    if kind in _LEAF_TYPES:
+        return True
+    if kind is not dict and kind is not list:
+        return False
+    stack = [obj]
+    pop, push, leaf = stack.pop, stack.append, _LEAF_TYPES
+    while stack:
+        node = pop()
+        for item in node.values() if type(node) is dict else node:
+            kind = type(item)
+            if kind in leaf:
+                continue
+            if kind is not dict and kind is not list:
+                return False
+            push(item)
+    return True
+
+
 def _encode_slow(obj: Any, depth: int, out: list[bytes]) -> None:
-    """orjson's output, piece by piece, for documents with integers beyond 64 bits."""
+    """orjson's output, piece by piece, for what ``_plain`` keeps from orjson (integers
+    beyond 64 bits, tuples, subclasses, enums and the like), with the native backend's rules."""
     kind = type(obj)
     if kind is int or (isinstance(obj, int) and kind is not bool):
         try:
@@ -252,6 +294,9 @@ def _encode_slow(obj: Any, depth: int, out: list[bytes]) -> None:
     if isinstance(obj, enum.Enum) and not isinstance(obj, (str, int)):
         _encode_slow(obj.value, depth, out)
         return
+    if kind is orjson.Fragment:
+        # orjson's own name for it (its type's tp_name), as the native backend reports it.
+        raise EncodeError("Type is not JSON serializable: orjson.Fragment")
     out.append(_dumps_leaf(obj))
 
 
