@@ -292,6 +292,45 @@ def test_check_missing_file_exits_2(tmp_path):
     assert b"cannot read" in result.stderr
 
 
+@pytest.mark.parametrize("value", ["0", "-5", "ten"])
+def test_check_refuses_a_bad_frame_limit_as_a_usage_error(value):
+    result = cli("check", "--max-frame-bytes", value)
+    assert result.returncode == 2
+    assert b"argument --max-frame-bytes" in result.stderr
+    assert b"Traceback" not in result.stderr
+
+
+@pytest.mark.skipif(os.name != "posix", reason="closes a POSIX file descriptor")
+def test_check_of_a_closed_standard_input_exits_2():
+    result = subprocess.run(
+        [sys.executable, "-m", "acpwire", "check", "-"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        check=False,
+        # Standard input closed in the child, as `acpwire check - <&-` does.
+        preexec_fn=lambda: os.close(0),
+    )
+    assert result.returncode == 2, result.stderr
+    assert b"cannot read -: standard input is closed" in result.stderr
+    assert b"Traceback" not in result.stderr
+
+
+@pytest.mark.skipif(os.name != "posix", reason="needs SIGPIPE semantics")
+def test_check_stops_quietly_when_its_reader_goes_away(tmp_path):
+    # Enough output that the pipe's buffer fills before the reader (who reads nothing) quits.
+    trace = tmp_path / "bad.ndjson"
+    trace.write_bytes(b"{oops\n" * 50_000)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "acpwire", "check", str(trace)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    proc.stdout.close()
+    stderr = proc.stderr.read()
+    assert proc.wait(timeout=300) == 128 + 13
+    assert b"Traceback" not in stderr and b"BrokenPipe" not in stderr
+
+
 def test_help_and_version():
     assert b"check" in cli("--help").stdout
     assert cli("--version").stdout.startswith(b"acpwire ")

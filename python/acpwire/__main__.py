@@ -3,12 +3,33 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from . import cli
 from .fake_agent import TurnConfig
 from .render import FORMATS
+
+
+def _count(least: int) -> Callable[[str], int]:
+    """An argparse type: an int of at least ``least``, else a usage error (exit status 2)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
+        if value < least:
+            raise argparse.ArgumentTypeError(f"must be at least {least}, not {value}")
+        return value
+
+    return parse
+
+
+POSITIVE = _count(1)
+NON_NEGATIVE = _count(0)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -33,7 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument(
         "--max-frame-bytes",
-        type=int,
+        type=POSITIVE,
         default=32 * 1024 * 1024,
         metavar="N",
         help="reject frames longer than N bytes (default: 32 MiB)",
@@ -63,7 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     bench.add_argument("--trace", metavar="FILE", help="benchmark this NDJSON trace instead")
-    bench.add_argument("--rounds", type=int, default=5, help="rounds per contender (default 5)")
+    bench.add_argument(
+        "--rounds", type=POSITIVE, default=5, help="rounds per contender (default 5)"
+    )
     bench.add_argument(
         "--scale",
         type=float,
@@ -108,7 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     replay.add_argument(
         "--terminal-cols",
-        type=int,
+        type=POSITIVE,
         default=None,
         metavar="N",
         help="render terminals on an N-column grid (default: unbounded lines)",
@@ -136,35 +159,35 @@ def build_parser() -> argparse.ArgumentParser:
     defaults = TurnConfig()
     agent.add_argument(
         "--tokens",
-        type=int,
+        type=NON_NEGATIVE,
         default=defaults.tokens,
         metavar="N",
         help=f"agent_message_chunk updates per turn (default {defaults.tokens})",
     )
     agent.add_argument(
         "--thoughts",
-        type=int,
+        type=NON_NEGATIVE,
         default=defaults.thoughts,
         metavar="N",
         help=f"agent_thought_chunk updates per turn (default {defaults.thoughts})",
     )
     agent.add_argument(
         "--tool-calls",
-        type=int,
+        type=NON_NEGATIVE,
         default=defaults.tool_calls,
         metavar="N",
         help=f"tool calls per turn, cycling read/edit/execute (default {defaults.tool_calls})",
     )
     agent.add_argument(
         "--terminal-bytes",
-        type=int,
+        type=NON_NEGATIVE,
         default=defaults.terminal_bytes,
         metavar="N",
         help=f"PTY bytes per execute tool call (default {defaults.terminal_bytes})",
     )
     agent.add_argument(
         "--terminal-chunk",
-        type=int,
+        type=POSITIVE,
         default=defaults.terminal_chunk,
         metavar="N",
         help=f"bytes per terminal_output_chunk (default {defaults.terminal_chunk})",
@@ -186,6 +209,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; return its exit status."""
+    try:
+        return _run(argv)
+    except BrokenPipeError:
+        # Whoever read the output stopped early (`acpwire check | head`): end quietly with
+        # the status a shell reports for a tool stopped by SIGPIPE. Standard output is
+        # pointed at /dev/null first, so the interpreter's last flush cannot fail again.
+        with contextlib.suppress(OSError, ValueError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        return 128 + 13
+
+
+def _run(argv: Sequence[str] | None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     if arguments[:1] == ["record"]:
         # The proxy has its own parser: everything after `--` is the agent's command line.

@@ -23,6 +23,9 @@ def open_trace(path: str | None) -> Iterator[tuple[str, IO[bytes]]]:
         with resource.open("rb") as fp:
             yield f"<embedded {SAMPLE_TRACE}>", fp
     elif path == "-":
+        if sys.stdin is None:
+            # Started with standard input closed (`acpwire check - <&-`).
+            raise OSError("standard input is closed")
         yield "<stdin>", sys.stdin.buffer
     else:
         with open(path, "rb") as fp:
