@@ -462,8 +462,12 @@ def test_alternate_screens_follow_xterm(backend):
     assert t.cursor == (0, 9)
     t.feed(b"\x1b[?1049l")
     assert t.cursor == (0, 10)
-    # RIS forgets the alternate screen.
+    # RIS clears the alternate screen if shown, and keeps it if not (xterm's ReallyReset).
     assert fed(backend, b"\x1b[?47hA1\x1bc\x1b[?47h", **g).screen() == ["", "", "", ""]
+    t = fed(backend, b"\x1b[?47hA1\x1b[?47l\x1bc\x1b[?47h", **g)
+    assert t.screen() == ["A1", "", "", ""]
+    t.reset(b"\x1b[?47h")  # reset() is a new terminal: nothing kept
+    assert t.screen() == ["", "", "", ""]
 
 
 def test_spans_keep_visible_trailing_blanks(backend):

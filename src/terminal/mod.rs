@@ -25,7 +25,8 @@
 //! * Alternate screen, as xterm's charproc.c: ?47h/?1047h show it as it was left (never
 //!   cleared), ?47l shows the primary screen, ?1047l clears the alternate screen (when shown)
 //!   and then leaves it; ?1049h saves the cursor, shows and clears the alternate screen, and
-//!   ?1049l leaves it and restores the cursor, each step whichever screen is shown.
+//!   ?1049l leaves it and restores the cursor, each step whichever screen is shown. RIS clears
+//!   the alternate screen if shown and keeps it if not.
 //! * Invalid UTF-8 becomes U+FFFD exactly as `CPython`'s `bytes.decode("utf-8", "replace")` does
 //!   (maximal subparts), across chunk boundaries. Raw bytes 0x80-0x9F are never C1 controls
 //!   (they are invalid UTF-8); the decoded code points U+0080-U+009F are dropped.
@@ -837,14 +838,17 @@ impl Terminal {
         self.link_ids = HashMap::new();
         self.clusters = Vec::new();
         self.cluster_ids = HashMap::new();
+        self.alt_kept = Vec::new();
         self.soft_reset();
     }
 
-    /// RIS: a fresh screen, cursor, pen and modes; scrollback and metadata stay.
+    /// RIS: a fresh screen, cursor, pen and modes; scrollback and metadata stay. As in xterm,
+    /// the alternate screen is cleared if shown, and kept as it is if not.
     fn soft_reset(&mut self) {
         self.prim = vec![Line::default(); self.rows];
-        self.alt = None;
-        self.alt_kept = Vec::new();
+        if self.alt.take().is_some() {
+            self.alt_kept = Vec::new();
+        }
         self.row = 0;
         self.col = 0;
         self.pen = StyleKey::default();

@@ -26,7 +26,8 @@ Model (shared with Rust):
 * Alternate screen, as xterm's charproc.c: ?47h/?1047h show it as it was left (never cleared),
   ?47l shows the primary screen, ?1047l clears the alternate screen (when shown) and then
   leaves it; ?1049h saves the cursor, shows and clears the alternate screen, and ?1049l leaves
-  it and restores the cursor, each step whichever screen is shown.
+  it and restores the cursor, each step whichever screen is shown. RIS clears the alternate
+  screen if shown and keeps it if not.
 * Text is UTF-8. Invalid bytes become U+FFFD exactly as ``bytes.decode("utf-8", "replace")``
   does, across chunk boundaries. Raw bytes 0x80-0x9F are never C1 controls (they are invalid
   UTF-8); the decoded code points U+0080-U+009F are dropped (never printed, never executed).
@@ -391,15 +392,18 @@ class Terminal(Unpicklable):
         self._links: list[str] = [""]
         self._link_ids: dict[str, int] = {}
         self._clusters: set[str] = set()
-        self._soft_reset()
-
-    def _soft_reset(self) -> None:
-        """RIS: a fresh screen, cursor, pen and modes; scrollback and metadata stay."""
-        self._prim = [_BLANK] * self._rows
         # The alternate screen while it is shown, and while it is not (None until first used):
         # ?47 and ?1047 switch back to it as it was left.
         self._alt: list[_Line] | None = None
         self._alt_kept: list[_Line] | None = None
+        self._soft_reset()
+
+    def _soft_reset(self) -> None:
+        """RIS: a fresh screen, cursor, pen and modes; scrollback and metadata stay. As in xterm,
+        the alternate screen is cleared if shown, and kept as it is if not."""
+        self._prim = [_BLANK] * self._rows
+        if self._alt is not None:
+            self._alt = self._alt_kept = None
         self._grid = self._prim
         self.row = 0
         self.col = 0
