@@ -240,17 +240,21 @@ def _plain(obj: Any) -> bool:
         return True
     if kind is not dict and kind is not list:
         return False
-    stack = [obj]
+    # Depth is tracked so that a self-referencing container ends the walk (and is refused by
+    # the slow path, as orjson and the native backend refuse it).
+    stack = [(obj, 0)]
     pop, push, leaf = stack.pop, stack.append, _LEAF_TYPES
     while stack:
-        node = pop()
+        node, depth = pop()
+        if depth >= MAX_ENCODE_DEPTH:
+            return False
         for item in node.values() if type(node) is dict else node:
             kind = type(item)
             if kind in leaf:
                 continue
             if kind is not dict and kind is not list:
                 return False
-            push(item)
+            push((item, depth + 1))
     return True
 
 
