@@ -102,7 +102,8 @@ def test_bench_on_a_trace_with_a_plot(tmp_path):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (("--rounds", "0"), b"--rounds must be at least 1"),
+        (("--rounds", "0"), b"argument --rounds: must be at least 1, not 0"),
+        (("--scale", "0"), b"--scale positive"),
         (("--trace", "/nonexistent/trace"), b"cannot read"),
         (("--only", "nobody"), b"no contender"),
     ],
