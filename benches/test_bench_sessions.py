@@ -16,11 +16,10 @@ import pytest
 pytest.importorskip("pytest_benchmark")
 native = pytest.importorskip("acpwire._native")
 from acpwire import _pure, baselines  # noqa: E402
-from acpwire.bench import message_texts, snapshot_digest  # noqa: E402
+from acpwire.bench import message_texts, snapshot_digest, stream_pieces  # noqa: E402
 from acpwire.workloads.sessions import heavy_terminal, mixed_sessions, token_stream  # noqa: E402
 
 SCALE = float(os.environ.get("ACPWIRE_BENCH_SCALE", "1"))
-CHUNK = 1 << 20
 # The pure backend is timed on a prefix of each workload (it is much slower).
 PURE_BYTES = 4_000_000
 
@@ -36,12 +35,16 @@ def workload(request):
     return request.param, WORKLOADS[request.param]()
 
 
-def reduce(module, data: bytes):
+def reduce_pieces(module, pieces: list[bytes]):
     store = module.Sessions()
-    for start in range(0, len(data), CHUNK):
-        store.feed(data[start : start + CHUNK])
+    for piece in pieces:
+        store.feed(piece)
     store.finish()
     return store
+
+
+def reduce(module, data: bytes):
+    return reduce_pieces(module, stream_pieces(data))
 
 
 def prefix(data: bytes, size: int) -> bytes:
@@ -51,7 +54,8 @@ def prefix(data: bytes, size: int) -> bytes:
 def test_native(benchmark, workload, record_throughput):
     name, data = workload
     benchmark.group = f"sessions: {name}"
-    store = benchmark(reduce, native, data)
+    # Cut into a stream's pieces before timing, as `acpwire bench` does.
+    store = benchmark(reduce_pieces, native, stream_pieces(data))
     record_throughput(benchmark, len(data), data.count(b"\n"))
     assert len(store) >= 1
 
@@ -60,7 +64,7 @@ def test_pure(benchmark, workload, record_throughput):
     name, data = workload
     benchmark.group = f"sessions: {name}"
     data = prefix(data, PURE_BYTES)
-    store = benchmark.pedantic(reduce, args=(_pure, data), rounds=3)
+    store = benchmark.pedantic(reduce_pieces, args=(_pure, stream_pieces(data)), rounds=3)
     assert snapshot_digest(store) == snapshot_digest(reduce(native, data))
     record_throughput(benchmark, len(data), data.count(b"\n"))
 

@@ -56,7 +56,7 @@ use json::Members;
 pub use json::{Json, Obj, dedup, member, obj_get, obj_remove, obj_set};
 
 use crate::framing::{self, Event, Framer};
-use crate::terminal::{Terminal, TerminalConfig, decode_base64};
+use crate::terminal::{Terminal, TerminalConfig, decode_base64, decode_base64_into};
 
 /// Errors kept by [`Sessions::errors`]; older ones are dropped (and counted).
 pub const MAX_ERRORS: usize = 10_000;
@@ -788,7 +788,12 @@ struct Reducer {
     pos: Option<(u64, u64)>,
     /// Who sent the message being applied, when the caller knows.
     sender: Option<Side>,
+    /// The buffer terminal output chunks are decoded into (see `fast_terminal_chunk`).
+    pty_bytes: Vec<u8>,
 }
+
+/// The largest chunk buffer kept between terminal output chunks.
+const MAX_KEPT_DECODED: usize = 1 << 20;
 
 /// All sessions of one connection or trace, keyed by `params.sessionId`.
 pub struct Sessions {
@@ -827,6 +832,7 @@ impl Sessions {
                 message_changed: None,
                 pos: None,
                 sender: None,
+                pty_bytes: Vec::new(),
             },
         }
     }
@@ -2082,11 +2088,17 @@ impl Reducer {
             return false;
         };
         // Invalid base64, or a string with escapes, is the general path's to record or decode.
-        let Ok(output) = decode_base64(chunk.data) else {
-            return false;
-        };
-        self.terminal_output(chunk.session_id, chunk.terminal_id, &output);
-        true
+        // Chunks are decoded into one reused buffer: no allocation per chunk.
+        let mut output = std::mem::take(&mut self.pty_bytes);
+        let valid = decode_base64_into(chunk.data, &mut output).is_ok();
+        if valid {
+            self.terminal_output(chunk.session_id, chunk.terminal_id, &output);
+        }
+        // Kept unless one huge chunk grew it: memory between chunks stays small.
+        if output.capacity() <= MAX_KEPT_DECODED {
+            self.pty_bytes = output;
+        }
+        valid
     }
 
     /// What `session_update` and `chunk` do with a plain-text chunk that has a `messageId`.

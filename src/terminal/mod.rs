@@ -280,9 +280,31 @@ fn base64_error(data: &[u8]) -> TerminalDataError {
 
 /// Decodes strict RFC 4648 base64 (standard alphabet, padding required, canonical bits).
 pub fn decode_base64(data: &[u8]) -> Result<Vec<u8>, TerminalDataError> {
-    base64_simd::STANDARD
-        .decode_to_vec(data)
-        .map_err(|_| base64_error(data))
+    let mut out = Vec::new();
+    decode_base64_into(data, &mut out)?;
+    Ok(out)
+}
+
+/// [`decode_base64`] into `out`, replacing what it held and reusing its memory, so that a
+/// stream of chunks decoded into one buffer allocates (and faults in fresh pages) only while
+/// the chunks grow. On an error `out` is left empty.
+pub fn decode_base64_into(data: &[u8], out: &mut Vec<u8>) -> Result<(), TerminalDataError> {
+    out.clear();
+    let decoder = &base64_simd::STANDARD;
+    let len = decoder
+        .decoded_length(data)
+        .map_err(|_| base64_error(data))?;
+    out.reserve(len);
+    let written = decoder
+        .decode(
+            data,
+            base64_simd::Out::from_uninit_slice(&mut out.spare_capacity_mut()[..len]),
+        )
+        .map_err(|_| base64_error(data))?
+        .len();
+    // SAFETY: `decode` initialized the first `written` bytes of the spare capacity.
+    unsafe { out.set_len(written) };
+    Ok(())
 }
 
 /// Terminal size and retention limits.

@@ -130,6 +130,25 @@ fn base64_strict_and_atomic() {
 }
 
 #[test]
+fn base64_into_one_buffer_replaces_its_contents() {
+    let mut out = Vec::new();
+    decode_base64_into(b"aGVsbG8gd29ybGQ=", &mut out).unwrap();
+    assert_eq!(out, b"hello world");
+    let capacity = out.capacity();
+    decode_base64_into(b"aGk=", &mut out).unwrap();
+    assert_eq!(out, b"hi");
+    assert_eq!(out.capacity(), capacity, "the buffer is reused, not reallocated");
+    assert!(decode_base64_into(b"QR==", &mut out).is_err());
+    assert!(out.is_empty());
+    decode_base64_into(b"", &mut out).unwrap();
+    assert!(out.is_empty());
+    for data in [&b"QQ=="[..], b"QUI=", b"QUJD", b"QUJDRA=="] {
+        decode_base64_into(data, &mut out).unwrap();
+        assert_eq!(out, decode_base64(data).unwrap());
+    }
+}
+
+#[test]
 fn grid_wrap_wide_and_combining() {
     let mut t = term(Some(6), 3);
     t.feed("aデbネxy\u{301}".as_bytes());
