@@ -137,7 +137,11 @@ fn base64_into_one_buffer_replaces_its_contents() {
     let capacity = out.capacity();
     decode_base64_into(b"aGk=", &mut out).unwrap();
     assert_eq!(out, b"hi");
-    assert_eq!(out.capacity(), capacity, "the buffer is reused, not reallocated");
+    assert_eq!(
+        out.capacity(),
+        capacity,
+        "the buffer is reused, not reallocated"
+    );
     assert!(decode_base64_into(b"QR==", &mut out).is_err());
     assert!(out.is_empty());
     decode_base64_into(b"", &mut out).unwrap();
