@@ -2266,6 +2266,35 @@ def test_replay_records_raw_and_bad_lines_as_a_plain_trace_would(backend, tmp_pa
     assert [e["reason"] for e in acpwire.replay(plain).errors] == ["invalid JSON"] * 2
 
 
+@pytest.mark.parametrize("piece", [512, 1 << 20])
+def test_replay_reports_an_over_long_record_line_where_it_starts(
+    backend, tmp_path, monkeypatch, piece
+):
+    import acpwire
+    from acpwire import traces
+
+    monkeypatch.setattr(acpwire, "_backend", backend)
+    # Read in small pieces too (past the first record, which tells a recorded trace), so
+    # the over-long line arrives over many reads.
+    monkeypatch.setattr(traces, "CHUNK", piece)
+    good = upd({"sessionUpdate": "agent_message_chunk", "messageId": "m", "content": text("a")})
+    record = json.dumps({"t": 0.0, "dir": "agent", "msg": good})
+    huge = json.dumps({"t": 0.1, "dir": "agent", "msg": {"pad": "x" * 5000}})
+    data = f"{record}\n{huge}\n{record}\n{huge}"
+    path = tmp_path / "trace.ndjson"
+    path.write_text(data)
+    store = acpwire.replay(path, max_frame_bytes=len(record))
+    # 6 bytes per byte of the cap (plus 1 KiB) is as long as a record line may be: the
+    # 5 KB lines are reported where they start, the records around them applied.
+    assert store[SID].message_text("m") == "aa"
+    second = len(record) + 1
+    fourth = second + len(huge) + 1 + len(record) + 1
+    assert store.errors == [
+        {"line": 2, "offset": second, "sessionId": None, "reason": "frame exceeds max_frame_bytes"},
+        {"line": 4, "offset": fourth, "sessionId": None, "reason": "frame exceeds max_frame_bytes"},
+    ]
+
+
 def test_v1_prompt_turns_give_separate_anonymous_messages(backend):
     chunk = lambda t: upd({"sessionUpdate": "agent_message_chunk", "content": text(t)})  # noqa: E731
     done = {"stopReason": "end_turn"}

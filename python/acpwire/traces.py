@@ -120,11 +120,22 @@ def _load(path: str | Path | IO[bytes], strict: bool, options: dict) -> Any:
 
 
 _SENDERS = frozenset(("client", "agent"))
+# The reason both backends give a line longer than the cap.
+_TOO_LONG = "frame exceeds max_frame_bytes"
+# Sessions' default cap, for a store made without one.
+_DEFAULT_MAX_FRAME_BYTES = 32 * 1024 * 1024
 
 
 def _apply_records(store: Any, stream: _Rejoined, options: dict) -> None:
-    """Apply each line of a recorded trace to ``store``, errors placed at their trace line."""
-    decoder_options = {k: v for k, v in options.items() if k == "max_frame_bytes"}
+    """Apply each line of a recorded trace to ``store``, errors placed at their trace line.
+
+    A record holds its frame's JSON as it was, or its text escaped: a record line may take up
+    to six bytes per byte of a frame under the cap, and nothing longer is held, so memory
+    stays bounded by the cap however long a line runs.
+    """
+    cap = options.get("max_frame_bytes", _DEFAULT_MAX_FRAME_BYTES)
+    decoder_options = {"max_frame_bytes": cap}
+    limit = 6 * cap + 1024
 
     def reason_for(frame: bytes) -> str | None:
         # What a plain trace holding this frame as a line would record.
@@ -133,48 +144,58 @@ def _apply_records(store: Any, stream: _Rejoined, options: dict) -> None:
         errors = decoder.take_errors()
         return errors[0].reason if errors else None
 
-    line_no = 0
-    offset = 0
-    # The pieces of a line not yet ended, joined once its newline arrives.
-    pending: list[bytes] = []
-    while True:
-        chunk = stream.read(CHUNK)
-        last = not chunk
-        if not last and b"\n" not in chunk:
-            pending.append(chunk)
-            continue
-        data = b"".join([*pending, chunk]) if pending else chunk
-        lines = data.split(b"\n")
-        pending = [] if last else [lines.pop()]
-        for line in lines:
-            line_no += 1
-            start = offset
-            offset += len(line) + 1
-            frame = line[:-1] if line[-1:] == b"\r" else line
-            if not frame.strip(b" \t\r"):
-                continue
-            try:
-                value = loads(frame)
-            except ValueError:
-                store._record_error(reason_for(frame) or "invalid JSON", line_no, start)
-                continue
-            if not is_record(value):
-                store._apply_at(value, None, line_no, start)
-            elif "msg" in value:
-                direction = value["dir"]
-                sender = direction if isinstance(direction, str) and direction in _SENDERS else None
-                store._apply_at(value["msg"], sender, line_no, start)
-            else:
-                reason = value.get("error")
-                if not isinstance(reason, str):
-                    raw = value["raw"]
-                    # A frame recorded raw whose text is now valid JSON held invalid UTF-8
-                    # (the recorder replaced it).
-                    text = raw.encode("utf-8", "replace") if isinstance(raw, str) else b""
-                    reason = reason_for(text) or "invalid UTF-8"
-                store._record_error(reason, line_no, start)
-        if last:
+    def apply_line(line: bytes, number: int, start: int) -> None:
+        frame = line[:-1] if line[-1:] == b"\r" else line
+        if not frame.strip(b" \t\r"):
             return
+        if len(frame) > limit:
+            store._record_error(_TOO_LONG, number, start)
+            return
+        try:
+            value = loads(frame)
+        except ValueError:
+            store._record_error(reason_for(frame) or "invalid JSON", number, start)
+            return
+        if not is_record(value):
+            store._apply_at(value, None, number, start)
+        elif "msg" in value:
+            direction = value["dir"]
+            sender = direction if isinstance(direction, str) and direction in _SENDERS else None
+            store._apply_at(value["msg"], sender, number, start)
+        else:
+            reason = value.get("error")
+            if not isinstance(reason, str):
+                raw = value["raw"]
+                # A frame recorded raw whose text is now valid JSON held invalid UTF-8
+                # (the recorder replaced it).
+                text = raw.encode("utf-8", "replace") if isinstance(raw, str) else b""
+                reason = reason_for(text) or "invalid UTF-8"
+            store._record_error(reason, number, start)
+
+    number = 0  # lines ended so far
+    start = 0  # where the current line starts in the trace
+    held: list[bytes] = []  # the current line's pieces, unless it is being skipped
+    length = 0  # the current line's length so far
+    skipping = False
+    while chunk := stream.read(CHUNK):
+        *ended, rest = chunk.split(b"\n")
+        for piece in ended:
+            number += 1
+            if not skipping:
+                apply_line(b"".join([*held, piece]) if held else piece, number, start)
+            start += length + len(piece) + 1
+            held, length, skipping = [], 0, False
+        length += len(rest)
+        if skipping or not rest:
+            continue
+        if length > limit:
+            # Reported once, then skipped up to its newline without being kept.
+            store._record_error(_TOO_LONG, number + 1, start)
+            held, skipping = [], True
+        else:
+            held.append(rest)
+    if held and not skipping:
+        apply_line(b"".join(held), number + 1, start)
 
 
 class _Rejoined:
