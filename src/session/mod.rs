@@ -36,6 +36,7 @@
 //! # Snapshot
 //! See [`Session::snapshot`] for the shape (also the README, "Session snapshots").
 
+mod check;
 mod fields;
 mod json;
 mod scan;
@@ -329,6 +330,9 @@ pub struct Session {
     update_extras: Obj,
     permissions: Vec<Fields>,
     prompts: Vec<Fields>,
+    /// Whether the last prompt's turn is ongoing: until its v1 response, an error response or
+    /// (v2) an idle `state_update`. Only an ongoing turn can be cancelled.
+    turn_open: bool,
     notices: VecDeque<Json>,
     other: Vec<Json>,
     /// (type, id, role) in first-seen order; a removed plan's entry has type [`REMOVED`].
@@ -388,6 +392,7 @@ impl Session {
             update_extras: Vec::new(),
             permissions: Vec::new(),
             prompts: Vec::new(),
+            turn_open: false,
             notices: VecDeque::new(),
             other: Vec::new(),
             timeline: Vec::new(),
@@ -615,7 +620,8 @@ enum Pending {
     Initialize,
     /// `session/new` and `session/fork`: the result names the session.
     NewSession,
-    /// `session/load` and `session/resume` of a known session.
+    /// `session/load` and `session/resume` of a known session, and `session/set_config_option`
+    /// (its result is the full set of options): the result's setup state applies.
     LoadSession(String),
     Prompt(String, usize),
     Permission(String, usize),
@@ -1131,6 +1137,7 @@ impl Reducer {
                 let mode = self.mode();
                 let s = self.session(sid);
                 s.prompts.push(entry);
+                s.turn_open = true;
                 let index = s.prompts.len() - 1;
                 // The user's turn: v1 chunks without an id that follow start a new message.
                 s.current = None;
@@ -1171,7 +1178,10 @@ impl Reducer {
                     return;
                 };
                 let s = self.session(sid);
-                if let Some(last) = s.prompts.last_mut() {
+                // Only an ongoing turn can be cancelled: a finished one stays as it was.
+                if s.turn_open
+                    && let Some(last) = s.prompts.last_mut()
+                {
                     last.set("cancelRequested", Json::Bool(true));
                     self.change(sid, "session", "prompts");
                 }
@@ -1196,6 +1206,15 @@ impl Reducer {
                     method,
                     Pending::LoadSession(sid.to_owned()),
                 );
+            }
+            "session/set_config_option" => {
+                // A request without a session id is still tracked, as any other.
+                let what = match params {
+                    Some(JsonValue::Object(p)) => as_str(member(p, "sessionId"))
+                        .map_or(Pending::Other, |sid| Pending::LoadSession(sid.to_owned())),
+                    _ => Pending::Other,
+                };
+                self.track(Side::Client, id, method, what);
             }
             _ => {
                 let client = AGENT_METHODS.contains(&method);
@@ -1273,14 +1292,26 @@ impl Reducer {
             }
             Pending::Prompt(sid, index) => {
                 let mode = self.mode();
+                let stop = match result {
+                    Some(JsonValue::Object(r)) => as_str(member(r, "stopReason")),
+                    _ => None,
+                };
+                // v1: the result ends the turn with its stop reason; a result without one is
+                // malformed, and ends the turn as an error response does.
+                if mode != Mode::V2 && stop.is_none() && result.is_some() {
+                    self.error(
+                        Some(&sid),
+                        "session/prompt: result.stopReason must be a string".to_owned(),
+                    );
+                }
                 let s = self.session(&sid);
                 answer(&mut s.prompts[index], result, error);
+                // A v2 result only acknowledges the prompt: its turn ends with an idle update.
+                if index + 1 == s.prompts.len() && (mode != Mode::V2 || error.is_some()) {
+                    s.turn_open = false;
+                }
                 if mode != Mode::V2 {
-                    let stop = match result {
-                        Some(JsonValue::Object(r)) => as_str(member(r, "stopReason")),
-                        _ => None,
-                    };
-                    if stop.is_some() || error.is_some() {
+                    if result.is_some() || error.is_some() {
                         s.state = Some("idle".to_owned());
                         let stop = stop.map(str::to_owned);
                         let moved = s.stop_reason != stop;
@@ -1354,6 +1385,10 @@ impl Reducer {
         // Create the session first so that it exists even when the update is rejected.
         self.session(sid);
         let u: &Members<'_> = update;
+        if known && let Some(reason) = check::field_error(kind, u) {
+            self.error(Some(sid), reason);
+            return;
+        }
         match kind {
             "user_message_chunk" if known => self.chunk(sid, kind, Role::User, u),
             "agent_message_chunk" if known => self.chunk(sid, kind, Role::Agent, u),
@@ -1867,6 +1902,9 @@ impl Reducer {
         let stopped = s.stop_reason != stop;
         s.stop_reason = stop;
         s.state = Some(state.to_owned());
+        if state == "idle" {
+            s.turn_open = false;
+        }
         let moved = set_extras(
             &mut s.update_extras,
             "state_update",

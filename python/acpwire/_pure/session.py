@@ -337,6 +337,7 @@ class Session(Unpicklable):
         "_timeline",
         "_timeline_holes",
         "_tool_calls",
+        "_turn_open",
         "_update_extras",
         "_usage",
         "_version",
@@ -369,6 +370,9 @@ class Session(Unpicklable):
         self._update_extras: dict = {}
         self._permissions: list[dict] = []
         self._prompts: list[dict] = []
+        # Whether the last prompt's turn is ongoing: until its v1 response, an error response
+        # or (v2) an idle state_update. Only an ongoing turn can be cancelled.
+        self._turn_open = False
         self._notices: deque = deque(maxlen=MAX_NOTICES)
         self._other: list = []
         # (type, id, role) in first-seen order; None where a removed plan's entry was.
@@ -706,6 +710,7 @@ class Sessions(Unpicklable):
                     content = u.get("content")
                     if (
                         type(mid) is str
+                        and len(u) == 3  # other fields (`_meta`) are the general path's to check
                         and type(sid) is str
                         and type(content) is dict
                         and type(content.get("type")) is str
@@ -1004,6 +1009,7 @@ class Sessions(Unpicklable):
             mode = self._mode
             s = self._session(sid)
             s._prompts.append(entry)
+            s._turn_open = True
             index = len(s._prompts) - 1
             # The user's turn: v1 chunks without an id that follow start a new message.
             s._current = None
@@ -1031,7 +1037,8 @@ class Sessions(Unpicklable):
             if sid is None:
                 return
             s = self._session(sid)
-            if s._prompts:
+            # Only an ongoing turn can be cancelled: a finished one stays as it was.
+            if s._turn_open and s._prompts:
                 s._prompts[-1]["cancelRequested"] = True
                 self._change(sid, "session", "prompts")
         elif method == "initialize":
@@ -1046,6 +1053,12 @@ class Sessions(Unpicklable):
                 return
             self._session(sid)
             self._track(_CLIENT, has_id, rid, method, (_LOAD, sid))
+        elif method == "session/set_config_option":
+            # The result is the full set of options: it applies as a session setup's does. A
+            # request without a session id is still tracked, as any other.
+            sid = params.get("sessionId") if type(params) is dict else None
+            what = (_LOAD, sid) if type(sid) is str else (_OTHER,)
+            self._track(_CLIENT, has_id, rid, method, what)
         else:
             client = method in _AGENT_METHODS
             agent = method in _CLIENT_METHODS
@@ -1106,18 +1119,24 @@ class Sessions(Unpicklable):
             sid, index = what[1], what[2]
             mode = self._mode
             s = self._sessions[sid]  # made by the request; sessions are never removed
+            stop = result.get("stopReason") if type(result) is dict else None
+            if type(stop) is not str:
+                stop = None
+            # v1: the result ends the turn with its stop reason; a result without one is
+            # malformed, and ends the turn as an error response does.
+            if mode != _V2 and stop is None and has_result:
+                self._error(sid, "session/prompt: result.stopReason must be a string")
             _answer(s._prompts[index], has_result, result, error)
+            # A v2 result only acknowledges the prompt: its turn ends with an idle update.
+            if index + 1 == len(s._prompts) and (mode != _V2 or not has_result):
+                s._turn_open = False
             if mode != _V2:
-                stop = result.get("stopReason") if type(result) is dict else None
-                if type(stop) is not str:
-                    stop = None
-                if stop is not None or not has_result:
-                    s.state_ = "idle"
-                    moved = s.stop_reason_ != stop
-                    s.stop_reason_ = stop
-                    self._change(sid, "session", "state")
-                    if moved:
-                        self._change(sid, "session", "stopReason")
+                s.state_ = "idle"
+                moved = s.stop_reason_ != stop
+                s.stop_reason_ = stop
+                self._change(sid, "session", "state")
+                if moved:
+                    self._change(sid, "session", "stopReason")
             self._change(sid, "session", "prompts")
         elif kind == _PERMISSION:
             sid, index = what[1], what[2]
@@ -1167,8 +1186,21 @@ class Sessions(Unpicklable):
         # A variant of one protocol version only is unknown under the other.
         if handler is None or _OTHER_VERSION.get(kind) == self._mode:
             self._other(sid, u)
-        else:
-            handler(self, sid, kind, u)
+            return
+        for field, types, name in _FIELD_TYPES[kind]:
+            parent, _, member = field.partition(".")
+            if member:
+                # A required member of an object field.
+                p = u.get(parent)
+                if type(p) is dict and type(p.get(member)) not in types:
+                    self._error(sid, f"{kind}: {field} must be {name}")
+                    return
+            else:
+                v = u.get(field)
+                if v is not None and type(v) not in types:
+                    self._error(sid, f"{kind}: {field} must be {name} or null")
+                    return
+        handler(self, sid, kind, u)
 
     def _other(self, sid: str, u: dict) -> None:
         s = self._sessions[sid]
@@ -1479,6 +1511,8 @@ class Sessions(Unpicklable):
         stopped = s.stop_reason_ != stop
         s.stop_reason_ = stop
         s.state_ = state
+        if state == "idle":
+            s._turn_open = False
         moved = _set_extras(s._update_extras, "state_update", u, _STATE_SKIP)
         self._change(sid, "session", "state")
         if stopped:
@@ -1587,6 +1621,87 @@ _PLAN_REQUIRED = {
     "items": ("entries", list, "plan_update: plan.entries must be an array"),
     "markdown": ("content", str, "plan_update: plan.content must be a string"),
     "file": ("uri", str, "plan_update: plan.uri must be a string"),
+}
+_STR = ((str,), "a string")
+_NUM = ((int, float), "a number")
+_ARR = ((list,), "an array")
+_OBJ = ((dict,), "an object")
+_META = ("_meta", *_OBJ)
+_CHUNK_FIELDS = (("messageId", *_STR), _META)
+_UPSERT_FIELDS = (("content", *_ARR), _META)
+_TOOL_CALL_FIELDS = (
+    ("title", *_STR),
+    ("name", *_STR),
+    ("kind", *_STR),
+    ("status", *_STR),
+    ("content", *_ARR),
+    ("locations", *_ARR),
+    _META,
+)
+_ONLY_META = (_META,)
+# The JSON type of every optional field of the known variants, read off the v1 and v2 schemas
+# (stable and unstable) and, for subagent_update and the session messages, the subagent
+# drafts; `null` passes for each (v2: clears; v1: omission). "parent.member" is a required
+# member of the object field parent, checked when parent is an object. Required fields are
+# checked by the handlers; open enums take any string; rawInput/rawOutput and the subagent
+# `state` take anything; unknown fields stay raw. The same table is check.rs's FIELD_TYPES.
+_FIELD_TYPES = {
+    "user_message_chunk": _CHUNK_FIELDS,
+    "agent_message_chunk": _CHUNK_FIELDS,
+    "agent_thought_chunk": _CHUNK_FIELDS,
+    "session_message_chunk": (
+        ("messageId", *_STR),
+        ("senderSessionId", *_STR),
+        ("recipientSessionId", *_STR),
+        _META,
+    ),
+    "user_message": _UPSERT_FIELDS,
+    "agent_message": _UPSERT_FIELDS,
+    "agent_thought": _UPSERT_FIELDS,
+    "session_message": (
+        ("messageId", *_STR),
+        ("content", *_ARR),
+        ("senderSessionId", *_STR),
+        ("recipientSessionId", *_STR),
+        _META,
+    ),
+    "tool_call": _TOOL_CALL_FIELDS,
+    "tool_call_update": _TOOL_CALL_FIELDS,
+    "tool_call_content_chunk": _ONLY_META,
+    "terminal_update": (
+        ("command", *_STR),
+        ("cwd", *_STR),
+        ("output", *_OBJ),
+        ("output.data", *_STR),
+        ("exitStatus", *_OBJ),
+        _META,
+    ),
+    "terminal_output_chunk": _ONLY_META,
+    "plan": _ONLY_META,
+    "plan_update": _ONLY_META,
+    "plan_removed": _ONLY_META,
+    "available_commands_update": _ONLY_META,
+    "config_option_update": _ONLY_META,
+    "current_mode_update": _ONLY_META,
+    "session_info_update": (("title", *_STR), ("updatedAt", *_STR), _META),
+    "usage_update": (
+        ("cost", *_OBJ),
+        ("cost.amount", *_NUM),
+        ("cost.currency", *_STR),
+        _META,
+    ),
+    "state_update": (("stopReason", *_STR), ("usage", *_OBJ), _META),
+    "notice": (("description", *_STR), _META),
+    "compaction_update": (("summary", *_ARR), ("error", *_STR), _META),
+    "compaction_summary_chunk": _ONLY_META,
+    "subagent_update": (
+        ("name", *_STR),
+        ("task", *_STR),
+        ("title", *_STR),
+        ("description", *_STR),
+        ("capabilities", *_OBJ),
+        _META,
+    ),
 }
 _HANDLERS = {
     **{k: Sessions._chunk for k in _CHUNK_ROLES},
