@@ -2600,3 +2600,436 @@ def test_a_lone_surrogate_in_apply_is_one_error_record(backend, message, sid):
     # A type error found first still raises.
     with pytest.raises(TypeError):
         store.apply({"a": {1, 2}, "b": "\ud800"})
+
+
+# -- field types of known variants -----------------------------------------------------------
+
+# A valid payload of each known variant with only its required fields.
+_MINIMAL_UPDATES = {
+    "user_message_chunk": {"messageId": "m", "content": text("a")},
+    "agent_message_chunk": {"messageId": "m", "content": text("a")},
+    "agent_thought_chunk": {"messageId": "m", "content": text("a")},
+    "user_message": {"messageId": "m"},
+    "agent_message": {"messageId": "m"},
+    "agent_thought": {"messageId": "m"},
+    "tool_call": {"toolCallId": "c", "title": "t"},
+    "tool_call_update": {"toolCallId": "c"},
+    "tool_call_content_chunk": {"toolCallId": "c", "content": {"type": "content"}},
+    "terminal_update": {"terminalId": "t"},
+    "terminal_output_chunk": {"terminalId": "t", "data": ""},
+    "plan": {"entries": []},
+    "plan_update": {"plan": {"type": "items", "planId": "p", "entries": []}},
+    "plan_removed": {"planId": "p"},
+    "available_commands_update": {"availableCommands": []},
+    "current_mode_update": {"currentModeId": "m"},
+    "config_option_update": {"configOptions": []},
+    "session_info_update": {},
+    "usage_update": {"used": 1, "size": 2},
+    "state_update": {"state": "idle"},
+    "notice": {"severity": "info", "title": "t"},
+    "compaction_update": {"compactionId": "c", "status": "in_progress"},
+    "compaction_summary_chunk": {"compactionId": "c", "content": text("a")},
+}
+
+
+def _json_types(schema: dict, defs: dict) -> set | None:
+    """The JSON types a schema admits, None for any."""
+    if "$ref" in schema:
+        return _json_types(defs[schema["$ref"].split("/")[-1]], defs)
+    if "type" in schema:
+        t = schema["type"]
+        return set(t) if isinstance(t, list) else {t}
+    if "const" in schema:
+        return {"string"}
+    if "allOf" in schema:
+        return _json_types(schema["allOf"][0], defs)
+    for key in ("anyOf", "oneOf"):
+        if key in schema:
+            out: set = set()
+            for branch in schema[key]:
+                types = _json_types(branch, defs)
+                if types is None:
+                    return None
+                out |= types
+            return out
+    return None
+
+
+def _variant_fields(variant: dict, defs: dict) -> tuple[dict, set]:
+    """The properties and required names of a SessionUpdate branch, its allOf refs merged."""
+    props: dict = {}
+    required: set = set()
+
+    def collect(s: dict) -> None:
+        if "$ref" in s:
+            collect(defs[s["$ref"].split("/")[-1]])
+            return
+        props.update(s.get("properties", {}))
+        required.update(s.get("required", []))
+        for part in s.get("allOf", []):
+            collect(part)
+
+    collect(variant)
+    if props["sessionUpdate"].get("const") == "state_update":
+        # A union on `state`: the idle branch has every field.
+        collect(defs["IdleStateUpdate"])
+        required.add("state")
+    return props, required
+
+
+def _schema_field_cases(shared) -> list:
+    cases = []
+    for version in (1, 2):
+        for name in ("schema.json", "schema.unstable.json"):
+            schema = json.loads((shared / "acp-schema" / f"v{version}" / name).read_text())
+            defs = schema["$defs"]
+            for variant in defs["SessionUpdate"][
+                "anyOf" if "anyOf" in defs["SessionUpdate"] else "oneOf"
+            ]:
+                props, required = _variant_fields(variant, defs)
+                kind = props["sessionUpdate"].get("const")
+                if kind is None:  # the "other" branch
+                    continue
+                for field, prop in props.items():
+                    if field == "sessionUpdate" or field in required:
+                        continue
+                    cases.append((version, kind, field, _json_types(prop, defs)))
+    return cases
+
+
+def test_field_types_follow_the_schemas(backend, shared):
+    """Every optional field of every known variant of the four schemas: a value of a type the
+    schema does not admit is an error naming the variant and field; null always passes (v2:
+    clears, v1: omission); fields typed as anything take anything."""
+    cases = _schema_field_cases(shared)
+    assert len(cases) > 100
+    for version, kind, field, types in cases:
+        base = {"sessionUpdate": kind, **_MINIMAL_UPDATES[kind]}
+        s = snap(backend, [upd({**base, field: None})], version)
+        assert s["errors"] == [], (version, kind, field)
+        wrong = {"integer": 5, "string": "x", "array": [], "object": {}, "boolean": True}
+        for json_type, value in wrong.items():
+            admitted = (
+                types is None
+                or json_type in types
+                or (json_type == "integer" and "number" in types)
+            )
+            s = snap(backend, [upd({**base, field: value})], version)
+            reasons = [e["reason"] for e in s["errors"]]
+            if admitted:
+                assert not any(r.startswith(f"{kind}: {field} ") for r in reasons), (kind, field)
+            else:
+                assert len(reasons) == 1 and reasons[0].startswith(f"{kind}: {field} must be "), (
+                    version,
+                    kind,
+                    field,
+                    value,
+                    reasons,
+                )
+
+
+@pytest.mark.parametrize(
+    ("version", "before", "update", "reason"),
+    [
+        (
+            2,
+            [{"sessionUpdate": "agent_message", "messageId": "m", "content": [text("kept")]}],
+            {"sessionUpdate": "agent_message", "messageId": "m", "content": text("one block")},
+            "agent_message: content must be an array or null",
+        ),
+        (
+            2,
+            [{"sessionUpdate": "tool_call_update", "toolCallId": "c", "title": "T"}],
+            {"sessionUpdate": "tool_call_update", "toolCallId": "c", "content": "oops"},
+            "tool_call_update: content must be an array or null",
+        ),
+        (
+            2,
+            [{"sessionUpdate": "tool_call_update", "toolCallId": "c", "title": "T"}],
+            {"sessionUpdate": "tool_call_update", "toolCallId": "c", "locations": {}},
+            "tool_call_update: locations must be an array or null",
+        ),
+        (
+            2,
+            [{"sessionUpdate": "tool_call_update", "toolCallId": "c", "title": "T"}],
+            {"sessionUpdate": "tool_call_update", "toolCallId": "c", "title": 5},
+            "tool_call_update: title must be a string or null",
+        ),
+        (
+            1,
+            [{"sessionUpdate": "tool_call", "toolCallId": "c", "title": "T"}],
+            {"sessionUpdate": "tool_call_update", "toolCallId": "c", "status": 3},
+            "tool_call_update: status must be a string or null",
+        ),
+        (
+            2,
+            [
+                {
+                    "sessionUpdate": "terminal_update",
+                    "terminalId": "t",
+                    "output": {"data": b64(b"ok")},
+                }
+            ],
+            {"sessionUpdate": "terminal_update", "terminalId": "t", "output": {}},
+            "terminal_update: output.data must be a string",
+        ),
+        (
+            2,
+            [
+                {
+                    "sessionUpdate": "terminal_update",
+                    "terminalId": "t",
+                    "output": {"data": b64(b"ok")},
+                }
+            ],
+            {"sessionUpdate": "terminal_update", "terminalId": "t", "output": b64(b"no")},
+            "terminal_update: output must be an object or null",
+        ),
+        (
+            2,
+            [{"sessionUpdate": "terminal_update", "terminalId": "t", "exitStatus": {}}],
+            {"sessionUpdate": "terminal_update", "terminalId": "t", "exitStatus": "x"},
+            "terminal_update: exitStatus must be an object or null",
+        ),
+        (
+            2,
+            [{"sessionUpdate": "compaction_update", "compactionId": "c", "status": "in_progress"}],
+            {
+                "sessionUpdate": "compaction_update",
+                "compactionId": "c",
+                "status": "completed",
+                "summary": text("S"),
+            },
+            "compaction_update: summary must be an array or null",
+        ),
+        (
+            2,
+            [{"sessionUpdate": "state_update", "state": "running"}],
+            {"sessionUpdate": "state_update", "state": "idle", "stopReason": 5},
+            "state_update: stopReason must be a string or null",
+        ),
+        (
+            2,
+            [],
+            {"sessionUpdate": "usage_update", "used": 1, "size": 2, "cost": "x"},
+            "usage_update: cost must be an object or null",
+        ),
+        (
+            2,
+            [],
+            {"sessionUpdate": "usage_update", "used": 1, "size": 2, "cost": {"amount": "1"}},
+            "usage_update: cost.amount must be a number",
+        ),
+        (
+            2,
+            [],
+            {"sessionUpdate": "usage_update", "used": 1, "size": 2, "cost": {"amount": 1}},
+            "usage_update: cost.currency must be a string",
+        ),
+        (
+            2,
+            [],
+            {"sessionUpdate": "notice", "severity": "info", "title": "t", "description": 5},
+            "notice: description must be a string or null",
+        ),
+        (
+            2,
+            [],
+            {"sessionUpdate": "notice", "severity": 1, "title": "t"},
+            "notice: severity must be a string",
+        ),
+        (
+            1,
+            [{"sessionUpdate": "subagent_update", "subagentSessionId": "s", "name": "n"}],
+            {"sessionUpdate": "subagent_update", "subagentSessionId": "s", "name": 5},
+            "subagent_update: name must be a string or null",
+        ),
+        (
+            2,
+            [],
+            {"sessionUpdate": "session_message", "messageId": "m", "senderSessionId": 5},
+            "session_message: senderSessionId must be a string or null",
+        ),
+        (
+            2,
+            [],
+            {
+                "sessionUpdate": "agent_message_chunk",
+                "messageId": "m",
+                "content": text("a"),
+                "_meta": "x",
+            },
+            "agent_message_chunk: _meta must be an object or null",
+        ),
+        (
+            1,
+            [],
+            {"sessionUpdate": "plan", "entries": [], "_meta": []},
+            "plan: _meta must be an object or null",
+        ),
+    ],
+)
+def test_a_field_of_the_wrong_type_is_an_error_and_changes_nothing(
+    backend, version, before, update, reason
+):
+    # The session exists before the bad update.
+    before = [{"sessionUpdate": "session_info_update"}, *before]
+    messages = [*init(version), *(upd(u) for u in before)]
+    for feed in (False, True):
+        store = backend.Sessions()
+        if feed:
+            store.feed(ndjson(messages))
+        else:
+            for m in messages:
+                store.apply(m)
+        old = store[SID].snapshot()
+        store.changes()
+        if feed:
+            store.feed(ndjson([upd(update)]))
+        else:
+            store.apply(upd(update))
+        new = store[SID].snapshot()
+        assert [e["reason"] for e in new.pop("errors")] == [reason]
+        old.pop("errors")
+        assert new == old
+        assert [c for c in store.changes() if c[2] != "errors"] == []
+
+
+def test_open_enums_and_untyped_fields_take_any_string_or_value(backend):
+    s = snap(
+        backend,
+        [
+            upd(
+                {
+                    "sessionUpdate": "tool_call_update",
+                    "toolCallId": "c",
+                    "kind": "_k",
+                    "status": "_s",
+                    "rawInput": 5,
+                    "rawOutput": "x",
+                    "_meta": None,
+                    "extra": 7,
+                }
+            ),
+            upd({"sessionUpdate": "state_update", "state": "_busy"}),
+            upd({"sessionUpdate": "state_update", "state": "idle", "stopReason": "_why"}),
+            upd({"sessionUpdate": "notice", "severity": "_sev", "title": "t"}),
+            upd(
+                {
+                    "sessionUpdate": "agent_message_chunk",
+                    "messageId": "m",
+                    "content": text("a"),
+                    "_meta": {"k": 1},
+                }
+            ),
+        ],
+        2,
+    )
+    assert s["errors"] == []
+    assert s["toolCalls"]["c"] == {
+        "toolCallId": "c",
+        "kind": "_k",
+        "status": "_s",
+        "rawInput": 5,
+        "rawOutput": "x",
+        "extra": 7,
+    }
+    assert (s["state"], s["stopReason"]) == ("idle", "_why")
+    assert s["messages"][0]["content"] == [text("a")]
+
+
+# -- responses and cancel --------------------------------------------------------------------
+
+
+def _prompt(rid: Any = 2) -> dict:
+    return {
+        "jsonrpc": "2.0",
+        "id": rid,
+        "method": "session/prompt",
+        "params": {"sessionId": SID, "prompt": [text("go")]},
+    }
+
+
+_CANCEL = {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": SID}}
+
+
+@pytest.mark.parametrize("result", [{}, None, {"stopReason": 5}, {"stopReason": None}])
+def test_a_v1_prompt_result_without_a_stop_reason_is_an_error_and_ends_the_turn(backend, result):
+    store = store_of(backend, [_prompt()], 1)
+    assert store[SID].state == "running"
+    store.changes()
+    store.apply({"jsonrpc": "2.0", "id": 2, "result": result})
+    s = store[SID].snapshot()
+    assert [e["reason"] for e in s["errors"]] == [
+        "session/prompt: result.stopReason must be a string"
+    ]
+    assert (s["state"], s["stopReason"]) == ("idle", None)
+    assert s["prompts"][0]["response"] == result
+    assert ("sess_abc123def456", "session", "state") in store.changes()
+    # A v2 result only acknowledges the prompt: it needs no stop reason.
+    store = store_of(backend, [_prompt(), {"jsonrpc": "2.0", "id": 2, "result": {}}], 2)
+    assert store.errors == [] and store[SID].state is None
+
+
+def test_a_set_config_option_result_replaces_the_config_options(backend):
+    old = [{"id": "mode", "name": "Mode", "type": "select", "currentValue": "ask", "options": []}]
+    new = [dict(old[0], currentValue="code")]
+    for sender in (None, "client"):
+        store = backend.Sessions()
+        for m in init(2):
+            store.apply(m)
+        store.apply({"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": "/"}})
+        store.apply({"jsonrpc": "2.0", "id": 1, "result": {"sessionId": SID, "configOptions": old}})
+        store.apply(
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "session/set_config_option",
+                "params": {"sessionId": SID, "configId": "mode", "value": "code"},
+            },
+            **({"sender": sender} if sender else {}),
+        )
+        assert store[SID].snapshot()["configOptions"] == old
+        store.changes()
+        store.apply(
+            {"jsonrpc": "2.0", "id": 2, "result": {"configOptions": new}},
+            **({"sender": "agent"} if sender else {}),
+        )
+        assert store[SID].snapshot()["configOptions"] == new
+        assert store.changes() == [(SID, "session", "configOptions")]
+        # An error response, or one without the options, leaves them as they are.
+        for answer in ({"error": {"code": -32603, "message": "no"}}, {"result": {}}):
+            store.apply(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 3,
+                    "method": "session/set_config_option",
+                    "params": {"sessionId": SID, "configId": "mode", "value": "x"},
+                }
+            )
+            store.apply({"jsonrpc": "2.0", "id": 3, **answer})
+            assert store[SID].snapshot()["configOptions"] == new and store.errors == []
+
+
+def test_a_cancel_after_the_turn_ended_marks_nothing(backend):
+    # v1: the prompt's response ends the turn (a result or an error).
+    for answer in ({"result": {"stopReason": "end_turn"}}, {"error": {"code": 1, "message": "x"}}):
+        store = store_of(backend, [_prompt(), {"jsonrpc": "2.0", "id": 2, **answer}], 1)
+        store.changes()
+        store.apply(_CANCEL)
+        assert "cancelRequested" not in store[SID].snapshot()["prompts"][0]
+        assert store.changes() == []
+    # v1, during the turn: marked.
+    store = store_of(backend, [_prompt(), _CANCEL], 1)
+    assert store[SID].snapshot()["prompts"][0]["cancelRequested"] is True
+    # v2: the result only acknowledges; the turn runs until idle.
+    ack = {"jsonrpc": "2.0", "id": 2, "result": {"messageId": "u1"}}
+    idle = upd({"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"})
+    store = store_of(backend, [_prompt(), ack, _CANCEL], 2)
+    assert store[SID].snapshot()["prompts"][0]["cancelRequested"] is True
+    store = store_of(backend, [_prompt(), ack, idle, _CANCEL], 2)
+    assert "cancelRequested" not in store[SID].snapshot()["prompts"][0]
+    # A new prompt opens a new turn.
+    store = store_of(backend, [_prompt(), ack, idle, _prompt(3), _CANCEL], 2)
+    prompts = store[SID].snapshot()["prompts"]
+    assert "cancelRequested" not in prompts[0] and prompts[1]["cancelRequested"] is True

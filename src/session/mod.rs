@@ -1310,16 +1310,15 @@ impl Reducer {
                 if index + 1 == s.prompts.len() && (mode != Mode::V2 || error.is_some()) {
                     s.turn_open = false;
                 }
+                // v1: any answer ends the turn (a response carries a result or an error).
                 if mode != Mode::V2 {
-                    if result.is_some() || error.is_some() {
-                        s.state = Some("idle".to_owned());
-                        let stop = stop.map(str::to_owned);
-                        let moved = s.stop_reason != stop;
-                        s.stop_reason = stop;
-                        self.change(&sid, "session", "state");
-                        if moved {
-                            self.change(&sid, "session", "stopReason");
-                        }
+                    s.state = Some("idle".to_owned());
+                    let stop = stop.map(str::to_owned);
+                    let moved = s.stop_reason != stop;
+                    s.stop_reason = stop;
+                    self.change(&sid, "session", "state");
+                    if moved {
+                        self.change(&sid, "session", "stopReason");
                     }
                 }
                 self.change(&sid, "session", "prompts");
