@@ -1032,3 +1032,188 @@ fn empty_batch_applied_is_an_error_and_reject_records_one() {
     assert_eq!(errors[0].line, None);
     assert_eq!(errors[1].session_id.as_deref(), Some(SID));
 }
+
+/// The snapshot without its `errors`.
+fn without_errors(snapshot: Json) -> Json {
+    let Json::Object(mut o) = snapshot else {
+        unreachable!()
+    };
+    obj_remove(&mut o, "errors");
+    Json::Object(o)
+}
+
+#[test]
+fn a_field_of_the_wrong_type_is_an_error_and_changes_nothing() {
+    let info = upd(r#"{"sessionUpdate":"session_info_update"}"#);
+    let cases = [
+        (
+            2,
+            r#"{"sessionUpdate":"agent_message","messageId":"m","content":[{"type":"text","text":"a"}]}"#,
+            r#"{"sessionUpdate":"agent_message","messageId":"m","content":{"type":"text","text":"b"}}"#,
+            "agent_message: content must be an array or null",
+        ),
+        (
+            2,
+            r#"{"sessionUpdate":"tool_call_update","toolCallId":"c","title":"T"}"#,
+            r#"{"sessionUpdate":"tool_call_update","toolCallId":"c","locations":{}}"#,
+            "tool_call_update: locations must be an array or null",
+        ),
+        (
+            1,
+            r#"{"sessionUpdate":"tool_call","toolCallId":"c","title":"T"}"#,
+            r#"{"sessionUpdate":"tool_call_update","toolCallId":"c","status":3}"#,
+            "tool_call_update: status must be a string or null",
+        ),
+        (
+            2,
+            r#"{"sessionUpdate":"terminal_update","terminalId":"t","output":{"data":"b2s="}}"#,
+            r#"{"sessionUpdate":"terminal_update","terminalId":"t","output":{}}"#,
+            "terminal_update: output.data must be a string",
+        ),
+        (
+            2,
+            r#"{"sessionUpdate":"terminal_update","terminalId":"t","output":{"data":"b2s="}}"#,
+            r#"{"sessionUpdate":"terminal_update","terminalId":"t","output":"bm8="}"#,
+            "terminal_update: output must be an object or null",
+        ),
+        (
+            2,
+            r#"{"sessionUpdate":"state_update","state":"running"}"#,
+            r#"{"sessionUpdate":"state_update","state":"idle","stopReason":5}"#,
+            "state_update: stopReason must be a string or null",
+        ),
+        (
+            2,
+            r#"{"sessionUpdate":"usage_update","used":1,"size":2}"#,
+            r#"{"sessionUpdate":"usage_update","used":1,"size":2,"cost":{"amount":true,"currency":"USD"}}"#,
+            "usage_update: cost.amount must be a number",
+        ),
+        (
+            2,
+            r#"{"sessionUpdate":"compaction_update","compactionId":"c","status":"in_progress"}"#,
+            r#"{"sessionUpdate":"compaction_update","compactionId":"c","status":"completed","summary":{"type":"text","text":"S"}}"#,
+            "compaction_update: summary must be an array or null",
+        ),
+        (
+            2,
+            r#"{"sessionUpdate":"agent_message_chunk","messageId":"m","content":{"type":"text","text":"a"}}"#,
+            r#"{"sessionUpdate":"agent_message_chunk","messageId":"m","content":{"type":"text","text":"b"},"_meta":"x"}"#,
+            "agent_message_chunk: _meta must be an object or null",
+        ),
+    ];
+    for (version, before, bad, reason) in cases {
+        let mut s = store(Some(version), &[info.clone(), upd(before)]);
+        assert!(s.take_errors().is_empty(), "{before}");
+        let old = s.get(SID).unwrap().snapshot();
+        s.take_changes();
+        s.feed((upd(bad) + "\n").as_bytes());
+        let errors = s.take_errors();
+        assert_eq!(errors.len(), 1, "{bad}");
+        assert_eq!(errors[0].reason, reason);
+        assert_eq!(
+            without_errors(s.get(SID).unwrap().snapshot()),
+            without_errors(old),
+            "{bad}"
+        );
+        assert!(s.take_changes().iter().all(|c| c.2 == "errors"), "{bad}");
+    }
+    // Null passes everywhere; open enums take any string; raw fields take anything.
+    let s = store(
+        Some(2),
+        &[
+            upd(
+                r#"{"sessionUpdate":"tool_call_update","toolCallId":"c","kind":"_k","status":null,"rawInput":5,"_meta":null,"x":[]}"#,
+            ),
+            upd(
+                r#"{"sessionUpdate":"state_update","state":"idle","stopReason":"_why","usage":null}"#,
+            ),
+        ],
+    );
+    assert!(s.errors().next().is_none());
+}
+
+#[test]
+fn every_checked_variant_is_named_once() {
+    let mut names: Vec<&str> = check::FIELD_TYPES.iter().map(|(k, _)| *k).collect();
+    let n = names.len();
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(names.len(), n);
+}
+
+fn prompt_line(id: u32) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"session/prompt","params":{{"sessionId":"{SID}","prompt":[]}}}}"#
+    )
+}
+
+#[test]
+fn a_v1_prompt_result_without_a_stop_reason_is_an_error_and_ends_the_turn() {
+    for result in ["{}", "null", r#"{"stopReason":5}"#] {
+        let mut s = store(Some(1), &[prompt_line(2)]);
+        assert_eq!(s.get(SID).unwrap().state(), Some("running"));
+        s.feed(format!("{{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{result}}}\n").as_bytes());
+        let errors = s.take_errors();
+        assert_eq!(errors.len(), 1, "{result}");
+        assert_eq!(
+            errors[0].reason,
+            "session/prompt: result.stopReason must be a string"
+        );
+        let session = s.get(SID).unwrap();
+        assert_eq!(
+            (session.state(), session.stop_reason()),
+            (Some("idle"), None)
+        );
+        assert_eq!(prompt_response(&s), Some(parse(result)));
+    }
+}
+
+#[test]
+fn a_set_config_option_result_replaces_the_config_options() {
+    let mut s = store(
+        Some(2),
+        &[
+            r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/"}}"#.to_owned(),
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"result":{{"sessionId":"{SID}","configOptions":[{{"id":"a"}}]}}}}"#
+            ),
+            format!(
+                r#"{{"jsonrpc":"2.0","id":2,"method":"session/set_config_option","params":{{"sessionId":"{SID}","configId":"a","value":"v"}}}}"#
+            ),
+        ],
+    );
+    s.take_changes();
+    s.feed(b"{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"configOptions\":[{\"id\":\"b\"}]}}\n");
+    let snap = s.get(SID).unwrap().snapshot();
+    assert_eq!(get(&snap, &["configOptions"]), &parse(r#"[{"id":"b"}]"#));
+    assert_eq!(
+        s.take_changes(),
+        vec![(SID.to_owned(), "session", "configOptions".to_owned())]
+    );
+}
+
+#[test]
+fn a_cancel_after_the_turn_ended_marks_nothing() {
+    let cancel = format!(
+        r#"{{"jsonrpc":"2.0","method":"session/cancel","params":{{"sessionId":"{SID}"}}}}"#
+    );
+    let cancelled = |s: &Sessions, i: &str| {
+        let snap = s.get(SID).unwrap().snapshot();
+        match get(&snap, &["prompts", i]) {
+            Json::Object(o) => obj_get(o, "cancelRequested").is_some(),
+            _ => unreachable!(),
+        }
+    };
+    let answered = r#"{"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn"}}"#.to_owned();
+    let s = store(Some(1), &[prompt_line(2), answered, cancel.clone()]);
+    assert!(!cancelled(&s, "0"));
+    let s = store(Some(1), &[prompt_line(2), cancel.clone()]);
+    assert!(cancelled(&s, "0"));
+    // v2: the result only acknowledges the prompt; the turn runs until idle.
+    let ack = r#"{"jsonrpc":"2.0","id":2,"result":{"messageId":"u"}}"#.to_owned();
+    let idle = upd(r#"{"sessionUpdate":"state_update","state":"idle"}"#);
+    let s = store(Some(2), &[prompt_line(2), ack.clone(), cancel.clone()]);
+    assert!(cancelled(&s, "0"));
+    let s = store(Some(2), &[prompt_line(2), ack, idle, cancel]);
+    assert!(!cancelled(&s, "0"));
+}
