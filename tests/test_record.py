@@ -193,6 +193,20 @@ def test_an_oversized_frame_is_forwarded_whole_and_traced_as_an_excerpt(tmp_path
     assert records[1]["msg"] == [1]
 
 
+def test_a_frame_with_a_byte_order_mark_is_recorded_raw(tmp_path):
+    # `loads` skips a BOM in bytes, but a frame holding one is refused by the framing, and
+    # embedded as a record's "msg" it would make the trace line invalid JSON.
+    trace = tmp_path / "t.ndjson"
+    frame = b'\xef\xbb\xbf{"jsonrpc":"2.0","method":"x"}\n'
+    result = _run(["--out", str(trace), "--", "cat"], frame)
+    assert result.returncode == 0 and result.stdout == frame
+    lines = trace.read_bytes().splitlines()
+    records = [json.loads(line) for line in lines]
+    assert [r["dir"] for r in records] == ["client", "agent"]
+    assert all(r["raw"] == '\ufeff{"jsonrpc":"2.0","method":"x"}' for r in records)
+    assert [e["reason"] for e in acpwire.replay(trace).errors] == ["invalid JSON"] * 2
+
+
 def test_an_unwritable_trace_is_a_clear_error(tmp_path):
     result = _run(["--out", str(tmp_path / "missing" / "t.ndjson"), "--", "cat"])
     assert result.returncode == 2

@@ -274,6 +274,53 @@ def test_stats_timing_from_a_recorded_trace(tmp_path):
     assert "first update after 20.0 ms" in cli("stats", str(recorded)).stdout.decode()
 
 
+def test_stats_of_a_recorded_trace_reports_its_raw_records_and_senders(tmp_path):
+    # A raw record is the bad frame a plain trace would show; and with both sides' requests
+    # pending under id 2, the client's error answers the agent's permission request (the
+    # record says who sent it), so the prompt is still running, as `replay` has it.
+    sid = "sess_1"
+    messages = [
+        (
+            "client",
+            {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}},
+        ),
+        ("agent", {"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": 1}}),
+        ("client", {"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {}}),
+        ("agent", {"jsonrpc": "2.0", "id": 1, "result": {"sessionId": sid}}),
+        (
+            "client",
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "session/prompt",
+                "params": {"sessionId": sid, "prompt": []},
+            },
+        ),
+        (
+            "agent",
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "session/request_permission",
+                "params": {"sessionId": sid, "toolCall": {}, "options": []},
+            },
+        ),
+        ("client", {"jsonrpc": "2.0", "id": 2, "error": {"code": -32603, "message": "no"}}),
+    ]
+    lines = [json.dumps({"t": 0.01 * i, "dir": d, "msg": m}) for i, (d, m) in enumerate(messages)]
+    lines.insert(2, json.dumps({"t": 0.015, "dir": "agent", "raw": "this is not json"}))
+    trace = tmp_path / "rec.ndjson"
+    trace.write_text("\n".join(lines) + "\n")
+    result = cli("stats", str(trace), "--json")
+    assert result.returncode == 1
+    report = json.loads(result.stdout)
+    offset = len(lines[0]) + len(lines[1]) + 2
+    assert report["frameErrors"] == [{"line": 3, "offset": offset, "reason": "invalid JSON"}]
+    assert report["sessions"][sid]["state"] == "running"
+    replayed = json.loads(cli("replay", str(trace), "--format", "json").stdout)
+    assert replayed[sid]["state"] == "running"
+
+
 def test_stats_errors(tmp_path):
     assert cli("stats", str(tmp_path / "missing")).returncode == 2
     bad = tmp_path / "bad.ndjson"

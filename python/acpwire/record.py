@@ -143,12 +143,20 @@ def _body(event: Any) -> tuple[bytes, ...]:
     if isinstance(event, FrameError):
         excerpt, reason = dumps(event.excerpt)[:-1], dumps(event.reason)[:-1]
         return (b',"raw":', excerpt, b',"error":', reason, b"}\n")
-    try:
-        loads(event)
-    except ValueError:
-        return (b',"raw":', dumps(event.decode("utf-8", "replace"))[:-1], b"}\n")
-    # Valid JSON embeds as is, so the trace keeps the frame's exact bytes.
-    return (b',"msg":', event, b"}\n")
+    # A byte order mark, which `loads` skips in bytes, is an error in a frame and no JSON
+    # inside a record: such a frame is recorded raw, as the framing would refuse it.
+    if not event.startswith(_UTF8_BOM):
+        try:
+            loads(event)
+        except ValueError:
+            pass
+        else:
+            # Valid JSON embeds as is, so the trace keeps the frame's exact bytes.
+            return (b',"msg":', event, b"}\n")
+    return (b',"raw":', dumps(event.decode("utf-8", "replace"))[:-1], b"}\n")
+
+
+_UTF8_BOM = b"\xef\xbb\xbf"
 
 
 def _write_all(fd: int, data: bytes) -> None:

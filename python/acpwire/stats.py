@@ -6,7 +6,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import IO, Any
 
-from .traces import iter_records
+from .traces import iter_trace
 
 __all__ = ["trace_stats"]
 
@@ -43,12 +43,18 @@ def trace_stats(path: str | Path | IO[bytes], **options: Any) -> dict[str, Any]:
     prompt_session: dict[Any, str] = {}
     timed = False
 
-    def on_error(error: Any) -> None:
-        frame_errors.append({"line": error.line, "offset": error.offset, "reason": error.reason})
-
-    for record in iter_records(path, on_error=on_error):
+    # Plain and recorded traces alike: a bad frame, or a raw record, is a frame error at its
+    # line, and each message is applied with its sender when the record names it.
+    cap = options.get("max_frame_bytes", 32 * 1024 * 1024)
+    for record in iter_trace(path, cap):
+        if record.error is not None:
+            frame_errors.append(
+                {"line": record.line, "offset": record.offset, "reason": record.error}
+            )
+            store._record_error(record.error, record.line, record.offset)
+            continue
         message = record.message
-        store.apply(message)
+        store._apply_at(message, record.sender, record.line, record.offset)
         if not isinstance(message, dict):
             continue
         timed = timed or record.t is not None

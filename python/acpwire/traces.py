@@ -11,29 +11,29 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from . import FrameDecoder, FrameError, iter_messages, loads
+from . import FrameDecoder, loads
 
-__all__ = ["Record", "TraceError", "is_record", "iter_records", "load", "open_trace", "replay"]
+__all__ = [
+    "TraceError",
+    "TraceLine",
+    "is_record",
+    "iter_lines",
+    "iter_trace",
+    "load",
+    "open_trace",
+    "replay",
+]
 
 CHUNK = 1 << 20
 
 
 class TraceError(ValueError):
     """A trace could not be read as NDJSON at all."""
-
-
-@dataclass(frozen=True, slots=True)
-class Record:
-    """One message of a trace; ``t`` and ``direction`` are None in plain traces."""
-
-    message: Any
-    t: float | None = None
-    direction: str | None = None
 
 
 def is_record(value: Any) -> bool:
@@ -71,21 +71,6 @@ def sniff(fp: IO[bytes], strict: bool = True) -> tuple[bytes, bool]:
     return head, bool(first) and is_record(first[0])
 
 
-def iter_records(
-    path: str | Path | IO[bytes], on_error: Callable[[FrameError], object] | None = None
-) -> Iterator[Record]:
-    """Every message of a trace, with its timestamp and direction when it has them."""
-    with open_trace(path) as fp:
-        head, records = sniff(fp)
-        stream = _Rejoined(head, fp)
-        for value in iter_messages(stream, chunk_size=CHUNK, on_error=on_error):  # type: ignore[arg-type]
-            if records and is_record(value):
-                if "msg" in value:
-                    yield Record(value["msg"], float(value["t"]), str(value["dir"]))
-            else:
-                yield Record(value)
-
-
 def load(path: str | Path | IO[bytes], **options: Any) -> Any:
     """Reduce a whole trace (a path, ``-``, or a binary file) into a new ``Sessions``.
 
@@ -120,57 +105,90 @@ def _load(path: str | Path | IO[bytes], strict: bool, options: dict) -> Any:
 
 
 _SENDERS = frozenset(("client", "agent"))
-# The reason both backends give a line longer than the cap.
+# The reasons both backends give a line longer than the cap and an empty batch.
 _TOO_LONG = "frame exceeds max_frame_bytes"
+_EMPTY_BATCH = "empty batch"
 # Sessions' default cap, for a store made without one.
 _DEFAULT_MAX_FRAME_BYTES = 32 * 1024 * 1024
 
 
-def _apply_records(store: Any, stream: _Rejoined, options: dict) -> None:
-    """Apply each line of a recorded trace to ``store``, errors placed at their trace line.
+@dataclass
+class TraceLine:
+    """A line of a trace that is not blank, where it starts, and what it holds: a message
+    (with its time and sender when recorded) or, in ``error``, why it holds none (the reason a
+    plain trace holding that frame would give)."""
+
+    line: int
+    offset: int
+    message: Any = None
+    t: float | None = None
+    sender: str | None = None
+    error: str | None = None
+
+
+def iter_trace(
+    path: str | Path | IO[bytes], max_frame_bytes: int = _DEFAULT_MAX_FRAME_BYTES
+) -> Iterator[TraceLine]:
+    """Each line of a trace (a path, ``-``, or a binary file) that is not blank, placed, with
+    its message or the error a plain trace would record for it: see :func:`iter_lines`.
+
+    Raises ``TraceError`` for a file whose first MiB holds lines but no JSON message.
+    """
+    with open_trace(path) as fp:
+        head, _ = sniff(fp)
+        yield from iter_lines(_Rejoined(head, fp), max_frame_bytes)  # type: ignore[arg-type]
+
+
+def iter_lines(
+    stream: IO[bytes], max_frame_bytes: int = _DEFAULT_MAX_FRAME_BYTES
+) -> Iterator[TraceLine]:
+    """Each line of a trace, plain or recorded, placed (1-based line, byte offset). A frame
+    the framing would refuse (invalid UTF-8 or JSON, trailing data, an empty batch, over the
+    cap), plain or recorded raw, is an ``error`` entry with the framing's reason.
 
     A record holds its frame's JSON as it was, or its text escaped: a record line may take up
     to six bytes per byte of a frame under the cap, and nothing longer is held, so memory
     stays bounded by the cap however long a line runs.
     """
-    cap = options.get("max_frame_bytes", _DEFAULT_MAX_FRAME_BYTES)
-    decoder_options = {"max_frame_bytes": cap}
-    limit = 6 * cap + 1024
+    limit = 6 * max_frame_bytes + 1024
 
     def reason_for(frame: bytes) -> str | None:
         # What a plain trace holding this frame as a line would record.
-        decoder = FrameDecoder(**decoder_options)
+        decoder = FrameDecoder(max_frame_bytes=max_frame_bytes)
         decoder.feed(frame + b"\n")
         errors = decoder.take_errors()
         return errors[0].reason if errors else None
 
-    def apply_line(line: bytes, number: int, start: int) -> None:
+    def entry(line: bytes, number: int, start: int) -> TraceLine | None:
         frame = line[:-1] if line[-1:] == b"\r" else line
         if not frame.strip(b" \t\r"):
-            return
+            return None
         if len(frame) > limit:
-            store._record_error(_TOO_LONG, number, start)
-            return
+            return TraceLine(number, start, error=_TOO_LONG)
         try:
             value = loads(frame)
         except ValueError:
-            store._record_error(reason_for(frame) or "invalid JSON", number, start)
-            return
+            return TraceLine(number, start, error=reason_for(frame) or "invalid JSON")
+        if value == []:
+            return TraceLine(number, start, error=_EMPTY_BATCH)
         if not is_record(value):
-            store._apply_at(value, None, number, start)
-        elif "msg" in value:
-            direction = value["dir"]
-            sender = direction if isinstance(direction, str) and direction in _SENDERS else None
-            store._apply_at(value["msg"], sender, number, start)
-        else:
-            reason = value.get("error")
-            if not isinstance(reason, str):
-                raw = value["raw"]
-                # A frame recorded raw whose text is now valid JSON held invalid UTF-8
-                # (the recorder replaced it).
-                text = raw.encode("utf-8", "replace") if isinstance(raw, str) else b""
-                reason = reason_for(text) or "invalid UTF-8"
-            store._record_error(reason, number, start)
+            return TraceLine(number, start, value)
+        direction = value["dir"]
+        sender = direction if isinstance(direction, str) and direction in _SENDERS else None
+        t = value["t"]
+        t = float(t) if isinstance(t, (int, float)) and not isinstance(t, bool) else None
+        if "msg" in value:
+            if value["msg"] == []:
+                return TraceLine(number, start, t=t, sender=sender, error=_EMPTY_BATCH)
+            return TraceLine(number, start, value["msg"], t, sender)
+        reason = value.get("error")
+        if not isinstance(reason, str):
+            raw = value["raw"]
+            # A frame recorded raw whose text is now valid JSON held invalid UTF-8 (the
+            # recorder replaced it).
+            text = raw.encode("utf-8", "replace") if isinstance(raw, str) else b""
+            reason = reason_for(text) or "invalid UTF-8"
+        return TraceLine(number, start, t=t, sender=sender, error=reason)
 
     number = 0  # lines ended so far
     start = 0  # where the current line starts in the trace
@@ -182,7 +200,9 @@ def _apply_records(store: Any, stream: _Rejoined, options: dict) -> None:
         for piece in ended:
             number += 1
             if not skipping:
-                apply_line(b"".join([*held, piece]) if held else piece, number, start)
+                found = entry(b"".join([*held, piece]) if held else piece, number, start)
+                if found is not None:
+                    yield found
             start += length + len(piece) + 1
             held, length, skipping = [], 0, False
         length += len(rest)
@@ -190,12 +210,24 @@ def _apply_records(store: Any, stream: _Rejoined, options: dict) -> None:
             continue
         if length > limit:
             # Reported once, then skipped up to its newline without being kept.
-            store._record_error(_TOO_LONG, number + 1, start)
+            yield TraceLine(number + 1, start, error=_TOO_LONG)
             held, skipping = [], True
         else:
             held.append(rest)
     if held and not skipping:
-        apply_line(b"".join(held), number + 1, start)
+        found = entry(b"".join(held), number + 1, start)
+        if found is not None:
+            yield found
+
+
+def _apply_records(store: Any, stream: _Rejoined, options: dict) -> None:
+    """Apply each line of a recorded trace to ``store``, errors placed at their trace line."""
+    cap = options.get("max_frame_bytes", _DEFAULT_MAX_FRAME_BYTES)
+    for entry in iter_lines(stream, cap):  # type: ignore[arg-type]
+        if entry.error is not None:
+            store._record_error(entry.error, entry.line, entry.offset)
+        else:
+            store._apply_at(entry.message, entry.sender, entry.line, entry.offset)
 
 
 class _Rejoined:
