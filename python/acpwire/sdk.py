@@ -244,7 +244,7 @@ def _takes_transport(acp: Any) -> bool:
 def connect_to_agent(
     client: Any,
     input_stream: Any,
-    output_stream: Any,
+    output_stream: Any = None,
     *,
     max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
     on_error: OnError | None = None,
@@ -257,8 +257,19 @@ def connect_to_agent(
     and returning one), ``input_stream`` the agent's stdin (``asyncio.StreamWriter``),
     ``output_stream`` its stdout (``asyncio.StreamReader``), and keyword arguments for the
     SDK's ``ClientSideConnection``. Returns that ``ClientSideConnection``.
+
+    Anything but that pair of streams (the SDK's message-``Transport`` form, with
+    ``output_stream`` left out, or streams of other types) goes to the SDK as given, which
+    accepts or refuses it with its own ``TypeError``: only byte streams have frames to read.
     """
     acp = _sdk()
+    if not (
+        isinstance(input_stream, asyncio.StreamWriter)
+        and isinstance(output_stream, asyncio.StreamReader)
+    ):
+        if output_stream is None:
+            return acp.connect_to_agent(client, input_stream, **connection_kwargs)
+        return acp.connect_to_agent(client, input_stream, output_stream, **connection_kwargs)
     if _takes_transport(acp):
         transport = FrameTransport(
             output_stream,
