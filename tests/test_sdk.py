@@ -362,3 +362,17 @@ def test_session_accumulator_apply_builds_no_snapshot():
     assert calls == {"apply": 20_000, "snapshot": 0}
     assert len(acc.agent_messages) == 20_000
     assert calls["snapshot"] == 1
+
+
+async def test_connect_to_agent_hands_other_forms_to_the_sdk():
+    reader = asyncio.StreamReader()
+    # Streams the SDK refuses are refused with its own error, not accepted and left to fail.
+    with pytest.raises(TypeError, match="requires asyncio StreamWriter/StreamReader"):
+        sdk.connect_to_agent(RecordingClient(), reader, None)
+    if not sdk._takes_transport(acp):
+        pytest.skip("this SDK takes no message transport")
+    # The SDK 0.12 form: one message Transport, no output stream.
+    transport = sdk.FrameTransport(asyncio.StreamReader(), None)
+    conn = sdk.connect_to_agent(RecordingClient(), transport)
+    assert type(conn).__name__ == "ClientSideConnection"
+    await conn.close()
