@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import shutil
@@ -151,6 +152,48 @@ def test_replay_of_a_recorded_trace_matches_the_plain_one(tmp_path):
     recorded = records_of(SAMPLE, tmp_path / "rec.ndjson")
     plain = cli("replay", str(SAMPLE), "--format", "json").stdout
     assert cli("replay", str(recorded), "--format", "json").stdout == plain
+
+
+def test_replay_shows_an_agents_control_characters_and_links_only_safely(tmp_path):
+    # An agent's text may hold escape sequences (a clipboard write, a screen clear); printed
+    # on the reader's terminal they must show as text. A terminal's OSC 8 link becomes a
+    # clickable link in the page only for a web, mail or file address.
+    def update(body):
+        return {"jsonrpc": "2.0", "method": "session/update",
+                "params": {"sessionId": "s", "update": body}}  # fmt: skip
+
+    def chunk(data: bytes):
+        return update({"sessionUpdate": "terminal_output_chunk", "terminalId": "t",
+                       "data": base64.b64encode(data).decode()})  # fmt: skip
+
+    text = "hi \x1b]52;c;ZXZpbA==\x07 \x1b[2J\x9b2J there\r\nnext\rover"
+    lines = [
+        {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 2}},
+        {"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": 2}},
+        update(
+            {
+                "sessionUpdate": "agent_message_chunk",
+                "messageId": "m",
+                "content": {"type": "text", "text": text},
+            }
+        ),
+        chunk(b"\x1b]8;;javascript:alert(1)\x07click\x1b]8;;\x07 "),
+        chunk(b"\x1b]8;;https://example.com/a?b=1&c=2\x07docs\x1b]8;;\x07\r\n"),
+    ]
+    trace = tmp_path / "t.ndjson"
+    trace.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    for fmt in ("text", "ansi", "markdown"):
+        out = cli("replay", str(trace), "--format", fmt).stdout
+        assert b"\x1b]" not in out and b"\x1b[2J" not in out and b"\x07" not in out, fmt
+        assert b"\xc2\x9b" not in out and b"\r" not in out, fmt
+        assert "hi ^[]52;c;ZXZpbA==^G ^[[2J\ufffd2J there\nnext^Mover".encode() in out, fmt
+    page = cli("replay", str(trace), "--format", "html").stdout.decode()
+    assert "javascript:" not in page.split("click")[0].rsplit("<pre", 1)[-1]
+    assert '<a href="javascript' not in page
+    assert '<a href="https://example.com/a?b=1&amp;c=2">docs</a>' in page
+    # The JSON snapshot stays exact: it is data, not display.
+    snapshot = json.loads(cli("replay", str(trace), "--format", "json").stdout)
+    assert snapshot["s"]["messages"][0]["content"][0]["text"] == text
 
 
 def test_replay_errors(tmp_path):

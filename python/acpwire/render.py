@@ -8,6 +8,7 @@ keep the colours of the command output.
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -16,6 +17,35 @@ from . import dumps
 __all__ = ["FORMATS", "render_session"]
 
 FORMATS = ("ansi", "text", "markdown", "json", "html")
+
+# Formats read on a terminal: what an agent sent must not reach it as control sequences.
+_FOR_TERMINALS = frozenset(("ansi", "text", "markdown"))
+# C0 controls but tab and newline, DEL and C1 controls.
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# OSC 8 links a page may make clickable; any other scheme (javascript:, data:, ...) is text.
+_SAFE_LINK = re.compile(r"(?i)(https?|ftp|mailto|file):")
+
+
+def _caret(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if code < 0x20:
+        return "^" + chr(code + 0x40)
+    return "^?" if code == 0x7F else "\ufffd"
+
+
+def _visible(value: Any) -> Any:
+    """``value`` with every control character in its strings made visible, as ``cat -v``
+    does (``ESC`` as ``^[``; C1 controls as U+FFFD): an agent's text printed on a terminal
+    cannot then move the cursor, clear the screen or set the clipboard. CRLF reads as a line
+    break, as in the terminals' own text."""
+    if isinstance(value, str):
+        return _CONTROLS.sub(_caret, value.replace("\r\n", "\n"))
+    if isinstance(value, dict):
+        return {k: _visible(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_visible(v) for v in value]
+    return value
+
 
 _STATUS_MARK = {"completed": "✔", "failed": "✘", "in_progress": "…", "pending": "·"}
 _PLAN_MARK = {"completed": "[x]", "in_progress": "[~]", "pending": "[ ]"}
@@ -111,6 +141,8 @@ class _Renderer:
     def __init__(self, session: Any, fmt: str, thoughts: bool) -> None:
         self.session = session
         self.snapshot = session.snapshot()
+        if fmt in _FOR_TERMINALS:
+            self.snapshot = _visible(self.snapshot)
         self.fmt = fmt
         self.thoughts = thoughts
 
@@ -169,7 +201,7 @@ class _Renderer:
                 if decorations:
                     style.append("text-decoration:" + " ".join(decorations))
                 text = html.escape(span.text)
-                if span.link:
+                if span.link and _SAFE_LINK.match(span.link):
                     text = f'<a href="{html.escape(span.link, quote=True)}">{text}</a>'
                 parts.append(f'<span style="{";".join(style)}">{text}</span>' if style else text)
             out.append("".join(parts))
