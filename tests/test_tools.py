@@ -196,6 +196,27 @@ def test_replay_shows_an_agents_control_characters_and_links_only_safely(tmp_pat
     assert snapshot["s"]["messages"][0]["content"][0]["text"] == text
 
 
+def test_check_and_stats_print_a_traces_strings_without_their_control_characters(tmp_path):
+    lines = [
+        {"jsonrpc": "2.0", "method": "x\x1b[2Jy", "params": {}},
+        {
+            "jsonrpc": "2.0",
+            "method": "session/update",
+            "params": {"sessionId": "s\x1b]0;t\x07", "update": {"sessionUpdate": "k\x1b[2J"}},
+        },
+    ]
+    trace = tmp_path / "t.ndjson"
+    trace.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    checked = cli("check", str(trace)).stdout
+    assert b"\x1b" not in checked and b"x^[[2Jy" in checked and b"k^[[2J" in checked
+    stats = cli("stats", str(trace)).stdout
+    assert b"\x1b" not in stats and b"\x07" not in stats and b"session s^[]0;t^G" in stats
+    # --json keeps the strings exact: it is data, not display.
+    report = json.loads(cli("check", str(trace), "--json").stdout)
+    assert report["methods"]["x\x1b[2Jy"] == 1
+    assert "s\x1b]0;t\x07" in json.loads(cli("stats", str(trace), "--json").stdout)["sessions"]
+
+
 def test_replay_errors(tmp_path):
     result = cli("replay", str(SAMPLE), "--session", "nope")
     assert result.returncode == 2 and b"no session 'nope'" in result.stderr

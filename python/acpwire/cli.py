@@ -11,6 +11,7 @@ from importlib import resources
 from typing import IO, Any
 
 from . import BACKEND, FrameDecoder, FrameError, dumps, iter_messages
+from .render import visible
 
 SAMPLE_TRACE = "sample-v2.ndjson"
 
@@ -89,7 +90,8 @@ def check(path: str | None, *, max_frame_bytes: int, as_json: bool) -> int:
     if as_json:
         sys.stdout.buffer.write(dumps(report))
     else:
-        _print_report(report, errors)
+        # Printed for a reader's terminal: methods and kinds are the trace's own strings.
+        _print_report(visible(report, keys=True), errors)
     return 1 if errors else 0
 
 
@@ -219,7 +221,8 @@ def stats(path: str, *, as_json: bool) -> int:
     if as_json:
         sys.stdout.buffer.write(dumps(report))
     else:
-        _print_stats(report)
+        # Printed for a reader's terminal: ids and kinds are the trace's own strings.
+        _print_stats(visible(report, keys=True))
     return 1 if report["frameErrors"] else 0
 
 

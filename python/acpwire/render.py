@@ -33,17 +33,21 @@ def _caret(match: re.Match[str]) -> str:
     return "^?" if code == 0x7F else "\ufffd"
 
 
-def _visible(value: Any) -> Any:
+def visible(value: Any, *, keys: bool = False) -> Any:
     """``value`` with every control character in its strings made visible, as ``cat -v``
     does (``ESC`` as ``^[``; C1 controls as U+FFFD): an agent's text printed on a terminal
     cannot then move the cursor, clear the screen or set the clipboard. CRLF reads as a line
-    break, as in the terminals' own text."""
+    break, as in the terminals' own text. ``keys``: dict keys too (they are printed as well),
+    else they stay as they are (they are looked up)."""
     if isinstance(value, str):
         return _CONTROLS.sub(_caret, value.replace("\r\n", "\n"))
     if isinstance(value, dict):
-        return {k: _visible(v) for k, v in value.items()}
+        return {
+            (visible(k) if keys and isinstance(k, str) else k): visible(v, keys=keys)
+            for k, v in value.items()
+        }
     if isinstance(value, list):
-        return [_visible(v) for v in value]
+        return [visible(v, keys=keys) for v in value]
     return value
 
 
@@ -142,7 +146,7 @@ class _Renderer:
         self.session = session
         self.snapshot = session.snapshot()
         if fmt in _FOR_TERMINALS:
-            self.snapshot = _visible(self.snapshot)
+            self.snapshot = visible(self.snapshot)
         self.fmt = fmt
         self.thoughts = thoughts
 
