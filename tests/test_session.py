@@ -1120,7 +1120,10 @@ MALFORMED = [
         "tool_call_content_chunk: content must be an object",
     ),
     (
-        {"sessionUpdate": "tool_call_content_chunk", "content": {"type": "content"}},
+        {
+            "sessionUpdate": "tool_call_content_chunk",
+            "content": {"type": "terminal", "terminalId": "t"},
+        },
         "tool_call_content_chunk: toolCallId must be a string",
     ),
     (
@@ -2381,7 +2384,9 @@ def test_top_level_nulls_are_absent_from_stored_entities(backend):
                     "plan": {
                         "type": "items",
                         "planId": "p",
-                        "entries": [{"x": None}],
+                        "entries": [
+                            {"content": "a", "priority": "high", "status": "x", "_meta": None}
+                        ],
                         "_meta": None,
                     },
                 }
@@ -2393,7 +2398,11 @@ def test_top_level_nulls_are_absent_from_stored_entities(backend):
     assert s["notices"] == [{"severity": "info", "title": "t"}]
     assert s["updateExtras"] == {}
     # Inside a payload, a null stays.
-    assert s["plans"]["p"] == {"type": "items", "planId": "p", "entries": [{"x": None}]}
+    assert s["plans"]["p"] == {
+        "type": "items",
+        "planId": "p",
+        "entries": [{"content": "a", "priority": "high", "status": "x", "_meta": None}],
+    }
     s = snap(backend, [upd({"sessionUpdate": "plan", "entries": [], "_meta": None})], 1)
     assert s["plans"]["main"] == {"type": "items", "planId": "main", "entries": []}
 
@@ -2410,7 +2419,7 @@ def test_top_level_nulls_are_absent_from_stored_entities(backend):
                         "sessionUpdate": "state_update",
                         "state": "idle",
                         "stopReason": "end_turn",
-                        "usage": {"totalTokens": 1},
+                        "usage": {"totalTokens": 1, "inputTokens": 1, "outputTokens": 0},
                     }
                 )
             ],
@@ -2614,7 +2623,10 @@ _MINIMAL_UPDATES = {
     "agent_thought": {"messageId": "m"},
     "tool_call": {"toolCallId": "c", "title": "t"},
     "tool_call_update": {"toolCallId": "c"},
-    "tool_call_content_chunk": {"toolCallId": "c", "content": {"type": "content"}},
+    "tool_call_content_chunk": {
+        "toolCallId": "c",
+        "content": {"type": "content", "content": text("a")},
+    },
     "terminal_update": {"terminalId": "t"},
     "terminal_output_chunk": {"terminalId": "t", "data": ""},
     "plan": {"entries": []},
@@ -2725,6 +2737,133 @@ def test_field_types_follow_the_schemas(backend, shared):
                     field,
                     value,
                     reasons,
+                )
+
+
+# Where the schemas type the members of a nested object or of an array's items: (variant,
+# field, its schema definition, how the object sits in the field).
+_NESTED = (
+    ("terminal_update", "exitStatus", "TerminalExitStatus", "object"),
+    ("state_update", "usage", "Usage", "object"),
+    ("usage_update", "cost", "Cost", "object"),
+    ("terminal_update", "output", "TerminalOutput", "object"),
+    ("tool_call_update", "content", "ToolCallContent", "items"),
+    ("tool_call", "content", "ToolCallContent", "items"),
+    ("tool_call_content_chunk", "content", "ToolCallContent", "one"),
+    ("tool_call_update", "locations", "ToolCallLocation", "items"),
+    ("plan", "entries", "PlanEntry", "items"),
+)
+# A string that is also valid base64 (terminal output data).
+_A_VALUE = {"string": "eA==", "integer": 1, "number": 1.5, "array": [], "object": {}}
+
+
+def _nested_cases(shared) -> list:
+    """(version, kind, field, how, a valid object, its path, member, member types, required)
+    for every member of every nested object and item the schemas type."""
+    cases = []
+    for version in (1, 2):
+        for name in ("schema.json", "schema.unstable.json"):
+            schema = json.loads((shared / "acp-schema" / f"v{version}" / name).read_text())
+            defs = schema["$defs"]
+            variants = {
+                _variant_fields(v, defs)[0]["sessionUpdate"].get("const")
+                for v in defs["SessionUpdate"][
+                    "anyOf" if "anyOf" in defs["SessionUpdate"] else "oneOf"
+                ]
+            }
+            for kind, field, ref, how in _NESTED:
+                if kind not in variants or ref not in defs:
+                    continue
+                branches = defs[ref].get("anyOf") or defs[ref].get("oneOf") or [defs[ref]]
+                for branch in branches:
+                    props, required = _variant_fields(
+                        {"properties": {"sessionUpdate": {}}, "allOf": [branch]}, defs
+                    )
+                    tag = props.get("type", {}).get("const")
+                    if "type" in props and tag is None:  # the unknown-type branch
+                        continue
+                    valid = {}
+                    for m in sorted(required):
+                        valid[m] = (
+                            tag
+                            if m == "type"
+                            else _A_VALUE[min(_json_types(props[m], defs) - {"null"})]
+                        )
+                    path = f"{field}[0]" if how == "items" else field
+                    for m, prop in props.items():
+                        if m in ("sessionUpdate", "type"):
+                            continue
+                        types = _json_types(prop, defs)
+                        cases.append(
+                            (version, kind, field, how, valid, path, m, types, m in required)
+                        )
+    return cases
+
+
+def _nested_reasons(backend, case: tuple, value: Any, absent: bool = False) -> list:
+    """The error reasons of the case's valid object with member m set to value (or absent)."""
+    version, kind, field, how, valid, m = case
+    obj = {k: v for k, v in valid.items() if k != m}
+    if not absent:
+        obj[m] = value
+    u = {"sessionUpdate": kind, **_MINIMAL_UPDATES[kind], field: [obj] if how == "items" else obj}
+    return [e["reason"] for e in snap(backend, [upd(u)], version)["errors"]]
+
+
+def test_nested_members_and_items_follow_the_schemas(backend, shared):
+    """Every member of every nested object and array item the schemas type, in each version: a
+    value of a type the schema does not admit is an error naming the variant and the member's
+    path; null and absence pass for an optional member only."""
+    cases = _nested_cases(shared)
+    assert len(cases) > 40
+    seen = {(kind, path, m) for _, kind, _, _, _, path, m, _, _ in cases}
+    for expected in (
+        ("terminal_update", "exitStatus", "exitCode"),
+        ("terminal_update", "exitStatus", "signal"),
+        ("terminal_update", "exitStatus", "_meta"),
+        ("state_update", "usage", "totalTokens"),
+        ("state_update", "usage", "cachedWriteTokens"),
+        ("state_update", "usage", "_meta"),
+        ("tool_call_update", "content[0]", "newText"),
+        ("tool_call_update", "content[0]", "changes"),
+        ("tool_call_update", "content[0]", "terminalId"),
+        ("tool_call_update", "locations[0]", "line"),
+        ("plan", "entries[0]", "priority"),
+        ("tool_call_content_chunk", "content", "terminalId"),
+    ):
+        assert expected in seen, expected
+    wrong = {"integer": 5, "number": 1.5, "string": "x", "array": [], "object": {}, "boolean": True}
+    for version, kind, field, how, valid, path, m, types, required in cases:
+        case = (version, kind, field, how, valid, m)
+        prefix = f"{kind}: {path}.{m} "
+
+        for r in (_nested_reasons(backend, case, None, True), _nested_reasons(backend, case, None)):
+            if required:
+                assert len(r) == 1 and r[0].startswith(prefix + "must be "), (kind, path, m, r)
+                assert not r[0].endswith(" or null")
+            else:
+                assert r == [], (version, kind, path, m, r)
+        for json_type, value in wrong.items():
+            admitted = (
+                types is None
+                or json_type in types
+                or (json_type == "integer" and "number" in types)
+            )
+            r = _nested_reasons(backend, case, value)
+            if admitted:
+                # (A string may still be invalid in another way: base64 output data.)
+                assert not any(x.startswith(prefix + "must be ") for x in r), (kind, path, m, r)
+            else:
+                tail = "" if required else " or null"
+                assert (
+                    len(r) == 1 and r[0].startswith(prefix + "must be ") and r[0].endswith(tail)
+                ), (
+                    version,
+                    kind,
+                    path,
+                    m,
+                    value,
+                    r,
                 )
 
 
@@ -2867,6 +3006,129 @@ def test_field_types_follow_the_schemas(backend, shared):
             {"sessionUpdate": "plan", "entries": [], "_meta": []},
             "plan: _meta must be an object or null",
         ),
+        (
+            2,
+            [{"sessionUpdate": "terminal_update", "terminalId": "t", "exitStatus": {}}],
+            {
+                "sessionUpdate": "terminal_update",
+                "terminalId": "t",
+                "exitStatus": {"exitCode": "0"},
+            },
+            "terminal_update: exitStatus.exitCode must be an integer or null",
+        ),
+        (
+            2,
+            [{"sessionUpdate": "terminal_update", "terminalId": "t", "command": "ls"}],
+            {
+                "sessionUpdate": "terminal_update",
+                "terminalId": "t",
+                "command": "rm",
+                "exitStatus": {"exitCode": 0, "signal": 9},
+            },
+            "terminal_update: exitStatus.signal must be a string or null",
+        ),
+        (
+            2,
+            [{"sessionUpdate": "state_update", "state": "running"}],
+            {
+                "sessionUpdate": "state_update",
+                "state": "idle",
+                "stopReason": "end_turn",
+                "usage": {"totalTokens": 3, "inputTokens": 1, "outputTokens": 2.5},
+            },
+            "state_update: usage.outputTokens must be an integer",
+        ),
+        (
+            2,
+            [{"sessionUpdate": "state_update", "state": "running"}],
+            {
+                "sessionUpdate": "state_update",
+                "state": "idle",
+                "usage": {"totalTokens": 3, "inputTokens": 1, "outputTokens": 2, "_meta": 1},
+            },
+            "state_update: usage._meta must be an object or null",
+        ),
+        (
+            1,
+            [{"sessionUpdate": "tool_call", "toolCallId": "c", "title": "T"}],
+            {
+                "sessionUpdate": "tool_call_update",
+                "toolCallId": "c",
+                "title": "new",
+                "content": [
+                    {"type": "content", "content": text("a")},
+                    {"type": "_other", "path": 1},
+                    {"type": "diff", "path": None, "newText": "b"},
+                ],
+            },
+            "tool_call_update: content[2].path must be a string",
+        ),
+        (
+            2,
+            [{"sessionUpdate": "tool_call_update", "toolCallId": "c", "title": "T"}],
+            {
+                "sessionUpdate": "tool_call_update",
+                "toolCallId": "c",
+                "content": [{"type": "diff", "path": "/a", "newText": "b"}],
+            },
+            "tool_call_update: content[0].changes must be an array",
+        ),
+        (
+            2,
+            [{"sessionUpdate": "tool_call_update", "toolCallId": "c", "title": "T"}],
+            {"sessionUpdate": "tool_call_update", "toolCallId": "c", "content": ["text"]},
+            "tool_call_update: content[0] must be an object",
+        ),
+        (
+            2,
+            [{"sessionUpdate": "tool_call_update", "toolCallId": "c", "title": "T"}],
+            {
+                "sessionUpdate": "tool_call_update",
+                "toolCallId": "c",
+                "locations": [{"path": "/a"}, {"path": "/b", "line": -1.0}],
+            },
+            "tool_call_update: locations[1].line must be an integer or null",
+        ),
+        (
+            2,
+            [{"sessionUpdate": "tool_call_update", "toolCallId": "c", "title": "T"}],
+            {
+                "sessionUpdate": "tool_call_content_chunk",
+                "toolCallId": "c",
+                "content": {"type": "terminal", "terminalId": 7},
+            },
+            "tool_call_content_chunk: content.terminalId must be a string",
+        ),
+        (
+            1,
+            [{"sessionUpdate": "plan", "entries": []}],
+            {
+                "sessionUpdate": "plan",
+                "entries": [{"content": "a", "priority": "high", "status": None}],
+            },
+            "plan: entries[0].status must be a string",
+        ),
+        (
+            2,
+            [
+                {
+                    "sessionUpdate": "plan_update",
+                    "plan": {"type": "items", "planId": "p", "entries": []},
+                }
+            ],
+            {
+                "sessionUpdate": "plan_update",
+                "plan": {
+                    "type": "items",
+                    "planId": "p",
+                    "entries": [
+                        {"content": "a", "priority": "_p", "status": "_s"},
+                        {"content": "b", "priority": 1, "status": "pending"},
+                    ],
+                },
+            },
+            "plan_update: plan.entries[1].priority must be a string",
+        ),
     ],
 )
 def test_a_field_of_the_wrong_type_is_an_error_and_changes_nothing(
@@ -2893,6 +3155,27 @@ def test_a_field_of_the_wrong_type_is_an_error_and_changes_nothing(
         old.pop("errors")
         assert new == old
         assert [c for c in store.changes() if c[2] != "errors"] == []
+
+
+def test_items_of_unknown_type_stay_raw_and_diffs_follow_the_version(backend):
+    content = [
+        {"type": "_x", "path": 1},
+        {"type": "diff", "path": "/a", "newText": "b"},
+        {"type": "diff", "changes": []},
+    ]
+    update = upd({"sessionUpdate": "tool_call_update", "toolCallId": "c", "content": content})
+    # Before initialize only the rules of both versions apply.
+    s = snap(backend, [update])
+    assert s["errors"] == []
+    assert s["toolCalls"]["c"]["content"] == content
+    reasons = {
+        1: "tool_call_update: content[2].path must be a string",
+        2: "tool_call_update: content[1].changes must be an array",
+    }
+    for version, reason in reasons.items():
+        s = snap(backend, [update], version)
+        assert [e["reason"] for e in s["errors"]] == [reason]
+        assert s["toolCalls"] == {}
 
 
 def test_open_enums_and_untyped_fields_take_any_string_or_value(backend):

@@ -1384,7 +1384,7 @@ impl Reducer {
         // Create the session first so that it exists even when the update is rejected.
         self.session(sid);
         let u: &Members<'_> = update;
-        if known && let Some(reason) = check::field_error(kind, u) {
+        if known && let Some(reason) = check::field_error(kind, u, mode) {
             self.error(Some(sid), reason);
             return;
         }
@@ -1798,6 +1798,13 @@ impl Reducer {
         };
         if let Some(reason) = required {
             self.error(Some(sid), reason.to_owned());
+            return;
+        }
+        if kind == "items"
+            && let Some(entries) = member(plan, "entries")
+            && let Some(reason) = check::plan_entries_error(entries, self.mode())
+        {
+            self.error(Some(sid), reason);
             return;
         }
         let plan = without(plan, &[]);

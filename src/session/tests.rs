@@ -938,7 +938,7 @@ fn changes_name_every_session_key_that_moved() {
         &[upd(r#"{"sessionUpdate":"state_update","state":"running"}"#)],
     );
     s.take_changes();
-    s.feed(upd(r#"{"sessionUpdate":"state_update","state":"idle","stopReason":"end_turn","usage":{"totalTokens":1}}"#).as_bytes());
+    s.feed(upd(r#"{"sessionUpdate":"state_update","state":"idle","stopReason":"end_turn","usage":{"totalTokens":1,"inputTokens":1,"outputTokens":0}}"#).as_bytes());
     s.feed(b"\n");
     s.feed(upd(r#"{"sessionUpdate":"available_commands_update","availableCommands":[],"_meta":{"a":1}}"#).as_bytes());
     s.feed(b"\n");
@@ -1012,6 +1012,121 @@ fn malformed_known_variants_are_errors() {
         &[
             upd(r#"{"sessionUpdate":"plan_update","plan":{"type":"_x","planId":"p"}}"#),
             upd(r#"{"sessionUpdate":"usage_update","used":18446744073709551615,"size":1}"#),
+        ],
+    );
+    assert!(s.errors().next().is_none());
+}
+
+#[test]
+fn nested_members_and_items_are_checked() {
+    // (version, update, reason): members of nested objects, items of arrays, the one item of
+    // a content chunk, and the diff members of each version.
+    let cases = [
+        (
+            Some(2),
+            r#"{"sessionUpdate":"terminal_update","terminalId":"t","exitStatus":{"exitCode":"1"}}"#,
+            "terminal_update: exitStatus.exitCode must be an integer or null",
+        ),
+        (
+            Some(2),
+            r#"{"sessionUpdate":"terminal_update","terminalId":"t","exitStatus":{"exitCode":1.5}}"#,
+            "terminal_update: exitStatus.exitCode must be an integer or null",
+        ),
+        (
+            Some(2),
+            r#"{"sessionUpdate":"terminal_update","terminalId":"t","exitStatus":{"signal":9}}"#,
+            "terminal_update: exitStatus.signal must be a string or null",
+        ),
+        (
+            Some(2),
+            r#"{"sessionUpdate":"terminal_update","terminalId":"t","exitStatus":{"_meta":[]}}"#,
+            "terminal_update: exitStatus._meta must be an object or null",
+        ),
+        (
+            Some(2),
+            r#"{"sessionUpdate":"state_update","state":"idle","usage":{"totalTokens":1,"inputTokens":1}}"#,
+            "state_update: usage.outputTokens must be an integer",
+        ),
+        (
+            Some(2),
+            r#"{"sessionUpdate":"state_update","state":"idle","usage":{"totalTokens":1,"inputTokens":1,"outputTokens":0,"cachedReadTokens":true}}"#,
+            "state_update: usage.cachedReadTokens must be an integer or null",
+        ),
+        (
+            Some(2),
+            r#"{"sessionUpdate":"tool_call_update","toolCallId":"c","content":[{"type":"terminal","terminalId":"t"},{"type":"_x"},{"type":"diff","changes":[],"path":1},{"type":"terminal"}]}"#,
+            "tool_call_update: content[3].terminalId must be a string",
+        ),
+        (
+            Some(2),
+            r#"{"sessionUpdate":"tool_call_update","toolCallId":"c","content":[{"type":"diff","path":"/a","newText":"b"}]}"#,
+            "tool_call_update: content[0].changes must be an array",
+        ),
+        (
+            Some(1),
+            r#"{"sessionUpdate":"tool_call_update","toolCallId":"c","content":[{"type":"content","content":{}},{"type":"diff","changes":[],"newText":"b"}]}"#,
+            "tool_call_update: content[1].path must be a string",
+        ),
+        (
+            Some(2),
+            r#"{"sessionUpdate":"tool_call_update","toolCallId":"c","content":[5]}"#,
+            "tool_call_update: content[0] must be an object",
+        ),
+        (
+            Some(2),
+            r#"{"sessionUpdate":"tool_call_update","toolCallId":"c","content":[{"content":{}}]}"#,
+            "tool_call_update: content[0].type must be a string",
+        ),
+        (
+            Some(2),
+            r#"{"sessionUpdate":"tool_call_update","toolCallId":"c","locations":[{"path":"/a","line":"3"}]}"#,
+            "tool_call_update: locations[0].line must be an integer or null",
+        ),
+        (
+            Some(1),
+            r#"{"sessionUpdate":"tool_call","toolCallId":"c","title":"T","locations":[{"line":3}]}"#,
+            "tool_call: locations[0].path must be a string",
+        ),
+        (
+            Some(1),
+            r#"{"sessionUpdate":"plan","entries":[{"content":"a","priority":"high"}]}"#,
+            "plan: entries[0].status must be a string",
+        ),
+        (
+            Some(2),
+            r#"{"sessionUpdate":"plan_update","plan":{"type":"items","planId":"p","entries":[{"priority":"high","status":"pending"}]}}"#,
+            "plan_update: plan.entries[0].content must be a string",
+        ),
+        (
+            Some(2),
+            r#"{"sessionUpdate":"tool_call_content_chunk","toolCallId":"c","content":{"type":"content","content":"a"}}"#,
+            "tool_call_content_chunk: content.content must be an object",
+        ),
+    ];
+    for (version, update, reason) in cases {
+        let mut s = store(version, &[upd(update)]);
+        let errors = s.take_errors();
+        assert_eq!(errors.len(), 1, "{update}");
+        assert_eq!(errors[0].reason, reason);
+        let snap = s.get(SID).unwrap().snapshot();
+        for key in ["toolCalls", "terminals", "plans"] {
+            assert_eq!(get(&snap, &[key]), &Json::Object(Vec::new()), "{update}");
+        }
+    }
+}
+
+#[test]
+fn unknown_item_types_and_open_enums_pass() {
+    // Before `initialize` only the rules of both versions apply, so either diff passes.
+    let s = store(
+        None,
+        &[
+            upd(
+                r#"{"sessionUpdate":"tool_call_update","toolCallId":"c","content":[{"type":"_x","path":1},{"type":"diff","path":"/a","newText":"b"},{"type":"diff","changes":[]}]}"#,
+            ),
+            upd(
+                r#"{"sessionUpdate":"plan","entries":[{"content":"a","priority":"_p","status":"_s","_meta":null}]}"#,
+            ),
         ],
     );
     assert!(s.errors().next().is_none());

@@ -1187,19 +1187,10 @@ class Sessions(Unpicklable):
         if handler is None or _OTHER_VERSION.get(kind) == self._mode:
             self._other(sid, u)
             return
-        for field, types, name in _FIELD_TYPES[kind]:
-            parent, _, member = field.partition(".")
-            if member:
-                # A required member of an object field.
-                p = u.get(parent)
-                if type(p) is dict and type(p.get(member)) not in types:
-                    self._error(sid, f"{kind}: {field} must be {name}")
-                    return
-            else:
-                v = u.get(field)
-                if v is not None and type(v) not in types:
-                    self._error(sid, f"{kind}: {field} must be {name} or null")
-                    return
+        reason = _field_error(kind, u, self._mode)
+        if reason is not None:
+            self._error(sid, reason)
+            return
         handler(self, sid, kind, u)
 
     def _other(self, sid: str, u: dict) -> None:
@@ -1446,6 +1437,14 @@ class Sessions(Unpicklable):
         if required is not None and type(plan.get(required[0])) is not required[1]:
             self._error(sid, required[2])
             return
+        if ptype == "items":
+            # The entries follow the rule of a v1 plan's, one object further down.
+            reason = _items_error(
+                "plan_update", "plan.entries", plan["entries"], _PLAN_ENTRY, self._mode
+            )
+            if reason is not None:
+                self._error(sid, reason)
+                return
         self._set_plan(sid, pid, _without(plan, ()))
 
     def _plan_removed(self, sid: str, kind: str, u: dict) -> None:
@@ -1623,86 +1622,238 @@ _PLAN_REQUIRED = {
     "file": ("uri", str, "plan_update: plan.uri must be a string"),
 }
 _STR = ((str,), "a string")
+_INT = ((int,), "an integer")
 _NUM = ((int, float), "a number")
 _ARR = ((list,), "an array")
 _OBJ = ((dict,), "an object")
-_META = ("_meta", *_OBJ)
-_CHUNK_FIELDS = (("messageId", *_STR), _META)
-_UPSERT_FIELDS = (("content", *_ARR), _META)
+# A field's need: absent or null passes (_OPT); present with its type (_REQ); required, but
+# its presence and type are the handler's, with its own error, and only what is inside is
+# checked here (_INNER).
+_OPT, _REQ, _INNER = 0, 1, 2
+# What is inside a field: nothing checked (None); an object whose members are checked
+# ("shaped", fields); an array each item of which is checked ("items", item); one item
+# ("one", item). Members are checked by type only: the rules stop one level down.
+
+
+def _opt(name, ty, inside=None):
+    return (name, *ty, _OPT, inside)
+
+
+def _req(name, ty):
+    return (name, *ty, _REQ, None)
+
+
+_META = _opt("_meta", _OBJ)
+# An item: (members, by_type) - an object with members and, when by_type is not empty, the
+# members of its string `type` (listed in members) as (type, mode, fields), mode None for
+# both versions; other types stay raw. Before initialize only the rules of both are checked.
+_TOOL_CALL_CONTENT = (
+    (_req("type", _STR),),
+    (
+        ("content", None, (_req("content", _OBJ), _META)),
+        (
+            "diff",
+            _V1,
+            (_req("path", _STR), _opt("oldText", _STR), _req("newText", _STR), _META),
+        ),
+        ("diff", _V2, (_req("changes", _ARR), _opt("patch", _OBJ), _META)),
+        ("terminal", None, (_req("terminalId", _STR), _META)),
+    ),
+)
+_TOOL_CALL_LOCATION = ((_req("path", _STR), _opt("line", _INT), _META), ())
+# priority and status are open enums.
+_PLAN_ENTRY = (
+    (_req("content", _STR), _req("priority", _STR), _req("status", _STR), _META),
+    (),
+)
+_CHUNK_FIELDS = (_opt("messageId", _STR), _META)
+_UPSERT_FIELDS = (_opt("content", _ARR), _META)
 _TOOL_CALL_FIELDS = (
-    ("title", *_STR),
-    ("name", *_STR),
-    ("kind", *_STR),
-    ("status", *_STR),
-    ("content", *_ARR),
-    ("locations", *_ARR),
+    _opt("title", _STR),
+    _opt("name", _STR),
+    _opt("kind", _STR),
+    _opt("status", _STR),
+    _opt("content", _ARR, ("items", _TOOL_CALL_CONTENT)),
+    _opt("locations", _ARR, ("items", _TOOL_CALL_LOCATION)),
     _META,
 )
 _ONLY_META = (_META,)
 # The JSON type of every optional field of the known variants, read off the v1 and v2 schemas
 # (stable and unstable) and, for subagent_update and the session messages, the subagent
-# drafts; `null` passes for each (v2: clears; v1: omission). "parent.member" is a required
-# member of the object field parent, checked when parent is an object. Required fields are
-# checked by the handlers; open enums take any string; rawInput/rawOutput and the subagent
-# `state` take anything; unknown fields stay raw. The same table is check.rs's FIELD_TYPES.
+# drafts, with the members of the nested objects and the items of the arrays the schemas
+# type, one level down (also the one item of a tool_call_content_chunk, the entries of a v1
+# plan and, asked by its handler, of a plan_update); `null` passes for each optional one (v2:
+# clears; v1: omission). Required fields are checked by the handlers; open enums take any
+# string; rawInput/rawOutput and the subagent `state` take anything; unknown fields, and items
+# of unknown type, stay raw. The same table is check.rs's FIELD_TYPES.
 _FIELD_TYPES = {
     "user_message_chunk": _CHUNK_FIELDS,
     "agent_message_chunk": _CHUNK_FIELDS,
     "agent_thought_chunk": _CHUNK_FIELDS,
     "session_message_chunk": (
-        ("messageId", *_STR),
-        ("senderSessionId", *_STR),
-        ("recipientSessionId", *_STR),
+        _opt("messageId", _STR),
+        _opt("senderSessionId", _STR),
+        _opt("recipientSessionId", _STR),
         _META,
     ),
     "user_message": _UPSERT_FIELDS,
     "agent_message": _UPSERT_FIELDS,
     "agent_thought": _UPSERT_FIELDS,
     "session_message": (
-        ("messageId", *_STR),
-        ("content", *_ARR),
-        ("senderSessionId", *_STR),
-        ("recipientSessionId", *_STR),
+        _opt("messageId", _STR),
+        _opt("content", _ARR),
+        _opt("senderSessionId", _STR),
+        _opt("recipientSessionId", _STR),
         _META,
     ),
     "tool_call": _TOOL_CALL_FIELDS,
     "tool_call_update": _TOOL_CALL_FIELDS,
-    "tool_call_content_chunk": _ONLY_META,
+    "tool_call_content_chunk": (
+        ("content", *_OBJ, _INNER, ("one", _TOOL_CALL_CONTENT)),
+        _META,
+    ),
     "terminal_update": (
-        ("command", *_STR),
-        ("cwd", *_STR),
-        ("output", *_OBJ),
-        ("output.data", *_STR),
-        ("exitStatus", *_OBJ),
+        _opt("command", _STR),
+        _opt("cwd", _STR),
+        _opt("output", _OBJ, ("shaped", (_req("data", _STR), _META))),
+        _opt(
+            "exitStatus",
+            _OBJ,
+            ("shaped", (_opt("exitCode", _INT), _opt("signal", _STR), _META)),
+        ),
         _META,
     ),
     "terminal_output_chunk": _ONLY_META,
-    "plan": _ONLY_META,
+    "plan": (("entries", *_ARR, _INNER, ("items", _PLAN_ENTRY)), _META),
     "plan_update": _ONLY_META,
     "plan_removed": _ONLY_META,
     "available_commands_update": _ONLY_META,
     "config_option_update": _ONLY_META,
     "current_mode_update": _ONLY_META,
-    "session_info_update": (("title", *_STR), ("updatedAt", *_STR), _META),
+    "session_info_update": (_opt("title", _STR), _opt("updatedAt", _STR), _META),
     "usage_update": (
-        ("cost", *_OBJ),
-        ("cost.amount", *_NUM),
-        ("cost.currency", *_STR),
+        _opt(
+            "cost",
+            _OBJ,
+            ("shaped", (_req("amount", _NUM), _req("currency", _STR), _META)),
+        ),
         _META,
     ),
-    "state_update": (("stopReason", *_STR), ("usage", *_OBJ), _META),
-    "notice": (("description", *_STR), _META),
-    "compaction_update": (("summary", *_ARR), ("error", *_STR), _META),
+    "state_update": (
+        _opt("stopReason", _STR),
+        _opt(
+            "usage",
+            _OBJ,
+            (
+                "shaped",
+                (
+                    _req("totalTokens", _INT),
+                    _req("inputTokens", _INT),
+                    _req("outputTokens", _INT),
+                    _opt("thoughtTokens", _INT),
+                    _opt("cachedReadTokens", _INT),
+                    _opt("cachedWriteTokens", _INT),
+                    _META,
+                ),
+            ),
+        ),
+        _META,
+    ),
+    "notice": (_opt("description", _STR), _META),
+    "compaction_update": (_opt("summary", _ARR), _opt("error", _STR), _META),
     "compaction_summary_chunk": _ONLY_META,
     "subagent_update": (
-        ("name", *_STR),
-        ("task", *_STR),
-        ("title", *_STR),
-        ("description", *_STR),
-        ("capabilities", *_OBJ),
+        _opt("name", _STR),
+        _opt("task", _STR),
+        _opt("title", _STR),
+        _opt("description", _STR),
+        _opt("capabilities", _OBJ),
         _META,
     ),
 }
+
+
+def _mismatch(v: Any, field: tuple) -> str | None:
+    """What value v (None when absent or null) should have been if it does not fit field, by
+    type only."""
+    _, types, name, need, _ = field
+    if need == _INNER or type(v) in types or (v is None and need == _OPT):
+        return None
+    return name if need == _REQ else name + " or null"
+
+
+def _at(name: str, index: int | None) -> str:
+    # Paths are only spelled out for an error.
+    return name if index is None else f"{name}[{index}]"
+
+
+def _members_error(kind: str, name: str, index: int | None, o: dict, fields: tuple) -> str | None:
+    """The first of fields of object o (field name, or its item index) with the wrong type.
+    Members are checked by type only: the rules stop here, one level down."""
+    for field in fields:
+        want = _mismatch(o.get(field[0]), field)
+        if want is not None:
+            return f"{kind}: {_at(name, index)}.{field[0]} must be {want}"
+    return None
+
+
+def _item_error(
+    kind: str, name: str, index: int | None, v: Any, item: tuple, mode: int
+) -> str | None:
+    """The error of one item (field name, or its item index) against item."""
+    if type(v) is not dict:
+        return f"{kind}: {_at(name, index)} must be an object"
+    members, by_type = item
+    e = _members_error(kind, name, index, v, members)
+    if e is not None:
+        return e
+    tag = v.get("type")
+    if type(tag) is not str:
+        return None
+    for t, version, fields in by_type:
+        if t == tag and (version is None or version == mode):
+            e = _members_error(kind, name, index, v, fields)
+            if e is not None:
+                return e
+    return None
+
+
+def _items_error(kind: str, name: str, v: Any, item: tuple, mode: int) -> str | None:
+    """The error of the first item of array v (field name) against item."""
+    if type(v) is list:
+        for i, x in enumerate(v):
+            e = _item_error(kind, name, i, x, item, mode)
+            if e is not None:
+                return e
+    return None
+
+
+def _field_error(kind: str, u: dict, mode: int) -> str | None:
+    """The error of the first field of update u (of variant kind) with the wrong type, if any,
+    under the rules of mode."""
+    for name, types, want, need, inside in _FIELD_TYPES[kind]:
+        v = u.get(name)
+        # An update's own fields are optional or the handler's: absent and null pass.
+        if v is None:
+            continue
+        if type(v) not in types and need != _INNER:
+            return f"{kind}: {name} must be {want} or null"
+        if inside is None:
+            continue
+        how, rules = inside
+        e = None
+        if how == "shaped":
+            if type(v) is dict:
+                e = _members_error(kind, name, None, v, rules)
+        elif how == "items":
+            e = _items_error(kind, name, v, rules, mode)
+        elif type(v) is dict:  # "one"
+            e = _item_error(kind, name, None, v, rules, mode)
+        if e is not None:
+            return e
+    return None
+
+
 _HANDLERS = {
     **{k: Sessions._chunk for k in _CHUNK_ROLES},
     **{k: Sessions._upsert_message for k in _UPSERT_ROLES},
