@@ -349,6 +349,26 @@ pub struct Session {
 const REMOVED: &str = "";
 
 impl Session {
+    /// Appends an empty message `id` of `role`, indexed (apart when `anonymous`) and placed in
+    /// the timeline; returns its index.
+    fn add_message(&mut self, id: String, role: Role, anonymous: bool) -> usize {
+        let i = self.messages.len();
+        let index = if anonymous {
+            &mut self.anonymous_index
+        } else {
+            &mut self.message_index
+        };
+        index.entry(id.clone()).or_default()[role.slot()] = Some(i);
+        self.timeline.push(("message", id.clone(), Some(role)));
+        self.messages.push(Message {
+            id,
+            role,
+            content: None,
+            fields: None,
+        });
+        i
+    }
+
     /// Drop plan `id`'s timeline entry: it becomes a hole, and the holes are compacted once
     /// they outnumber the rest, so a stream of plan removals stays linear.
     fn remove_plan_entry(&mut self, id: &str) {
@@ -1449,15 +1469,7 @@ impl Reducer {
             self.last_message = Some((si, role, i));
             return i;
         }
-        let i = s.messages.len();
-        s.messages.push(Message {
-            id: id.to_owned(),
-            role,
-            content: None,
-            fields: None,
-        });
-        s.message_index.entry(id.to_owned()).or_default()[role.slot()] = Some(i);
-        s.timeline.push(("message", id.to_owned(), Some(role)));
+        let i = s.add_message(id.to_owned(), role, false);
         self.last_message = Some((si, role, i));
         i
     }
@@ -1476,16 +1488,7 @@ impl Reducer {
                 break id;
             }
         };
-        let i = s.messages.len();
-        s.messages.push(Message {
-            id: id.clone(),
-            role,
-            content: None,
-            fields: None,
-        });
-        s.anonymous_index.entry(id.clone()).or_default()[role.slot()] = Some(i);
-        s.timeline.push(("message", id, Some(role)));
-        i
+        s.add_message(id, role, true)
     }
 
     fn chunk(&mut self, sid: &str, kind: &str, role: Role, u: &Members<'_>) {
