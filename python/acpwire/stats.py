@@ -6,7 +6,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import IO, Any
 
-from .traces import iter_trace
+from .traces import DEFAULT_MAX_FRAME_BYTES, iter_trace
 
 __all__ = ["trace_stats"]
 
@@ -45,7 +45,7 @@ def trace_stats(path: str | Path | IO[bytes], **options: Any) -> dict[str, Any]:
 
     # Plain and recorded traces alike: a bad frame, or a raw record, is a frame error at its
     # line, and each message is applied with its sender when the record names it.
-    cap = options.get("max_frame_bytes", 32 * 1024 * 1024)
+    cap = options.get("max_frame_bytes", DEFAULT_MAX_FRAME_BYTES)
     for record in iter_trace(path, cap):
         if record.error is not None:
             frame_errors.append(

@@ -18,6 +18,15 @@ from typing import IO, Any
 
 from . import FrameDecoder, loads
 
+# The framing's default cap and reasons, which both backends share (the tests hold them equal).
+from ._pure._framing import (
+    DEFAULT_MAX_FRAME_BYTES,
+    EMPTY_BATCH,
+    INVALID_JSON,
+    INVALID_UTF8,
+    TOO_LONG,
+)
+
 __all__ = [
     "TraceError",
     "TraceLine",
@@ -105,11 +114,6 @@ def _load(path: str | Path | IO[bytes], strict: bool, options: dict) -> Any:
 
 
 _SENDERS = frozenset(("client", "agent"))
-# The reasons both backends give a line longer than the cap and an empty batch.
-_TOO_LONG = "frame exceeds max_frame_bytes"
-_EMPTY_BATCH = "empty batch"
-# Sessions' default cap, for a store made without one.
-_DEFAULT_MAX_FRAME_BYTES = 32 * 1024 * 1024
 
 
 @dataclass
@@ -127,7 +131,7 @@ class TraceLine:
 
 
 def iter_trace(
-    path: str | Path | IO[bytes], max_frame_bytes: int = _DEFAULT_MAX_FRAME_BYTES
+    path: str | Path | IO[bytes], max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES
 ) -> Iterator[TraceLine]:
     """Each line of a trace (a path, ``-``, or a binary file) that is not blank, placed, with
     its message or the error a plain trace would record for it: see :func:`iter_lines`.
@@ -140,7 +144,7 @@ def iter_trace(
 
 
 def iter_lines(
-    stream: IO[bytes], max_frame_bytes: int = _DEFAULT_MAX_FRAME_BYTES
+    stream: IO[bytes], max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES
 ) -> Iterator[TraceLine]:
     """Each line of a trace, plain or recorded, placed (1-based line, byte offset). A frame
     the framing would refuse (invalid UTF-8 or JSON, trailing data, an empty batch, over the
@@ -164,13 +168,13 @@ def iter_lines(
         if not frame.strip(b" \t\r"):
             return None
         if len(frame) > limit:
-            return TraceLine(number, start, error=_TOO_LONG)
+            return TraceLine(number, start, error=TOO_LONG)
         try:
             value = loads(frame)
         except ValueError:
-            return TraceLine(number, start, error=reason_for(frame) or "invalid JSON")
+            return TraceLine(number, start, error=reason_for(frame) or INVALID_JSON)
         if value == []:
-            return TraceLine(number, start, error=_EMPTY_BATCH)
+            return TraceLine(number, start, error=EMPTY_BATCH)
         if not is_record(value):
             return TraceLine(number, start, value)
         direction = value["dir"]
@@ -179,7 +183,7 @@ def iter_lines(
         t = float(t) if isinstance(t, (int, float)) and not isinstance(t, bool) else None
         if "msg" in value:
             if value["msg"] == []:
-                return TraceLine(number, start, t=t, sender=sender, error=_EMPTY_BATCH)
+                return TraceLine(number, start, t=t, sender=sender, error=EMPTY_BATCH)
             return TraceLine(number, start, value["msg"], t, sender)
         reason = value.get("error")
         if not isinstance(reason, str):
@@ -187,7 +191,7 @@ def iter_lines(
             # A frame recorded raw whose text is now valid JSON held invalid UTF-8 (the
             # recorder replaced it).
             text = raw.encode("utf-8", "replace") if isinstance(raw, str) else b""
-            reason = reason_for(text) or "invalid UTF-8"
+            reason = reason_for(text) or INVALID_UTF8
         return TraceLine(number, start, t=t, sender=sender, error=reason)
 
     number = 0  # lines ended so far
@@ -210,7 +214,7 @@ def iter_lines(
             continue
         if length > limit:
             # Reported once, then skipped up to its newline without being kept.
-            yield TraceLine(number + 1, start, error=_TOO_LONG)
+            yield TraceLine(number + 1, start, error=TOO_LONG)
             held, skipping = [], True
         else:
             held.append(rest)
@@ -222,7 +226,7 @@ def iter_lines(
 
 def _apply_records(store: Any, stream: _Rejoined, options: dict) -> None:
     """Apply each line of a recorded trace to ``store``, errors placed at their trace line."""
-    cap = options.get("max_frame_bytes", _DEFAULT_MAX_FRAME_BYTES)
+    cap = options.get("max_frame_bytes", DEFAULT_MAX_FRAME_BYTES)
     for entry in iter_lines(stream, cap):  # type: ignore[arg-type]
         if entry.error is not None:
             store._record_error(entry.error, entry.line, entry.offset)
