@@ -391,3 +391,22 @@ def test_stats_errors(tmp_path):
     bad.write_bytes(SAMPLE.read_bytes() + b"[]\n")
     result = cli("stats", str(bad))
     assert result.returncode == 1 and b"empty batch" in result.stdout
+
+
+def test_the_profile_guided_builds_training_run_works_on_a_small_scale():
+    # .ci/pgo-wheel runs it against an instrumented build; an API it calls going away must
+    # show here, not in a release.
+    pytest.importorskip("acpwire._native")
+    script = Path(__file__).resolve().parent.parent / "benches" / "pgo_train.py"
+    done = subprocess.run(
+        [sys.executable, str(script), "--scale", "0.01"],
+        capture_output=True,
+        check=False,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    refused = subprocess.run(
+        [sys.executable, str(script), "--scale", "0"], capture_output=True, check=False
+    )
+    assert refused.returncode == 2
+    assert b"--scale must be positive" in refused.stderr
