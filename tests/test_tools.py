@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -74,6 +75,10 @@ def test_bench_reports_every_contender_and_agreeing_states(tmp_path):
     assert {r["contender"] for r in rows} == {"native", "pure", "dict"}
     assert all(len(r["seconds"]) == 2 and r["mb_per_s"] > 0 for r in rows)
     assert report["mismatches"] == []
+    # Which build was measured: the release wheels are profile-guided, a source build is not.
+    build = report["native_build"]
+    assert re.fullmatch(r"(release|debug|[\w-]+), (plain|profile-guided|instrumented)", build)
+    assert f"acpwire native build: {build}" in text
     digests = {(r["workload"], r["contender"]): r["check"] for r in rows}
     for workload in ("token stream", "heavy terminal", "mixed sessions"):
         assert digests[(workload, "native")] == digests[(workload, "pure")]

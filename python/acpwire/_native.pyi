@@ -14,6 +14,7 @@ from ._errors import TerminalDataError as TerminalDataError
 from ._span import Span as Span
 
 __version__: str
+_build: str
 __all__ = [
     "DecodeError",
     "EncodeError",
@@ -26,6 +27,7 @@ __all__ = [
     "TerminalDataError",
     "__version__",
     "_b64decode",
+    "_build",
     "char_width",
     "dumps",
     "loads",

@@ -210,6 +210,7 @@ def run_bench(
     mismatches = _check(results, finals, inputs, chosen)
     return {
         "acpwire": __version__,
+        "native_build": native_build(),
         "python": sys.version.split()[0],
         "machine": platform.machine(),
         "platform": platform.platform(),
@@ -217,6 +218,16 @@ def run_bench(
         "results": [r.as_dict() for r in results.values()],
         "mismatches": mismatches,
     }
+
+
+def native_build() -> str | None:
+    """How the installed extension was built ("release, plain" or "release, profile-guided",
+    the release wheels' build), or None without it."""
+    try:
+        from . import _native
+    except ImportError:
+        return None
+    return str(_native._build)
 
 
 def _check(
@@ -308,6 +319,8 @@ def _progress(total: int, enabled: bool) -> Any:
 def format_table(report: dict[str, Any]) -> str:
     """The results as an aligned text table, one block per workload."""
     lines: list[str] = []
+    if report.get("native_build"):
+        lines.extend([f"acpwire native build: {report['native_build']}", ""])
     by_workload: dict[str, list[dict[str, Any]]] = {}
     for row in report["results"]:
         by_workload.setdefault(row["workload"], []).append(row)

@@ -118,6 +118,8 @@ pub(crate) fn unpicklable(obj: &Bound<'_, PyAny>) -> PyErr {
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // How this extension was built (build.rs): benchmark reports name it.
+    m.add("_build", env!("ACPWIRE_BUILD"))?;
     m.add_class::<decoder::FrameDecoder>()?;
     m.add_function(wrap_pyfunction!(json::loads, m)?)?;
     m.add_function(wrap_pyfunction!(json::dumps, m)?)?;
