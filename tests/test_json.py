@@ -266,6 +266,31 @@ def test_dumps_supported_extras(backend):
     assert backend.dumps(value) == b'["red",3,"n",{"k":1},"00000000-0000-0000-0000-000000000001"]\n'
 
 
+def test_dumps_of_an_enum_whose_value_is_an_enum_ends_at_the_recursion_limit(backend):
+    # A member whose value is itself, or a chain of members longer than the limit, must raise
+    # EncodeError, not recurse until the stack overflows (orjson crashes on the first).
+    class Loop(enum.Enum):
+        A = 1
+
+    Loop.A._value_ = Loop.A
+    with pytest.raises(backend.EncodeError, match="Recursion limit reached"):
+        backend.dumps(Loop.A)
+
+    def chain(links):
+        member = None
+        for i in range(links):
+            member = enum.Enum(f"Link{i}", [("A", member)]).A
+        return member
+
+    with pytest.raises(backend.EncodeError, match="Recursion limit reached"):
+        backend.dumps(chain(3000))
+    # Each member counts as a level, as a container does; a short chain is its last value.
+    assert backend.dumps(chain(10)) == b"null\n"
+    assert backend.dumps({"a": [chain(250)]}) == b'{"a":[null]}\n'
+    with pytest.raises(backend.EncodeError, match="Recursion limit reached"):
+        backend.dumps({"a": [chain(253)]})
+
+
 class Ratio(float):
     pass
 

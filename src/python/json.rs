@@ -374,8 +374,11 @@ impl Encoder<'_> {
             return unsafe { self.string(text.as_ptr()) };
         }
         if obj.is_instance(ENUM.import(self.py, "enum", "Enum")?)? {
+            // A member's value may be a member, even itself: each step counts as a level, so
+            // the limit ends the chain.
+            Self::enter(self.py, depth)?;
             let value = obj.getattr("value")?;
-            return unsafe { self.value(value.as_ptr(), depth) };
+            return unsafe { self.value(value.as_ptr(), depth + 1) };
         }
         // The type's C-level name, as orjson reports it: `decimal.Decimal` for types written in
         // C, the bare class name for classes written in Python.

@@ -296,7 +296,11 @@ def _encode_slow(obj: Any, depth: int, out: list[bytes]) -> None:
         out.append(b"}")
         return
     if isinstance(obj, enum.Enum) and not isinstance(obj, (str, int)):
-        _encode_slow(obj.value, depth, out)
+        # A member's value may be a member, even itself: each step counts as a level, so the
+        # limit ends the chain.
+        if depth >= MAX_ENCODE_DEPTH:
+            raise EncodeError("Recursion limit reached")
+        _encode_slow(obj.value, depth + 1, out)
         return
     if kind is orjson.Fragment:
         # orjson's own name for it (its type's tp_name), as the native backend reports it.
