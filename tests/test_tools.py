@@ -415,3 +415,45 @@ def test_the_profile_guided_builds_training_run_works_on_a_small_scale():
     )
     assert refused.returncode == 2
     assert b"--scale must be positive" in refused.stderr
+
+
+def test_a_plain_trace_read_line_by_line_keeps_the_framings_cap(tmp_path):
+    # stats and recorded-trace replay read traces line by line; on a plain trace they must
+    # refuse what the framing refuses, at the same lines and offsets, and hold no more.
+    from acpwire import traces
+
+    cap = 64
+
+    def message(size):
+        line = b'{"jsonrpc":"2.0","method":"x","params":{"p":"'
+        return line + b"a" * (size - len(line) - 3) + b'"}}'
+
+    lines = [
+        message(cap),  # at the cap
+        message(cap + 1),  # one over
+        message(cap) + b"\r",  # at the cap, then the CR the framing drops
+        message(cap + 1) + b"\r",
+        b" " * (cap + 1),  # blank, but over the cap
+        b" " * cap,
+        message(40 * cap),  # far over: skipped without being held
+        message(10),
+    ]
+    path = tmp_path / "plain.ndjson"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    decoder = acpwire.FrameDecoder(max_frame_bytes=cap)
+    decoder.feed(path.read_bytes())
+    expected = [(e.line, e.offset, e.reason) for e in decoder.take_errors()]
+    seen = list(traces.iter_trace(path, max_frame_bytes=cap))
+    assert [(e.line, e.offset, e.error) for e in seen if e.error] == expected
+    assert [e.line for e in seen if e.error is None] == [1, 3, 8]
+    assert len(expected) == 4
+
+    # A recorded trace may hold a frame under the cap in a longer record line, but a plain
+    # line in it is still capped.
+    record = json.dumps({"t": 0.5, "dir": "agent", "msg": json.loads(message(cap))}).encode()
+    assert len(record) > cap
+    mixed = tmp_path / "recorded.ndjson"
+    mixed.write_bytes(record + b"\n" + message(cap + 1) + b"\n")
+    seen = list(traces.iter_trace(mixed, max_frame_bytes=cap))
+    assert [(e.line, e.error) for e in seen] == [(1, None), (2, "frame exceeds max_frame_bytes")]
+    assert seen[0].sender == "agent"

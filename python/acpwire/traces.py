@@ -139,22 +139,23 @@ def iter_trace(
     Raises ``TraceError`` for a file whose first MiB holds lines but no JSON message.
     """
     with open_trace(path) as fp:
-        head, _ = sniff(fp)
-        yield from iter_lines(_Rejoined(head, fp), max_frame_bytes)  # type: ignore[arg-type]
+        head, recorded = sniff(fp)
+        yield from iter_lines(_Rejoined(head, fp), max_frame_bytes, recorded)  # type: ignore[arg-type]
 
 
 def iter_lines(
-    stream: IO[bytes], max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES
+    stream: IO[bytes], max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES, recorded: bool = True
 ) -> Iterator[TraceLine]:
     """Each line of a trace, plain or recorded, placed (1-based line, byte offset). A frame
     the framing would refuse (invalid UTF-8 or JSON, trailing data, an empty batch, over the
     cap), plain or recorded raw, is an ``error`` entry with the framing's reason.
 
-    A record holds its frame's JSON as it was, or its text escaped: a record line may take up
-    to six bytes per byte of a frame under the cap, and nothing longer is held, so memory
-    stays bounded by the cap however long a line runs.
+    A record holds its frame's JSON as it was, or its text escaped: in a ``recorded`` trace a
+    line may take up to six bytes per byte of a frame under the cap; in a plain one, the cap.
+    Nothing longer is held, so memory stays bounded by the cap however long a line runs.
     """
-    limit = 6 * max_frame_bytes + 1024
+    # A plain line may end in a CR beyond the cap, which the framing drops.
+    limit = 6 * max_frame_bytes + 1024 if recorded else max_frame_bytes + 1
 
     def reason_for(frame: bytes) -> str | None:
         # What a plain trace holding this frame as a line would record.
@@ -165,10 +166,14 @@ def iter_lines(
 
     def entry(line: bytes, number: int, start: int) -> TraceLine | None:
         frame = line[:-1] if line[-1:] == b"\r" else line
-        if not frame.strip(b" \t\r"):
-            return None
-        if len(frame) > limit:
+        # As in the framing, the cap applies to every line, blank or not; only a record
+        # (below) may be longer than the frame it holds.
+        if len(frame) > limit or (len(frame) > max_frame_bytes and not recorded):
             return TraceLine(number, start, error=TOO_LONG)
+        if not frame.strip(b" \t\r"):
+            return (
+                TraceLine(number, start, error=TOO_LONG) if len(frame) > max_frame_bytes else None
+            )
         try:
             value = loads(frame)
         except ValueError:
@@ -176,6 +181,8 @@ def iter_lines(
         if value == []:
             return TraceLine(number, start, error=EMPTY_BATCH)
         if not is_record(value):
+            if len(frame) > max_frame_bytes:
+                return TraceLine(number, start, error=TOO_LONG)
             return TraceLine(number, start, value)
         direction = value["dir"]
         sender = direction if isinstance(direction, str) and direction in _SENDERS else None
