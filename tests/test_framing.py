@@ -138,6 +138,31 @@ def test_gigabyte_line_is_skipped_with_bounded_memory(backend):
     assert decoder.position == 13 + 1024 * MIB + 13
 
 
+def test_a_frame_fed_a_few_bytes_at_a_time_holds_about_its_size():
+    """A slow peer writing tiny pieces: the line so far costs its bytes, not a Python object
+    per piece (the pure backend once held 27 times the line). Python allocations only, so the
+    pure backend; the native one holds the line in one buffer."""
+    import tracemalloc
+
+    from conftest import load_backend
+
+    pure = load_backend("pure")
+    size = 200_000
+    frame = json.dumps({"text": "a" * (size - 12)}).encode()
+    decoder = pure.FrameDecoder(max_frame_bytes=2 * size)
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        for start in range(0, len(frame), 2):
+            assert decoder.feed(frame[start : start + 2]) == []
+        held = tracemalloc.get_traced_memory()[0] - base
+    finally:
+        tracemalloc.stop()
+    assert decoder.buffered == len(frame)
+    assert held < 2 * len(frame), held
+    assert decoder.feed(b"\n") == [json.loads(frame)]
+
+
 def test_large_frame_in_small_pieces(backend):
     """A 16 MB frame fed in 64 KiB pieces is assembled once and decoded whole."""
     text = "é" * (8 * MIB)

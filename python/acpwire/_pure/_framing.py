@@ -35,6 +35,10 @@ INVALID_JSON = "invalid JSON"
 TRAILING_DATA = "trailing data after JSON value"
 EMPTY_BATCH = "empty batch"
 TOO_LONG = "frame exceeds max_frame_bytes"
+# A line's pieces shorter than SMALL_PIECE, after its first KEPT_PIECES, are gathered into one
+# buffer (see FrameDecoder).
+SMALL_PIECE = 4096
+KEPT_PIECES = 8
 _BLANK = b" \t\r"
 
 
@@ -92,7 +96,10 @@ class FrameDecoder(Unpicklable):
             raise ValueError("max_frame_bytes must be positive")
         self._max = max_frame_bytes
         self._raw = raw
-        self._partial: list[bytes] = []
+        # The line so far, as pieces. Past the first KEPT_PIECES, small ones are gathered into
+        # one buffer: an object per piece costs tens of bytes whatever its size, so a line fed
+        # a byte at a time would otherwise hold many times the cap.
+        self._partial: list[bytes | bytearray] = []
         self._partial_len = 0
         self._skipping = False
         self._line = 1
@@ -168,7 +175,13 @@ class FrameDecoder(Unpicklable):
             self._too_long(head, out, inline)
             self._skipping = True
         else:
-            self._partial.append(data[pos:])
+            parts = self._partial
+            if rest >= SMALL_PIECE or len(parts) < KEPT_PIECES:
+                parts.append(data[pos:])
+            elif type(parts[-1]) is bytearray:
+                parts[-1] += memoryview(data)[pos:]
+            else:
+                parts.append(bytearray(memoryview(data)[pos:]))
             self._partial_len += rest
 
     def _clear_partial(self) -> None:
