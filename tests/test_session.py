@@ -1287,6 +1287,22 @@ def test_changes_are_deduplicated_in_first_change_order(backend):
     assert store.changes() == [(SID, "message", "m")]
 
 
+def test_removing_a_plan_that_is_not_there_changes_nothing(backend):
+    # Only a removal that removes something is a change: ids that leave no state must not pile
+    # up in the change set of a store whose changes() is never taken (replay, stats).
+    store = backend.Sessions()
+    plan = {"type": "items", "planId": "p", "entries": []}
+    store.apply(upd({"sessionUpdate": "plan_update", "plan": plan}))
+    assert store.changes() == [(SID, "session", "sessionId"), (SID, "plan", "p")]
+    for i in range(1000):
+        store.apply(upd({"sessionUpdate": "plan_removed", "planId": f"gone-{i}"}))
+    assert store.changes() == []
+    store.apply(upd({"sessionUpdate": "plan_removed", "planId": "p"}))
+    store.apply(upd({"sessionUpdate": "plan_removed", "planId": "p"}))
+    assert store.changes() == [(SID, "plan", "p")]
+    assert store[SID].snapshot()["plans"] == {}
+
+
 def test_store_api(backend, tmp_path):
     data = ndjson(
         [

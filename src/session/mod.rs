@@ -1823,10 +1823,11 @@ impl Reducer {
             return;
         };
         let s = self.session(sid);
+        // Removing a plan that is not there changes nothing (and must not grow the change set).
         if s.plans.remove(id) {
             s.remove_plan_entry(id);
+            self.change(sid, "plan", id);
         }
-        self.change(sid, "plan", id);
     }
 
     /// `available_commands_update`, `config_option_update`, `current_mode_update`: the named

@@ -1453,9 +1453,10 @@ class Sessions(Unpicklable):
             self._error(sid, "plan_removed: planId must be a string")
             return
         s = self._sessions[sid]
+        # Removing a plan that is not there changes nothing (and must not grow the change set).
         if s._plans.pop(pid, None) is not None:
             s._remove_plan_entry(pid)
-        self._change(sid, "plan", pid)
+            self._change(sid, "plan", pid)
 
     def _replace(self, sid: str, kind: str, u: dict) -> None:
         field = _REPLACE_FIELDS[kind]
