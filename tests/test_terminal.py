@@ -10,6 +10,8 @@ import base64
 import json
 import random
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -222,6 +224,37 @@ def test_caps(backend):
     t = make(backend)
     t.feed(b"a\x1b[65535b")
     assert 0 < len(t.text) <= 70_000
+
+
+def test_max_bytes_charges_each_kept_line_for_its_buffer(backend):
+    # A kept line costs its cells plus 128 (a line buffer's first allocation), so a flood of
+    # short lines cannot hold far more memory than max_bytes allows.
+    t = make(backend, scrollback=10**7, max_bytes=129 * 50, rows=2)
+    t.feed(b"a\n" * 5000)
+    assert t.truncated and len(t.lines()) == 50 + 1  # the scrollback, then the cursor's row
+    t = make(backend, scrollback=10**7, max_bytes=(128 + 10) * 7, rows=2)
+    t.feed(b"".join(b"%010d\n" % i for i in range(100)))
+    # Seven kept lines, then the screen's (its trailing blank row trimmed).
+    assert t.lines() == [f"{i:010d}" for i in range(92, 100)]
+
+
+def test_a_flood_of_short_lines_stays_within_the_memory_max_bytes_allows():
+    # Native memory: 2 million one-character lines with a 1 MiB budget and no line limit once
+    # held 587 MB; the scrollback's cells now stay within 16 bytes per unit of max_bytes.
+    pytest.importorskip("acpwire._native")
+    code = (
+        "import resource, acpwire._native as n\n"
+        "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "t = n.Terminal(scrollback=10**7, max_bytes=1 << 20, rows=2)\n"
+        "for _ in range(20):\n"
+        "    t.feed(b'a\\n' * 100_000)\n"
+        "after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "print((after - before) * 1024, len(t.lines()))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True)
+    grown, lines = map(int, done.stdout.split())
+    assert lines == (1 << 20) // 129 + 1  # the scrollback, then the screen's "a"
+    assert grown < 16 * (1 << 20) + 8 * (1 << 20), grown
 
 
 def test_alternate_screen_and_regions(backend):

@@ -90,6 +90,10 @@ const RGB_BIT: u32 = 1 << 24;
 const CONT: u32 = u32::MAX;
 /// Cells a line's buffer gets when it first grows.
 const LINE_CAPACITY: usize = 128;
+/// What a line kept in scrollback costs of `max_bytes` besides its cells: its buffer's first
+/// allocation, which a short line keeps whole. With at most twice a line's cells in its buffer
+/// (see `scroll_up`), the scrollback's memory stays within 16 bytes per unit of `max_bytes`.
+const LINE_COST: usize = LINE_CAPACITY;
 /// How many lines ahead a view asks for the cells it reads next.
 const PREFETCH_LINES: usize = 4;
 const CLUSTER_BIT: u32 = 1 << 31;
@@ -2231,7 +2235,7 @@ impl Terminal {
                 if line.cells.capacity() > 2 * line.cells.len() + LINE_CAPACITY {
                     line.cells.shrink_to_fit();
                 }
-                self.sb_cost += line.cells.len() + 1;
+                self.sb_cost += line.cells.len() + LINE_COST;
                 self.sb.push_back(line);
                 self.trim_scrollback();
                 self.prim[k].cells = std::mem::take(&mut self.spare);
@@ -2253,7 +2257,7 @@ impl Terminal {
         while !self.sb.is_empty() && (self.sb.len() > self.sb_max || self.sb_cost > self.max_bytes)
         {
             if let Some(old) = self.sb.pop_front() {
-                self.sb_cost -= old.cells.len() + 1;
+                self.sb_cost -= old.cells.len() + LINE_COST;
                 self.truncated = true;
                 // Reused for the next blank line: a steady stream then allocates nothing.
                 let mut cells = old.cells;

@@ -231,6 +231,10 @@ class _Line:
         self.wide_wrap = False
 
 
+# What a line kept in scrollback costs of `max_bytes` besides its cells (the native backend's
+# first allocation for a line's cells, which a short line keeps whole).
+_LINE_COST = 128
+
 # The row every untouched or cleared row shares, so a new screen costs one list, not a row
 # object per line. Its cell lists are tuples: writing to it by mistake raises instead of
 # changing every blank row; writers take `Terminal._writable_row()` instead.
@@ -1265,10 +1269,10 @@ class Terminal(Unpicklable):
         sb = self._sb
         for line in lines:
             sb.append(line)
-            self._sb_cost += len(line.chars) + 1
+            self._sb_cost += len(line.chars) + _LINE_COST
         while sb and (len(sb) > self._sb_max or self._sb_cost > self._max_bytes):
             old = sb.popleft()
-            self._sb_cost -= len(old.chars) + 1
+            self._sb_cost -= len(old.chars) + _LINE_COST
             self._truncated = True
 
     # ------------------------------------------------------------------ CSI
