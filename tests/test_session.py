@@ -2028,9 +2028,10 @@ def test_store_arguments_are_checked(backend):
 
 
 def test_apply_nesting_limit(both):
-    # `apply` takes a message nesting 500 levels below its top and no deeper, on both backends,
-    # and the state it leaves can be read back (the pure twin's copies must not recurse past
-    # Python's limit); a self-referencing message is refused, not followed forever.
+    # `apply` takes a message nesting 200 levels below its top and no deeper, as `feed` takes
+    # a frame, on both backends, and the state it leaves can be read back and written by
+    # `dumps` (the pure twin's copies must not recurse past Python's limit); a
+    # self-referencing message is refused, not followed forever.
     def message(levels: int) -> dict:
         value: Any = {"a": 1}
         for i in range(levels):
@@ -2040,10 +2041,16 @@ def test_apply_nesting_limit(both):
     snapshots = []
     for backend in both:
         store = backend.Sessions()
-        store.apply(message(496))
+        store.apply(message(196))
         snapshots.append(store[SID].snapshot())
+        assert backend.loads(backend.dumps(snapshots[-1])) == snapshots[-1]
         with pytest.raises(ValueError, match="message nests too deeply"):
-            store.apply(message(497))
+            store.apply(message(197))
+        # The framing draws the line at the same place.
+        fed = backend.Sessions()
+        fed.feed(backend.dumps(message(196)) + backend.dumps(message(197)))
+        assert [e["line"] for e in fed.errors] == [2]
+        assert fed[SID].snapshot()["other"] == snapshots[-1]["other"]
         loop: list = []
         loop.append(loop)
         with pytest.raises(ValueError, match="message nests too deeply"):

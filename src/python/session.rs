@@ -21,8 +21,9 @@ use super::decoder::with_bytes;
 use super::terminal::{Terminal, at_most};
 use crate::session::{self as core, ErrorRecord, Json};
 
-/// Deepest nesting `apply` accepts (the pure backend has the same limit).
-const MAX_APPLY_DEPTH: usize = 500;
+/// Deepest nesting `apply` accepts, the framing's (so `apply` takes what `feed` takes, and a
+/// snapshot stays within what `dumps` writes); the pure backend has the same limit.
+const MAX_APPLY_DEPTH: usize = 200;
 /// Bytes read per step by `replay`.
 const READ_BYTES: usize = 1 << 20;
 

@@ -149,14 +149,15 @@ def _copy(value: Any, depth: int = 0) -> Any:
     return value
 
 
-# Messages given to `apply` may nest 500 deep, which recursion (two frames a level) cannot
+# Messages given to `apply` may nest 200 deep, which recursion (two frames a level) cannot
 # copy within Python's default limit; past this depth `_normalize`, which keeps a stack of its
 # own, makes the copy (of a value already normalized, so it changes nothing else).
 _RECURSIVE_COPY_DEPTH = 64
 
 
-# Deepest nesting `apply` accepts: the native binding's limit.
-MAX_APPLY_DEPTH = 500
+# Deepest nesting `apply` accepts, the framing's (so `apply` takes what `feed` takes, and a
+# snapshot stays within what `dumps` writes); the native binding's limit too.
+MAX_APPLY_DEPTH = 200
 
 
 def _str_keyed(value: dict) -> Any:
