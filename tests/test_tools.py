@@ -457,3 +457,38 @@ def test_a_plain_trace_read_line_by_line_keeps_the_framings_cap(tmp_path):
     seen = list(traces.iter_trace(mixed, max_frame_bytes=cap))
     assert [(e.line, e.error) for e in seen] == [(1, None), (2, "frame exceeds max_frame_bytes")]
     assert seen[0].sender == "agent"
+
+
+def test_the_two_build_comparison_runs_every_workload(tmp_path):
+    # benches/ab_builds.py loads two builds side by side; here the installed one twice.
+    native = pytest.importorskip("acpwire._native")
+    script = Path(__file__).resolve().parent.parent / "benches" / "ab_builds.py"
+    library = Path(native.__file__)
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(script),
+            str(library),
+            str(library),
+            "--rounds",
+            "2",
+            "--scale",
+            "0.005",
+        ],
+        capture_output=True,
+        check=False,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    rows = done.stdout.decode().splitlines()
+    assert rows[0].startswith("A: ") and native._build in rows[0]
+    for name in ("text", "spans", "screen 200x50", "heavy", "token", "mixed", "raw framing"):
+        assert any(re.match(rf"{re.escape(name)} +\d+ +\d+ +\d+\.\d\dx$", row) for row in rows), (
+            name
+        )
+    refused = subprocess.run(
+        [sys.executable, str(script), str(library), str(library), "--only", "nope"],
+        capture_output=True,
+        check=False,
+    )
+    assert refused.returncode == 2 and b"unknown workloads: nope" in refused.stderr
