@@ -560,6 +560,30 @@ def test_widths_table_is_sane():
     )
 
 
+def test_char_width_agrees_on_every_code_point_and_refuses_the_same_values(backend):
+    # The public function of each backend, on controls, marks, wide characters and the edges
+    # of the scalar values; and the same exception classes for what is not one.
+    native = pytest.importorskip("acpwire._native")
+    points = [*range(0x20), *range(0x7F, 0xB0), 0x300, 0x1100, 0x200D, 0x30C7, 0xFF41]
+    points += [0xD7FF, 0xE000, 0xFFFD, 0x1F44D, 0x10FFFF, True]
+    assert [backend.char_width(cp) for cp in points] == [native.char_width(cp) for cp in points]
+    assert backend.char_width(0x1B) == backend.char_width(0x9B) == 0
+    for bad, error in [
+        (0xD800, ValueError),
+        (0xDFFF, ValueError),
+        (0x110000, ValueError),
+        (2**32 - 1, ValueError),
+        (2**32, OverflowError),
+        (-1, OverflowError),
+        (2**70, OverflowError),
+        (1.0, TypeError),
+        ("a", TypeError),
+        (None, TypeError),
+    ]:
+        with pytest.raises(error):
+            backend.char_width(bad)
+
+
 # --------------------------------------------------------------------- conformance
 
 

@@ -161,7 +161,9 @@ def render_text(data: _Buffer) -> str:
     """
 
 def char_width(cp: int) -> int:
-    """Cells taken by the printable code point ``cp``: 0 (joins the previous cell), 1 or 2."""
+    """Cells the code point ``cp`` takes on its own: 0 for a control character or a mark that
+    joins the previous cell, else 1 or 2. ``ValueError`` for a surrogate or a value beyond
+    U+10FFFF, ``OverflowError`` for one outside 0 to 2**32 - 1, ``TypeError`` for a non-integer."""
 
 def _b64decode(data: str | _Buffer) -> bytes: ...
 

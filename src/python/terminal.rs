@@ -365,7 +365,9 @@ pub fn render_text(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<String> 
     with_bytes(data, |bytes| py.detach(|| terminal::render_text(bytes)))
 }
 
-/// Cells taken by the printable code point `cp`: 0 (joins the previous cell), 1 or 2.
+/// Cells the code point `cp` takes on its own: 0 for a control character or a mark that
+/// joins the previous cell, else 1 or 2. `ValueError` for a surrogate or a value beyond
+/// U+10FFFF, `OverflowError` for one outside 0 to 2**32 - 1, `TypeError` for a non-integer.
 #[pyfunction]
 pub fn char_width(cp: u32) -> PyResult<usize> {
     char::from_u32(cp)

@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import binascii
 import functools
+import operator
 import re
 import threading
 from bisect import bisect_right
@@ -173,6 +174,20 @@ def _special_class() -> re.Pattern[str]:
 
 
 def char_width(cp: int) -> int:
+    """Cells the code point ``cp`` takes on its own: 0 for a control character or a mark that
+    joins the previous cell, else 1 or 2. ``ValueError`` for a surrogate or a value beyond
+    U+10FFFF, ``OverflowError`` for one outside 0 to 2**32 - 1, ``TypeError`` for a non-integer."""
+    cp = operator.index(cp)
+    if not 0 <= cp <= 0xFFFF_FFFF:
+        raise OverflowError("out of range integral type conversion attempted")
+    if cp > 0x10FFFF or 0xD800 <= cp <= 0xDFFF:
+        raise ValueError(f"{cp:#x} is not a Unicode scalar value")
+    if cp < 0x20 or 0x7F <= cp < 0xA0:
+        return 0
+    return _width(cp)
+
+
+def _width(cp: int) -> int:
     """Cells taken by the printable code point ``cp``: 0 (joins the previous cell), 1 or 2."""
     if cp < 0xAD:
         return 1
@@ -1069,7 +1084,7 @@ class Terminal(Unpicklable):
             o = ord(ch)
             if o < 0xA0:
                 continue  # C1 code points are never printed
-            w = char_width(o)
+            w = _width(o)
             if w == 2:
                 self._last = ch
                 self._put_wide(ch)
