@@ -2059,6 +2059,24 @@ def test_apply_nesting_limit(both):
     assert snapshots[0] == snapshots[1]
 
 
+def test_apply_refuses_an_integer_the_framing_could_not_read(backend):
+    # The framing reads integers of up to 4300 digits; apply takes the same, so that a stored
+    # message can always be written back (the pure backend once kept any int).
+    store = backend.Sessions()
+    for value in (10**4300 - 1, -(10**4300 - 1), 2**64, -(2**63) - 1):
+        store.apply(upd({"sessionUpdate": "x_custom", "v": value}))
+    assert [o["v"] for o in store[SID].snapshot()["other"]] == [
+        10**4300 - 1,
+        -(10**4300 - 1),
+        2**64,
+        -(2**63) - 1,
+    ]
+    for value in (10**4300, -(10**4300)):
+        with pytest.raises(ValueError):
+            store.apply(upd({"sessionUpdate": "x_custom", "v": value}))
+    assert len(store[SID].snapshot()["other"]) == 4
+
+
 def test_sample_trace(backend):
     path = (
         Path(__file__).resolve().parent.parent / "python" / "acpwire" / "data" / "sample-v2.ndjson"

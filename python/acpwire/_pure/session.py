@@ -28,6 +28,7 @@ from .._errors import FrameError, TerminalDataError
 from ._args import Unpicklable, at_most, buffer_bytes, size, str_arg
 from ._framing import DEFAULT_MAX_FRAME_BYTES, FrameDecoder
 from ._json import DIGITS_TO_ZERO, MIN_DEEP_SIZE, ZEROS, has_long_digit_run, maybe_too_deep
+from ._json_errors import MAX_DIGITS as MAX_INT_DIGITS
 from .terminal import MAX_COLS, Terminal, _decode_base64, _locked
 
 __all__ = ["Session", "Sessions", "replay"]
@@ -170,6 +171,14 @@ def _str_keyed(value: dict) -> Any:
         yield key, v
 
 
+def _check_big_int(value: int) -> None:
+    """Refuse an integer the framing could not read either, as the binding does: its decimal
+    form (which Python refuses past its digit limit, 4300 by default) past 4300 digits."""
+    digits = str(value)
+    if len(digits) - (value < 0) > MAX_INT_DIGITS:
+        raise ValueError(f"number out of range at index {len(digits)}")
+
+
 def _normalize(message: Any) -> Any:
     """A private JSON copy of a message given to ``apply``, with the binding's type rules.
 
@@ -193,6 +202,8 @@ def _normalize(message: Any) -> Any:
                     out.encode()  # a lone surrogate is no UTF-8: UnicodeEncodeError
             elif isinstance(value, int):
                 out = int(value)
+                if not -_INT64 <= out < _INT64:
+                    _check_big_int(out)
             elif isinstance(value, float):
                 out = float(value)
             elif isinstance(value, dict):
