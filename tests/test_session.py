@@ -2011,7 +2011,9 @@ def test_native_and_pure_agree_on_apply(both):
 def test_store_arguments_are_checked(backend):
     for options, message in [
         ({"max_frame_bytes": 0}, "max_frame_bytes must be positive"),
-        ({"terminal_cols": -1}, "terminal_cols must not be negative"),
+        ({"terminal_cols": -1}, r"terminal_cols must be at least 1 \(or None\)"),
+        # As Terminal(cols=0): a grid needs a column.
+        ({"terminal_cols": 0}, r"terminal_cols must be at least 1 \(or None\)"),
         ({"terminal_cols": 65_536}, "terminal_cols must be at most 65535"),
         ({"scrollback": -1}, "scrollback must not be negative"),
     ]:

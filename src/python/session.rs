@@ -193,8 +193,10 @@ impl Sessions {
             .ok_or_else(|| PyValueError::new_err("max_frame_bytes must be positive"))?;
         let terminal_cols = terminal_cols
             .map(|c| {
-                let cols =
-                    c.0.ok_or_else(|| PyValueError::new_err("terminal_cols must not be negative"))?;
+                // As `Terminal(cols=0)`: a grid needs a column.
+                let cols = c.0.filter(|&c| c >= 1).ok_or_else(|| {
+                    PyValueError::new_err("terminal_cols must be at least 1 (or None)")
+                })?;
                 at_most("terminal_cols", cols, crate::terminal::MAX_COLS)
             })
             .transpose()?;

@@ -605,14 +605,12 @@ class Sessions(Unpicklable):
         scrollback = size(scrollback)
         self._decoder = _Framer(max_frame_bytes)
         if terminal_cols is not None:
-            if terminal_cols < 0:
-                raise ValueError("terminal_cols must not be negative")
+            if terminal_cols < 1:
+                raise ValueError("terminal_cols must be at least 1 (or None)")
             at_most("terminal_cols", terminal_cols, MAX_COLS)
         if scrollback < 0:
             raise ValueError("scrollback must not be negative")
-        # The Rust terminal treats cols=0 as 1; the pure one refuses 0.
-        cols = None if terminal_cols is None else max(terminal_cols, 1)
-        self._term_args = (cols, scrollback)
+        self._term_args = (terminal_cols, scrollback)
         self._version: int | None = None
         # The rules in force: _UNKNOWN before `initialize`, then _V1 or _V2.
         self._mode = _UNKNOWN
