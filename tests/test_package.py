@@ -235,6 +235,18 @@ def test_stub_lists_the_native_api():
     assert (resources.files("acpwire") / "py.typed").is_file()
 
 
+def test_the_pure_backend_has_every_name_of_the_extension():
+    # The stub's promise: `acpwire._pure` provides the names `acpwire._native` does.
+    import acpwire._native as native
+    import acpwire._pure as pure
+
+    names = {n for n in dir(native) if not n.startswith("__") or n == "__version__"}
+    assert names <= set(dir(pure)), sorted(names - set(dir(pure)))
+    assert set(native.__all__) <= set(pure.__all__)
+    assert pure.__version__ == native.__version__ == acpwire.__version__
+    assert pure._build == "pure Python"
+
+
 def cli(*args: str, stdin: bytes | None = None, backend: str | None = None):
     env = dict(os.environ)
     if backend:

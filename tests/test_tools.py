@@ -492,3 +492,8 @@ def test_the_two_build_comparison_runs_every_workload(tmp_path):
         check=False,
     )
     assert refused.returncode == 2 and b"unknown workloads: nope" in refused.stderr
+
+
+def test_replay_takes_its_source_by_the_name_the_stubs_give():
+    store = acpwire.replay(source=SAMPLE)
+    assert store.errors == [] and len(store) == 1

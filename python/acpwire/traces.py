@@ -89,7 +89,7 @@ def load(path: str | Path | IO[bytes], **options: Any) -> Any:
     return _load(path, True, options)
 
 
-def replay(path: str | Path | IO[bytes], **options: Any) -> Any:
+def replay(source: str | Path | IO[bytes], **options: Any) -> Any:
     """Reduce a whole trace (a path, ``-``, or a binary file) into a new ``Sessions``.
 
     Plain ACP NDJSON is framed and reduced by the active backend in one pass (the native one
@@ -98,7 +98,7 @@ def replay(path: str | Path | IO[bytes], **options: Any) -> Any:
     replay: each becomes an error record, as ``Sessions.feed`` makes (a trace of bad lines
     only gives just those). ``options`` are ``Sessions``' keyword arguments.
     """
-    return _load(path, False, options)
+    return _load(source, False, options)
 
 
 def _load(path: str | Path | IO[bytes], strict: bool, options: dict) -> Any:

@@ -8,11 +8,15 @@ the same nesting limits, the same bytes from ``dumps``.
 from __future__ import annotations
 
 from .._errors import DecodeError, EncodeError, FrameError, TerminalDataError
+from .._version import __version__
 from ._framing import DEFAULT_MAX_FRAME_BYTES, FrameDecoder
 from ._json import dumps, loads
 from .session import Session, Sessions, replay
 from .terminal import Span, Terminal, char_width, render_text
 from .terminal import _decode_base64 as _b64decode
+
+# How this backend was built, as `acpwire._native._build` says it for the extension.
+_build = "pure Python"
 
 __all__ = [
     "DEFAULT_MAX_FRAME_BYTES",
@@ -25,7 +29,9 @@ __all__ = [
     "Span",
     "Terminal",
     "TerminalDataError",
+    "__version__",
     "_b64decode",
+    "_build",
     "char_width",
     "dumps",
     "loads",
