@@ -233,7 +233,22 @@ def test_replay_errors(tmp_path):
     assert result.returncode == 2 and b"not an NDJSON trace" in result.stderr
     bad = tmp_path / "bad.ndjson"
     bad.write_bytes(SAMPLE.read_bytes() + b"{broken\n")
-    assert cli("replay", str(bad), "--format", "text").returncode == 1
+    result = cli("replay", str(bad), "--format", "text")
+    assert result.returncode == 1
+    # A bad frame belongs to no session, so no rendering shows it: it is named on stderr.
+    lines = SAMPLE.read_bytes().count(b"\n")
+    offset = len(SAMPLE.read_bytes())
+    assert f"line {lines + 1}, byte {offset}: invalid JSON".encode() in result.stderr
+    # One line without a newline is a trace of one bad frame, not a refusal.
+    one = tmp_path / "one.txt"
+    one.write_bytes(b"garbage")
+    result = cli("replay", str(one))
+    assert result.returncode == 1 and b"line 1, byte 0: invalid JSON" in result.stderr
+    many = tmp_path / "many.ndjson"
+    many.write_bytes(SAMPLE.read_bytes() + b"{broken\n" * 25)
+    result = cli("replay", str(many), "--format", "text")
+    assert result.returncode == 1 and result.stderr.count(b"invalid JSON") == 20
+    assert b"... and 5 more" in result.stderr
 
 
 def test_replay_follow_rerenders_as_the_trace_grows(tmp_path):

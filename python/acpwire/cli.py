@@ -180,7 +180,17 @@ def replay(
     if follow:
         _follow(path, store, render, emit, clear=fmt == "ansi" and out is None)
     bad = [e for e in store.errors if e.get("line") is not None]
+    # A session's errors show in its rendering; those of no session (bad frames) go here.
+    loose = [e for e in bad if e.get("sessionId") is None]
+    for e in loose[:SHOWN_ERRORS]:
+        where = f"line {e['line']}, byte {e['offset']}"
+        print(f"acpwire replay: {path}: {where}: {visible(e['reason'])}", file=sys.stderr)
+    if len(loose) > SHOWN_ERRORS:
+        print(f"acpwire replay: ... and {len(loose) - SHOWN_ERRORS} more", file=sys.stderr)
     return 1 if bad else 0
+
+
+SHOWN_ERRORS = 20
 
 
 def _follow(path: str, store: Any, render: Any, emit: Any, *, clear: bool) -> None:

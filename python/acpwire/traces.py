@@ -76,7 +76,7 @@ def sniff(fp: IO[bytes], strict: bool = True) -> tuple[bytes, bool]:
     decoder = FrameDecoder()
     first = decoder.feed(head)[:1] or decoder.finish()[:1]
     if strict and not first and decoder.take_errors() and b"\n" in head:
-        raise TraceError("not an NDJSON trace: its first line is not JSON")
+        raise TraceError("not an NDJSON trace: no line of its first MiB is a JSON message")
     return head, bool(first) and is_record(first[0])
 
 

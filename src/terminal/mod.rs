@@ -41,7 +41,7 @@
 //! OSC payloads over 64 KiB are discarded whole; DCS/SOS/PM/APC payloads are never stored; a
 //! CSI takes at most 32 parameters and sub-parameters (more: ignored), each saturating at
 //! 65535, and every count is clamped to the grid; scrollback is capped by `scrollback` lines
-//! and by `max_bytes` (one unit per stored cell plus one per line); at most 65,536 styles,
+//! and by `max_bytes` (one unit per stored cell plus 128 per line); at most 65,536 styles,
 //! 4,096 OSC 8 links (URIs over 2083 bytes are ignored) and 65,536 grapheme clusters of at most
 //! 16 code points are interned (beyond: default style, no link, extra marks dropped).
 //!
