@@ -20,6 +20,10 @@ class FrameError(ValueError):
         offset: byte offset of the frame's first byte in the stream.
         excerpt: the first 64 bytes of the frame, decoded with ``errors="replace"``.
         detail: what the parser found and where in the frame, identical on both backends.
+
+    The SDK transport (``acpwire.sdk``) also reports a frame that is JSON but not a message
+    object, with reason ``"not a JSON-RPC message object"`` and line and offset 0 (the decoder
+    has passed the frame by then, so its place is not known).
     """
 
     reason: str
