@@ -179,3 +179,21 @@ def test_turns_are_deterministic():
     config = TurnConfig(seed=7)
     assert build_turn("s", 3, 2, config) == build_turn("s", 3, 2, config)
     assert build_turn("s", 3, 2, config) != build_turn("s", 4, 2, config)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX device")
+def test_an_agent_reading_from_dev_null_ends_at_once():
+    # /dev/null is a character device epoll refuses: the pipe transport failed inside the loop
+    # and the agent hung; it now reads such an input as a file, and ends at its EOF.
+    import subprocess
+
+    with open("/dev/null", "rb") as null:
+        done = subprocess.run(
+            [sys.executable, "-m", "acpwire", "fake-agent"],
+            stdin=null,
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == b"" and b"PermissionError" not in done.stderr

@@ -443,12 +443,22 @@ class _FileReader:
 def _is_stream(fp: Any) -> bool:
     """Whether asyncio's pipe transports can serve ``fp`` (never on Windows)."""
     import os
+    import selectors
     import stat
 
     if sys.platform == "win32":
         return False
     mode = os.fstat(fp.fileno()).st_mode
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
+    if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)):
+        return False
+    # Some character devices cannot be polled (epoll refuses /dev/null), and the transport
+    # would fail only later, inside the event loop: ask the selector first.
+    with selectors.DefaultSelector() as probe:
+        try:
+            probe.register(fp.fileno(), selectors.EVENT_READ | selectors.EVENT_WRITE)
+        except (OSError, ValueError):
+            return False
+    return True
 
 
 async def _stdio() -> tuple[Any, Any]:
