@@ -25,6 +25,7 @@ import tempfile
 import time
 import zipfile
 from collections.abc import Callable
+from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 from typing import Any
 
@@ -42,17 +43,24 @@ def load_build(path: Path, name: str, into: Path) -> Any:
     package = into / name
     package.mkdir()
     (package / "__init__.py").write_text("")
-    suffix = ".so" if sys.platform != "win32" else ".pyd"
+
+    def suffix(filename: str) -> str | None:
+        return next((s for s in EXTENSION_SUFFIXES if filename.endswith(s)), None)
+
     if path.suffix == ".whl":
         with zipfile.ZipFile(path) as wheel:
-            [member] = [m for m in wheel.namelist() if Path(m).name.startswith("_native.")]
-            target = package / Path(member).name
-            target.write_bytes(wheel.read(member))
+            found = [m for m in wheel.namelist() if Path(m).name.startswith("_native.")]
+            if len(found) != 1 or suffix(found[0]) is None:
+                raise SystemExit(f"{path}: no extension module for this interpreter in it")
+            data = wheel.read(found[0])
+            ending = suffix(found[0])
     else:
-        target = package / path.name
-        target.write_bytes(path.read_bytes())
-    if not target.name.endswith(suffix):
-        raise SystemExit(f"{path}: no extension module in it")
+        ending = suffix(path.name)
+        if ending is None:
+            raise SystemExit(f"{path}: not an extension module for this interpreter")
+        data = path.read_bytes()
+    # Whatever the file was called, the module's init function is `PyInit__native`.
+    (package / f"_native{ending}").write_bytes(data)
     return importlib.import_module(f"{name}._native")
 
 
