@@ -49,8 +49,12 @@ def load_build(path: Path, name: str, into: Path) -> Any:
 
     if path.suffix == ".whl":
         with zipfile.ZipFile(path) as wheel:
-            found = [m for m in wheel.namelist() if Path(m).name.startswith("_native.")]
-            if len(found) != 1 or suffix(found[0]) is None:
+            found = [
+                m
+                for m in wheel.namelist()
+                if Path(m).name.startswith("_native.") and suffix(m) is not None
+            ]
+            if len(found) != 1:
                 raise SystemExit(f"{path}: no extension module for this interpreter in it")
             data = wheel.read(found[0])
             ending = suffix(found[0])

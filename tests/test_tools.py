@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 import time
+import zipfile
 from importlib import resources
 from pathlib import Path
 
@@ -479,14 +480,18 @@ def test_the_two_build_comparison_runs_every_workload(tmp_path):
     native = pytest.importorskip("acpwire._native")
     script = Path(__file__).resolve().parent.parent / "benches" / "ab_builds.py"
     library = Path(native.__file__)
-    # A library under another name loads all the same.
+    # A library under another name loads all the same, and so does a wheel (its stub beside).
     renamed = tmp_path / f"plain{library.name}"
     renamed.write_bytes(library.read_bytes())
+    wheel = tmp_path / "acpwire-0-cp3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        archive.writestr("acpwire/_native.pyi", "")
+        archive.writestr(f"acpwire/{library.name}", library.read_bytes())
     done = subprocess.run(
         [
             sys.executable,
             str(script),
-            str(library),
+            str(wheel),
             str(renamed),
             "--rounds",
             "2",
