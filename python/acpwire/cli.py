@@ -126,6 +126,10 @@ def _print_report(report: dict[str, Any], errors: list[FrameError]) -> None:
         print("\nno bad frames", file=out)
 
 
+# Errors `acpwire replay` lists on stderr; it counts the rest.
+SHOWN_ERRORS = 20
+
+
 def _fail(command: str, message: str) -> int:
     print(f"acpwire {command}: {message}", file=sys.stderr)
     return 2
@@ -188,9 +192,6 @@ def replay(
     if len(loose) > SHOWN_ERRORS:
         print(f"acpwire replay: ... and {len(loose) - SHOWN_ERRORS} more", file=sys.stderr)
     return 1 if bad else 0
-
-
-SHOWN_ERRORS = 20
 
 
 def _follow(path: str, store: Any, render: Any, emit: Any, *, clear: bool) -> None:

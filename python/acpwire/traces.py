@@ -168,12 +168,11 @@ def iter_lines(
         frame = line[:-1] if line[-1:] == b"\r" else line
         # As in the framing, the cap applies to every line, blank or not; only a record
         # (below) may be longer than the frame it holds.
-        if len(frame) > limit or (len(frame) > max_frame_bytes and not recorded):
+        over_cap = len(frame) > max_frame_bytes
+        if len(frame) > limit or (over_cap and not recorded):
             return TraceLine(number, start, error=TOO_LONG)
         if not frame.strip(b" \t\r"):
-            return (
-                TraceLine(number, start, error=TOO_LONG) if len(frame) > max_frame_bytes else None
-            )
+            return TraceLine(number, start, error=TOO_LONG) if over_cap else None
         try:
             value = loads(frame)
         except ValueError:
@@ -181,9 +180,11 @@ def iter_lines(
         if value == []:
             return TraceLine(number, start, error=EMPTY_BATCH)
         if not is_record(value):
-            if len(frame) > max_frame_bytes:
-                return TraceLine(number, start, error=TOO_LONG)
-            return TraceLine(number, start, value)
+            return (
+                TraceLine(number, start, error=TOO_LONG)
+                if over_cap
+                else TraceLine(number, start, value)
+            )
         direction = value["dir"]
         sender = direction if isinstance(direction, str) and direction in _SENDERS else None
         t = value["t"]

@@ -17,7 +17,7 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 
 /// jiter's nesting rule: no value more than this many containers below the top-level value.
-const MAX_DEPTH: usize = 200;
+pub(crate) const MAX_DEPTH: usize = 200;
 /// jiter's limit on the digits of a number's integer part.
 const MAX_INT_DIGITS: usize = 4300;
 /// Keys up to this length are cached.

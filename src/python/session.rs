@@ -23,7 +23,7 @@ use crate::session::{self as core, ErrorRecord, Json};
 
 /// Deepest nesting `apply` accepts, the framing's (so `apply` takes what `feed` takes, and a
 /// snapshot stays within what `dumps` writes); the pure backend has the same limit.
-const MAX_APPLY_DEPTH: usize = 200;
+const MAX_APPLY_DEPTH: usize = super::fastjson::MAX_DEPTH;
 /// Bytes read per step by `replay`.
 const READ_BYTES: usize = 1 << 20;
 

@@ -27,7 +27,14 @@ import orjson
 from .._errors import FrameError, TerminalDataError
 from ._args import Unpicklable, at_most, buffer_bytes, size, str_arg
 from ._framing import DEFAULT_MAX_FRAME_BYTES, FrameDecoder
-from ._json import DIGITS_TO_ZERO, MIN_DEEP_SIZE, ZEROS, has_long_digit_run, maybe_too_deep
+from ._json import (
+    DIGITS_TO_ZERO,
+    MAX_DECODE_DEPTH,
+    MIN_DEEP_SIZE,
+    ZEROS,
+    has_long_digit_run,
+    maybe_too_deep,
+)
 from ._json_errors import MAX_DIGITS as MAX_INT_DIGITS
 from .terminal import MAX_COLS, Terminal, _decode_base64, _locked
 
@@ -158,7 +165,7 @@ _RECURSIVE_COPY_DEPTH = 64
 
 # Deepest nesting `apply` accepts, the framing's (so `apply` takes what `feed` takes, and a
 # snapshot stays within what `dumps` writes); the native binding's limit too.
-MAX_APPLY_DEPTH = 200
+MAX_APPLY_DEPTH = MAX_DECODE_DEPTH
 
 
 def _str_keyed(value: dict) -> Any:
