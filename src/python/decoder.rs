@@ -107,6 +107,21 @@ impl FrameDecoder {
         self.errors.push_back(error);
     }
 
+    /// `feed` with `raw=True`: the frames are gathered first, so the list is made at its size
+    /// rather than grown one append at a time (a 64 KiB piece holds dozens of frames).
+    fn feed_raw<'py>(&mut self, py: Python<'py>, bytes: &[u8]) -> PyResult<Bound<'py, PyList>> {
+        let mut frames: Vec<Bound<'py, PyBytes>> = Vec::with_capacity(64);
+        let mut bad: Vec<FrameError> = Vec::new();
+        self.framer.feed(bytes, |event| match event {
+            Event::Frame(frame) => frames.push(PyBytes::new(py, frame.bytes)),
+            Event::Error(e) => bad.push(e),
+        });
+        for e in bad {
+            self.record(e);
+        }
+        PyList::new(py, frames)
+    }
+
     /// Run `step` on the framer; decode each frame into `out` (or, with `inline_errors`, put
     /// each error in `out` at its place in the stream as well).
     fn drive<'py>(
@@ -233,6 +248,9 @@ impl FrameDecoder {
         data: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
         with_bytes(data, |bytes| {
+            if self.raw {
+                return self.feed_raw(py, bytes);
+            }
             self.drive(py, false, |framer, sink| framer.feed(bytes, sink))
         })?
     }
