@@ -54,7 +54,11 @@
 
 pub mod parser;
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
+
+// Keyed hashing: the tables are filled from the stream (URIs, clusters), so it must resist
+// flooding, and SipHash costs more than the rest of an interning.
+use ahash::AHashMap as HashMap;
 use std::fmt;
 use std::sync::Arc;
 
@@ -857,7 +861,7 @@ impl Terminal {
         self.title = String::new();
         self.progress = None;
         self.styles = vec![StyleKey::default()];
-        self.style_ids = HashMap::from([(StyleKey::default(), 0)]);
+        self.style_ids = HashMap::from_iter([(StyleKey::default(), 0)]);
         // Every slot maps the default style to id 0, which stays true.
         self.style_cache = [(StyleKey::default(), 0); STYLE_CACHE];
         self.links = vec![Arc::from("")];
@@ -1664,8 +1668,7 @@ impl Terminal {
     fn osc_end(&mut self) {
         if !self.osc_overflow {
             let payload = std::mem::take(&mut self.osc);
-            let text = String::from_utf8_lossy(&payload).into_owned();
-            self.osc_dispatch(&text);
+            self.osc_dispatch(&String::from_utf8_lossy(&payload));
             self.osc = payload;
         }
         self.osc.clear();
@@ -2157,24 +2160,31 @@ impl Terminal {
             line.cells.resize(x + 1, BLANK);
         }
         let old = line.cells[x].ch();
-        let mut new = String::new();
+        // The cluster with `ch` joined, built on the stack: most joins find it interned.
+        let mut buf = [0u8; MAX_CLUSTER_CHARS * 4];
+        let mut len;
         if old & CLUSTER_BIT != 0 && old != CONT {
-            new.push_str(&self.clusters[(old & !CLUSTER_BIT) as usize]);
+            let cluster = &self.clusters[(old & !CLUSTER_BIT) as usize];
+            if cluster.chars().count() >= MAX_CLUSTER_CHARS {
+                return;
+            }
+            len = cluster.len();
+            buf[..len].copy_from_slice(cluster.as_bytes());
         } else {
-            new.push(char::from_u32(old).unwrap_or(' '));
+            len = char::from_u32(old).unwrap_or(' ').encode_utf8(&mut buf).len();
         }
-        if new.chars().count() >= MAX_CLUSTER_CHARS {
+        len += ch.encode_utf8(&mut buf[len..]).len();
+        let Ok(new) = std::str::from_utf8(&buf[..len]) else {
             return;
-        }
-        new.push(ch);
-        let id = if let Some(&id) = self.cluster_ids.get(new.as_str()) {
+        };
+        let id = if let Some(&id) = self.cluster_ids.get(new) {
             id
         } else {
             if self.clusters.len() >= MAX_CLUSTERS {
                 return;
             }
             let id = id32(self.clusters.len());
-            let boxed: Box<str> = new.into_boxed_str();
+            let boxed: Box<str> = Box::from(new);
             self.clusters.push(boxed.clone());
             self.cluster_ids.insert(boxed, id);
             id
