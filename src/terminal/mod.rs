@@ -2171,7 +2171,10 @@ impl Terminal {
             len = cluster.len();
             buf[..len].copy_from_slice(cluster.as_bytes());
         } else {
-            len = char::from_u32(old).unwrap_or(' ').encode_utf8(&mut buf).len();
+            len = char::from_u32(old)
+                .unwrap_or(' ')
+                .encode_utf8(&mut buf)
+                .len();
         }
         len += ch.encode_utf8(&mut buf[len..]).len();
         let Ok(new) = std::str::from_utf8(&buf[..len]) else {
