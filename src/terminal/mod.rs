@@ -769,12 +769,12 @@ pub struct Terminal {
     clusters: Vec<Box<str>>,
     cluster_ids: HashMap<Box<str>, u32>,
     // screen
-    prim: Vec<Line>,
+    prim: VecDeque<Line>,
     /// The alternate screen while it is shown.
-    alt: Option<Vec<Line>>,
+    alt: Option<VecDeque<Line>>,
     /// The alternate screen while the primary one is shown (empty until first used): ?47 and
     /// ?1047 switch back to it as it was left.
-    alt_kept: Vec<Line>,
+    alt_kept: VecDeque<Line>,
     row: usize,
     col: usize,
     pen: StyleKey,
@@ -828,9 +828,9 @@ impl Terminal {
             link_ids: HashMap::new(),
             clusters: Vec::new(),
             cluster_ids: HashMap::new(),
-            prim: Vec::new(),
+            prim: VecDeque::new(),
             alt: None,
-            alt_kept: Vec::new(),
+            alt_kept: VecDeque::new(),
             row: 0,
             col: 0,
             pen: StyleKey::default(),
@@ -868,16 +868,18 @@ impl Terminal {
         self.link_ids = HashMap::new();
         self.clusters = Vec::new();
         self.cluster_ids = HashMap::new();
-        self.alt_kept = Vec::new();
+        self.alt_kept = VecDeque::new();
         self.soft_reset();
     }
 
     /// RIS: a fresh screen, cursor, pen and modes; scrollback and metadata stay. As in xterm,
     /// the alternate screen is cleared if shown, and kept as it is if not.
     fn soft_reset(&mut self) {
-        self.prim = vec![Line::default(); self.rows];
+        self.prim = std::iter::repeat_with(Line::default)
+            .take(self.rows)
+            .collect();
         if self.alt.take().is_some() {
-            self.alt_kept = Vec::new();
+            self.alt_kept = VecDeque::new();
         }
         self.row = 0;
         self.col = 0;
@@ -958,14 +960,14 @@ impl Terminal {
         self.cols.map(|_| (self.row, self.col))
     }
 
-    fn grid(&mut self) -> &mut Vec<Line> {
+    fn grid(&mut self) -> &mut VecDeque<Line> {
         match self.alt {
             Some(ref mut g) => g,
             None => &mut self.prim,
         }
     }
 
-    fn grid_ref(&self) -> &[Line] {
+    fn grid_ref(&self) -> &VecDeque<Line> {
         match self.alt {
             Some(ref g) => g,
             None => &self.prim,
@@ -2233,12 +2235,11 @@ impl Terminal {
         let at = bot + 1 - n;
         let to_scrollback = top == 0 && self.alt.is_none();
         let g = self.grid();
-        if n == 1 {
-            // One line, the usual case: two moves beat the general rotation.
-            let line = g.remove(top);
-            g.insert(bot, line);
+        if top == 0 && bot + 1 == g.len() {
+            // The whole screen, the usual case: a ring turns without moving its other rows.
+            g.rotate_left(n);
         } else {
-            g[top..=bot].rotate_left(n);
+            g.make_contiguous()[top..=bot].rotate_left(n);
         }
         if to_scrollback {
             for k in at..=bot {
@@ -2254,16 +2255,18 @@ impl Terminal {
                 self.prim[k].cells = std::mem::take(&mut self.spare);
             }
         } else {
-            g[at..=bot].fill_with(Line::default);
+            for line in g.range_mut(at..=bot) {
+                *line = Line::default();
+            }
         }
     }
 
     fn scroll_down(&mut self, n: usize) {
         let (top, bot) = (self.top, self.bot);
         let n = n.min(bot - top + 1);
-        let g = self.grid();
-        g.drain(bot + 1 - n..=bot);
-        g.splice(top..top, std::iter::repeat_with(Line::default).take(n));
+        let region = &mut self.grid().make_contiguous()[top..=bot];
+        region.rotate_right(n);
+        region[..n].fill_with(Line::default);
     }
 
     fn trim_scrollback(&mut self) {
@@ -2404,14 +2407,16 @@ impl Terminal {
         let (top, bot, row) = (self.top, self.bot, self.row);
         if top <= row && row <= bot {
             let n = n.min(bot - row + 1);
-            let g = self.grid();
+            // The rows from the cursor to the bottom margin turn, and those that came round
+            // are blanked: the lines pushed out are dropped, blank ones come in.
+            let region = &mut self.grid().make_contiguous()[row..=bot];
             if insert {
-                g.drain(bot + 1 - n..=bot);
-                g.splice(row..row, std::iter::repeat_with(Line::default).take(n));
+                region.rotate_right(n);
+                region[..n].fill_with(Line::default);
             } else {
-                g.drain(row..row + n);
-                let at = bot + 1 - n;
-                g.splice(at..at, std::iter::repeat_with(Line::default).take(n));
+                region.rotate_left(n);
+                let len = region.len();
+                region[len - n..].fill_with(Line::default);
             }
             self.col = 0;
         }
@@ -2462,7 +2467,9 @@ impl Terminal {
         if self.alt.is_none() {
             let mut alt = std::mem::take(&mut self.alt_kept);
             if alt.is_empty() {
-                alt = vec![Line::default(); self.rows];
+                alt = std::iter::repeat_with(Line::default)
+                    .take(self.rows)
+                    .collect();
             }
             self.alt = Some(alt);
         }
@@ -2563,14 +2570,12 @@ impl Terminal {
         match mode {
             0 => {
                 self.erase_line(0);
-                let g = self.grid();
-                for line in &mut g[row + 1..rows] {
+                for line in self.grid().range_mut(row + 1..rows) {
                     line.clear();
                 }
             }
             1 => {
-                let g = self.grid();
-                for line in &mut g[..row] {
+                for line in self.grid().range_mut(..row) {
                     line.clear();
                 }
                 self.erase_line(1);
