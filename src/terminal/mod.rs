@@ -55,12 +55,12 @@
 pub mod parser;
 
 use std::collections::VecDeque;
+use std::fmt;
+use std::sync::Arc;
 
 // Keyed hashing: the tables are filled from the stream (URIs, clusters), so it must resist
 // flooding, and SipHash costs more than the rest of an interning.
 use ahash::AHashMap as HashMap;
-use std::fmt;
-use std::sync::Arc;
 
 use crate::prefetch::prefetch;
 use parser::{Params, State};
@@ -663,6 +663,21 @@ fn scan_printable(bytes: &[u8]) -> (usize, bool) {
         i += 1;
     }
     (i, ascii)
+}
+
+/// Moves the rows of `region` down by `n` (at most its length): the last `n` are dropped and
+/// blank rows come in at the top.
+fn shift_down(region: &mut [Line], n: usize) {
+    region.rotate_right(n);
+    region[..n].fill_with(Line::default);
+}
+
+/// Moves the rows of `region` up by `n` (at most its length): the first `n` are dropped and
+/// blank rows come in at the bottom.
+fn shift_up(region: &mut [Line], n: usize) {
+    region.rotate_left(n);
+    let kept = region.len() - n;
+    region[kept..].fill_with(Line::default);
 }
 
 /// Copies the ASCII prefix of `src` into `dst` as code points, as far as `dst` has room, and
@@ -2264,9 +2279,7 @@ impl Terminal {
     fn scroll_down(&mut self, n: usize) {
         let (top, bot) = (self.top, self.bot);
         let n = n.min(bot - top + 1);
-        let region = &mut self.grid().make_contiguous()[top..=bot];
-        region.rotate_right(n);
-        region[..n].fill_with(Line::default);
+        shift_down(&mut self.grid().make_contiguous()[top..=bot], n);
     }
 
     fn trim_scrollback(&mut self) {
@@ -2407,16 +2420,11 @@ impl Terminal {
         let (top, bot, row) = (self.top, self.bot, self.row);
         if top <= row && row <= bot {
             let n = n.min(bot - row + 1);
-            // The rows from the cursor to the bottom margin turn, and those that came round
-            // are blanked: the lines pushed out are dropped, blank ones come in.
             let region = &mut self.grid().make_contiguous()[row..=bot];
             if insert {
-                region.rotate_right(n);
-                region[..n].fill_with(Line::default);
+                shift_down(region, n);
             } else {
-                region.rotate_left(n);
-                let len = region.len();
-                region[len - n..].fill_with(Line::default);
+                shift_up(region, n);
             }
             self.col = 0;
         }
