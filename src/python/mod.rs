@@ -137,3 +137,36 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("EncodeError", encode_error_type(py)?)?;
     Ok(())
 }
+
+/// A list of exactly `len` items made fallibly, each stored as it is made: no intermediate
+/// `Vec` per list. A large view makes one list per row.
+pub(crate) fn try_list<'py>(
+    py: Python<'py>,
+    len: usize,
+    items: impl Iterator<Item = PyResult<Bound<'py, PyAny>>>,
+) -> PyResult<Bound<'py, pyo3::types::PyList>> {
+    let size = pyo3::ffi::Py_ssize_t::try_from(len)
+        .map_err(|_| pyo3::exceptions::PyOverflowError::new_err("too many items for a list"))?;
+    // SAFETY: PyList_New gives a new list whose `len` slots are NULL; each slot is set once
+    // below with an owned reference. If fewer items come, or one fails, the list is dropped
+    // unseen, and a list's deallocation skips NULL slots.
+    unsafe {
+        let list = Bound::from_owned_ptr_or_err(py, pyo3::ffi::PyList_New(size))?;
+        let mut count: pyo3::ffi::Py_ssize_t = 0;
+        for item in items {
+            if count == size {
+                return Err(pyo3::exceptions::PyRuntimeError::new_err(
+                    "more items than made room for",
+                ));
+            }
+            pyo3::ffi::PyList_SET_ITEM(list.as_ptr(), count, item?.into_ptr());
+            count += 1;
+        }
+        if count != size {
+            return Err(pyo3::exceptions::PyRuntimeError::new_err(
+                "fewer items than made room for",
+            ));
+        }
+        Ok(list.cast_into_unchecked())
+    }
+}

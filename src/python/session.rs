@@ -37,11 +37,7 @@ fn to_py<'py>(py: Python<'py>, value: &Json) -> PyResult<Bound<'py, PyAny>> {
         Json::Float(f) => PyFloat::new(py, *f).into_any(),
         Json::Str(s) => PyString::new(py, s).into_any(),
         Json::Array(items) => {
-            let list = PyList::empty(py);
-            for item in items {
-                list.append(to_py(py, item)?)?;
-            }
-            list.into_any()
+            super::try_list(py, items.len(), items.iter().map(|item| to_py(py, item)))?.into_any()
         }
         Json::Object(members) => {
             let dict = PyDict::new(py);

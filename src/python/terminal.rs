@@ -263,21 +263,17 @@ impl Terminal {
             let runs = &view.runs[runs_start..runs_end];
             runs_start = runs_end;
             let ends = runs.iter().skip(1).map(|r| r.0).chain([text_end]);
-            let row = runs
-                .iter()
-                .zip(ends)
-                .map(|(&(begin, sid), end)| {
-                    let run_text = PyString::new(py, &text[begin..end]);
-                    let style = fields.get(sid as usize).and_then(Option::as_ref);
-                    let style = style.ok_or_else(|| {
-                        pyo3::exceptions::PyRuntimeError::new_err("a run's style has no fields")
-                    })?;
-                    new_span(span, run_text, style)
-                })
-                .collect::<PyResult<Vec<_>>>()?;
-            PyList::new(py, row)
+            let row = runs.iter().zip(ends).map(|(&(begin, sid), end)| {
+                let run_text = PyString::new(py, &text[begin..end]);
+                let style = fields.get(sid as usize).and_then(Option::as_ref);
+                let style = style.ok_or_else(|| {
+                    pyo3::exceptions::PyRuntimeError::new_err("a run's style has no fields")
+                })?;
+                new_span(span, run_text, style)
+            });
+            super::try_list(py, runs.len(), row).map(Bound::into_any)
         });
-        PyList::new(py, rows.collect::<PyResult<Vec<_>>>()?)
+        super::try_list(py, view.lines.len(), rows)
     }
 
     /// The visible rows (None when `cols` is None).
