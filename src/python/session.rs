@@ -19,7 +19,7 @@ use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use super::Size;
 use super::decoder::with_bytes;
 use super::terminal::{Terminal, at_most};
-use crate::session::{self as core, ErrorRecord, Json};
+use crate::session::{self as core, ErrorRecord, Json, View};
 
 /// Deepest nesting `apply` accepts, the framing's (so `apply` takes what `feed` takes, and a
 /// snapshot stays within what `dumps` writes); the pure backend has the same limit.
@@ -29,6 +29,43 @@ const READ_BYTES: usize = 1 << 20;
 
 /// The reducer's JSON as Python objects (dicts keep the reducer's key order).
 fn to_py<'py>(py: Python<'py>, value: &Json) -> PyResult<Bound<'py, PyAny>> {
+    json_to_py(py, value, &mut Keys::default())
+}
+
+/// Python strings for the dict keys of one conversion, made once each: a snapshot repeats a
+/// few keys (`type`, `text`, `id`, ...) thousands of times, and a reused key also keeps the
+/// hash computed on its first insertion.
+#[derive(Default)]
+struct Keys<'a, 'py> {
+    made: ahash::AHashMap<&'a str, Bound<'py, PyString>>,
+}
+
+impl<'a, 'py> Keys<'a, 'py> {
+    /// Keys longer than this, or past this many, are made each time: names repeat, and long
+    /// or numerous keys (ids in an unknown payload) seldom do; the cache stays small.
+    const MAX_LEN: usize = 40;
+    const MAX_KEYS: usize = 1024;
+
+    fn get(&mut self, py: Python<'py>, key: &'a str) -> Bound<'py, PyString> {
+        if key.len() > Self::MAX_LEN {
+            return PyString::new(py, key);
+        }
+        if let Some(made) = self.made.get(key) {
+            return made.clone();
+        }
+        let made = PyString::new(py, key);
+        if self.made.len() < Self::MAX_KEYS {
+            self.made.insert(key, made.clone());
+        }
+        made
+    }
+}
+
+fn json_to_py<'a, 'py>(
+    py: Python<'py>,
+    value: &'a Json,
+    keys: &mut Keys<'a, 'py>,
+) -> PyResult<Bound<'py, PyAny>> {
     Ok(match value {
         Json::Null => py.None().into_bound(py),
         Json::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
@@ -36,13 +73,42 @@ fn to_py<'py>(py: Python<'py>, value: &Json) -> PyResult<Bound<'py, PyAny>> {
         Json::BigInt(digits) => py.get_type::<PyInt>().call1((digits.as_str(),))?,
         Json::Float(f) => PyFloat::new(py, *f).into_any(),
         Json::Str(s) => PyString::new(py, s).into_any(),
-        Json::Array(items) => {
-            super::try_list(py, items.len(), items.iter().map(|item| to_py(py, item)))?.into_any()
-        }
+        Json::Array(items) => super::try_list(
+            py,
+            items.len(),
+            items.iter().map(|item| json_to_py(py, item, keys)),
+        )?
+        .into_any(),
         Json::Object(members) => {
             let dict = PyDict::new(py);
             for (k, v) in members {
-                dict.set_item(k, to_py(py, v)?)?;
+                dict.set_item(keys.get(py, k), json_to_py(py, v, keys)?)?;
+            }
+            dict.into_any()
+        }
+    })
+}
+
+/// A snapshot view as Python objects, as [`to_py`] would make its owned copy.
+fn view_to_py<'a, 'py>(
+    py: Python<'py>,
+    view: &'a View<'a>,
+    keys: &mut Keys<'a, 'py>,
+) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match view {
+        View::Json(json) => json_to_py(py, json, keys)?,
+        View::Owned(json) => json_to_py(py, json, keys)?,
+        View::Str(s) => PyString::new(py, s).into_any(),
+        View::Array(items) => super::try_list(
+            py,
+            items.len(),
+            items.iter().map(|item| view_to_py(py, item, keys)),
+        )?
+        .into_any(),
+        View::Object(members) => {
+            let dict = PyDict::new(py);
+            for (k, v) in members {
+                dict.set_item(keys.get(py, k), view_to_py(py, v, keys)?)?;
             }
             dict.into_any()
         }
@@ -453,10 +519,13 @@ impl Session {
 
     /// The session as a JSON-serializable dict (a copy); see the module docs for the shape.
     fn snapshot<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let json = self.with(py, core::Session::snapshot)?;
-        // Thousands of fresh dicts and lists, none of which can be garbage yet.
+        // Thousands of fresh dicts and lists, none of which can be garbage yet. Paused, the
+        // collector also runs no finalizer, so no Python code runs while the store is read.
         let _paused = super::GcPause::new();
-        to_py(py, &json)
+        self.with(py, |session| {
+            let view = session.snapshot_view();
+            view_to_py(py, &view, &mut Keys::default())
+        })?
     }
 
     /// The live Terminal `terminal_id`, None if the session has no such terminal.

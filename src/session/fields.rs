@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use super::json::{Json, Obj};
+use super::json::{Json, Obj, View};
 
 /// Maps up to this many slots are searched by scanning; larger ones keep a key index.
 const SCAN_SLOTS: usize = 32;
@@ -144,18 +144,21 @@ impl Fields {
         }
     }
 
-    /// A copy as a plain ordered object.
-    pub fn to_obj(&self) -> Obj {
-        self.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
-    }
-
     /// The fields as a plain ordered object.
     pub fn into_obj(self) -> Obj {
         self.slots.into_iter().flatten().collect()
     }
 
-    pub fn to_json(&self) -> Json {
-        Json::Object(self.to_obj())
+    /// The fields as a view, borrowed.
+    pub fn to_view(&self) -> View<'_> {
+        View::Object(self.view_members())
+    }
+
+    /// The members of [`Self::to_view`].
+    pub fn view_members(&self) -> Vec<(&str, View<'_>)> {
+        self.iter()
+            .map(|(k, v)| (k.as_str(), View::Json(v)))
+            .collect()
     }
 }
 
@@ -218,7 +221,7 @@ mod tests {
                         }
                     }
                 }
-                assert_eq!(fields.to_obj(), model, "pool {pool} step {step}");
+                assert_eq!(fields.clone().into_obj(), model, "pool {pool} step {step}");
                 assert_eq!(
                     fields.get_mut(&key).map(|v| v.clone()),
                     obj_get(&model, &key).cloned()

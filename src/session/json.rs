@@ -26,6 +26,61 @@ pub enum Json {
 /// An ordered JSON object: unique keys in insertion order.
 pub type Obj = Vec<(String, Json)>;
 
+/// A snapshot that borrows what it can from the state it shows: taking one copies no stored
+/// value, and a converter (to an owned [`Json`], to Python objects) walks it once. Objects
+/// keep their order and unique keys, as [`Json`] objects do.
+#[derive(Debug)]
+pub enum View<'a> {
+    /// A stored value, as it is.
+    Json(&'a Json),
+    /// A value made for the snapshot (a terminal's text, a count).
+    Owned(Json),
+    Str(&'a str),
+    Array(Vec<View<'a>>),
+    Object(Vec<(&'a str, View<'a>)>),
+}
+
+impl<'a> View<'a> {
+    /// An owned copy.
+    pub fn into_json(self) -> Json {
+        match self {
+            View::Json(json) => json.clone(),
+            View::Owned(json) => json,
+            View::Str(s) => Json::Str(s.to_owned()),
+            View::Array(items) => Json::Array(items.into_iter().map(View::into_json).collect()),
+            View::Object(members) => Json::Object(
+                members
+                    .into_iter()
+                    .map(|(k, v)| (k.to_owned(), v.into_json()))
+                    .collect(),
+            ),
+        }
+    }
+
+    /// The members of a stored object, borrowed.
+    pub fn of_obj(obj: &'a Obj) -> View<'a> {
+        View::Object(
+            obj.iter()
+                .map(|(k, v)| (k.as_str(), View::Json(v)))
+                .collect(),
+        )
+    }
+
+    /// `Str`, or `Null` when absent.
+    pub fn of_str(s: Option<&'a str>) -> View<'a> {
+        s.map_or(View::Owned(Json::Null), View::Str)
+    }
+}
+
+/// Set `key` of a view's members: in place when present (a dict's rule), else at the end.
+pub fn view_set<'a>(members: &mut Vec<(&'a str, View<'a>)>, key: &'a str, value: View<'a>) {
+    if let Some(slot) = members.iter_mut().find(|(k, _)| *k == key) {
+        slot.1 = value;
+    } else {
+        members.push((key, value));
+    }
+}
+
 /// Replace the value of `key` in place, or append it.
 pub fn obj_set(obj: &mut Obj, key: &str, value: Json) {
     if let Some(slot) = obj.iter_mut().find(|(k, _)| k == key) {

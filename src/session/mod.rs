@@ -54,7 +54,7 @@ use jiter::JsonValue;
 
 use fields::{Fields, Keyed, patch_op};
 use json::Members;
-pub use json::{Json, Obj, dedup, member, obj_get, obj_remove, obj_set};
+pub use json::{Json, Obj, View, dedup, member, obj_get, obj_remove, obj_set, view_set};
 
 use crate::framing::{self, Event, Framer};
 use crate::terminal::{Terminal, TerminalConfig, decode_base64, decode_base64_into};
@@ -228,15 +228,14 @@ impl Content {
         })
     }
 
-    fn to_json(&self) -> Json {
-        let block_json = |block| match block {
-            BlockRef::Text(text) => Json::Object(vec![
-                ("type".into(), "text".into()),
-                ("text".into(), text.into()),
-            ]),
-            BlockRef::Raw(json) => json.clone(),
+    fn to_view(&self) -> View<'_> {
+        let block_view = |block| match block {
+            BlockRef::Text(text) => {
+                View::Object(vec![("type", View::Str("text")), ("text", View::Str(text))])
+            }
+            BlockRef::Raw(json) => View::Json(json),
         };
-        Json::Array(self.iter().map(block_json).collect())
+        View::Array(self.iter().map(block_view).collect())
     }
 
     /// The text of each block that is text, in order.
@@ -483,30 +482,23 @@ impl Session {
     ///
     /// Inside entities, a field never set or cleared is absent.
     pub fn snapshot(&self) -> Json {
-        let messages = self.messages.iter().map(message_json).collect();
-        let keyed = |k: &Keyed<Fields>| {
-            Json::Object(k.iter().map(|(id, f)| (id.clone(), f.to_json())).collect())
-        };
-        let plans = Json::Object(
+        self.snapshot_view().into_json()
+    }
+
+    /// [`Self::snapshot`] borrowed from the session: the same value, with stored values
+    /// referred to rather than copied.
+    pub fn snapshot_view(&self) -> View<'_> {
+        let messages = self.messages.iter().map(message_view).collect();
+        let plans = View::Object(
             self.plans
                 .iter()
-                .map(|(id, o)| (id.clone(), Json::Object(o.clone())))
+                .map(|(id, o)| (id.as_str(), View::of_obj(o)))
                 .collect(),
         );
-        let terminals = Json::Object(
+        let terminals = View::Object(
             self.terminals
                 .iter()
-                .map(|(id, t)| {
-                    let mut o = t.fields.to_obj();
-                    let term = t
-                        .term
-                        .lock()
-                        .unwrap_or_else(std::sync::PoisonError::into_inner);
-                    obj_set(&mut o, "text", Json::Str(term.text()));
-                    obj_set(&mut o, "bytes", term.bytes_fed().into());
-                    obj_set(&mut o, "truncated", Json::Bool(term.truncated()));
-                    (id.clone(), Json::Object(o))
-                })
+                .map(|(id, t)| (id.as_str(), terminal_view(t)))
                 .collect(),
         );
         let timeline = self
@@ -514,77 +506,115 @@ impl Session {
             .iter()
             .filter(|(kind, _, _)| *kind != REMOVED)
             .map(|(kind, id, role)| {
-                let mut o = vec![
-                    ("type".to_owned(), Json::from(*kind)),
-                    ("id".to_owned(), Json::from(id.as_str())),
-                ];
+                let mut o = vec![("type", View::Str(kind)), ("id", View::Str(id))];
                 if let Some(role) = role {
-                    o.push(("role".to_owned(), role.as_str().into()));
+                    o.push(("role", View::Str(role.as_str())));
                 }
-                Json::Object(o)
+                View::Object(o)
             })
             .collect();
-        let objs = |v: &[Fields]| Json::Array(v.iter().map(Fields::to_json).collect());
-        Json::Object(vec![
-            ("sessionId".into(), self.id.as_str().into()),
+        View::Object(vec![
+            ("sessionId", View::Str(&self.id)),
             (
-                "protocolVersion".into(),
-                self.protocol_version.map_or(Json::Null, Json::Int),
+                "protocolVersion",
+                View::Owned(self.protocol_version.map_or(Json::Null, Json::Int)),
             ),
-            ("state".into(), self.state.clone().into()),
-            ("stopReason".into(), self.stop_reason.clone().into()),
-            ("messages".into(), Json::Array(messages)),
-            ("toolCalls".into(), keyed(&self.tool_calls)),
-            ("terminals".into(), terminals),
-            ("plans".into(), plans),
-            ("compactions".into(), keyed(&self.compactions)),
+            ("state", View::of_str(self.state.as_deref())),
+            ("stopReason", View::of_str(self.stop_reason.as_deref())),
+            ("messages", View::Array(messages)),
+            ("toolCalls", keyed(&self.tool_calls)),
+            ("terminals", terminals),
+            ("plans", plans),
+            ("compactions", keyed(&self.compactions)),
             (
-                "usage".into(),
-                self.usage.clone().map_or(Json::Null, Json::Object),
+                "usage",
+                self.usage
+                    .as_ref()
+                    .map_or(View::Owned(Json::Null), View::of_obj),
             ),
-            ("info".into(), self.info.to_json()),
+            ("info", self.info.to_view()),
             (
-                "availableCommands".into(),
-                self.available_commands.clone().unwrap_or(Json::Null),
+                "availableCommands",
+                stored(self.available_commands.as_ref()),
+            ),
+            ("configOptions", stored(self.config_options.as_ref())),
+            (
+                "currentModeId",
+                View::of_str(self.current_mode_id.as_deref()),
+            ),
+            ("permissions", objs(&self.permissions)),
+            ("prompts", objs(&self.prompts)),
+            (
+                "notices",
+                View::Array(self.notices.iter().map(View::Json).collect()),
             ),
             (
-                "configOptions".into(),
-                self.config_options.clone().unwrap_or(Json::Null),
+                "other",
+                View::Array(self.other.iter().map(View::Json).collect()),
             ),
-            ("currentModeId".into(), self.current_mode_id.clone().into()),
-            ("permissions".into(), objs(&self.permissions)),
-            ("prompts".into(), objs(&self.prompts)),
+            ("timeline", View::Array(timeline)),
             (
-                "notices".into(),
-                Json::Array(self.notices.iter().cloned().collect()),
+                "errors",
+                View::Array(
+                    self.errors
+                        .iter()
+                        .map(|e| View::Owned(e.to_json()))
+                        .collect(),
+                ),
             ),
-            ("other".into(), Json::Array(self.other.clone())),
-            ("timeline".into(), Json::Array(timeline)),
-            (
-                "errors".into(),
-                Json::Array(self.errors.iter().map(ErrorRecord::to_json).collect()),
-            ),
-            ("subagents".into(), keyed(&self.subagents)),
-            (
-                "updateExtras".into(),
-                Json::Object(self.update_extras.clone()),
-            ),
+            ("subagents", keyed(&self.subagents)),
+            ("updateExtras", View::of_obj(&self.update_extras)),
         ])
     }
 }
 
-fn message_json(m: &Message) -> Json {
-    let mut o = Fields::new();
-    o.set("id", m.id.as_str().into());
-    o.set("role", m.role.as_str().into());
+fn keyed(k: &Keyed<Fields>) -> View<'_> {
+    View::Object(k.iter().map(|(id, f)| (id.as_str(), f.to_view())).collect())
+}
+
+fn objs(v: &[Fields]) -> View<'_> {
+    View::Array(v.iter().map(Fields::to_view).collect())
+}
+
+fn stored(v: Option<&Json>) -> View<'_> {
+    v.map_or(View::Owned(Json::Null), View::Json)
+}
+
+/// A terminal's fields, then what it shows: `text`, `bytes` and `truncated`.
+fn terminal_view(t: &TerminalEntry) -> View<'_> {
+    let mut o = t.fields.view_members();
+    let term = t
+        .term
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    view_set(&mut o, "text", View::Owned(Json::Str(term.text())));
+    view_set(&mut o, "bytes", View::Owned(term.bytes_fed().into()));
+    view_set(
+        &mut o,
+        "truncated",
+        View::Owned(Json::Bool(term.truncated())),
+    );
+    View::Object(o)
+}
+
+fn message_view(m: &Message) -> View<'_> {
+    let mut o = vec![
+        ("id", View::Str(&m.id)),
+        ("role", View::Str(m.role.as_str())),
+    ];
     if let Some(content) = &m.content {
-        o.set("content", content.to_json());
+        o.push(("content", content.to_view()));
     }
-    // A field named like one of the above replaces it, as in the pure backend's dict.
+    // A field named like one of the above replaces it, as in the pure backend's dict. The
+    // fields' own keys are unique, so only those few need a look.
+    let named = o.len();
     for (k, v) in m.fields.iter().flat_map(|f| f.iter()) {
-        o.set(k, v.clone());
+        match o[..named].iter_mut().find(|(key, _)| *key == k.as_str()) {
+            Some(slot) => slot.1 = View::Json(v),
+            None => o.push((k.as_str(), View::Json(v))),
+        }
     }
-    Json::Object(o.into_obj())
+    View::Object(o)
 }
 
 /// Which side sent a message (for a request: which side awaits its response).
