@@ -968,6 +968,50 @@ def test_pending_requests_forget_the_oldest_past_ten_thousand(backend):
     assert answered == [(6, 6), (n - 1, n - 1), (n, 1)]
 
 
+def test_request_ids_written_with_a_fraction_are_matched_by_value(backend):
+    prompt = {
+        "jsonrpc": "2.0",
+        "id": 1.5,
+        "method": "session/prompt",
+        "params": {"sessionId": SID, "prompt": [text("hi")]},
+    }
+    permission = {
+        "jsonrpc": "2.0",
+        "id": 2.0,
+        "method": "session/request_permission",
+        "params": {"sessionId": SID, "toolCall": {"toolCallId": "c"}, "options": []},
+    }
+    outcome = {"outcome": {"outcome": "cancelled"}}
+    store = store_of(
+        backend,
+        [
+            prompt,
+            permission,
+            # 2 is not 2.0: this answers nothing.
+            {"jsonrpc": "2.0", "id": 2, "result": outcome},
+            {"jsonrpc": "2.0", "id": 2.0, "result": outcome},
+            {"jsonrpc": "2.0", "id": 1.5, "result": {"stopReason": "end_turn"}},
+        ],
+        version=1,
+    )
+    s = store[SID].snapshot()
+    assert s["prompts"][0]["response"] == {"stopReason": "end_turn"}
+    assert s["permissions"][0]["response"] == outcome
+    assert s["state"] == "idle" and s["stopReason"] == "end_turn" and store.errors == []
+    # The same through the framer (1e0 is a float to both JSON parsers; 1 is not).
+    fed = backend.Sessions()
+    fed.feed(ndjson(init(1)))
+    fed.feed(
+        (
+            '{"jsonrpc":"2.0","id":1e0,"method":"session/prompt",'
+            f'"params":{{"sessionId":"{SID}","prompt":[]}}}}\n'
+            '{"jsonrpc":"2.0","id":1,"result":{"stopReason":"cancelled"}}\n'
+            '{"jsonrpc":"2.0","id":1.0,"result":{"stopReason":"end_turn"}}\n'
+        ).encode()
+    )
+    assert fed[SID].stop_reason == "end_turn" and fed.errors == []
+
+
 def test_error_response_and_unmatched_responses(backend):
     store = store_of(
         backend,
@@ -1094,6 +1138,53 @@ def test_unknown_fields_on_known_variants_are_kept(backend):
     assert s["terminals"]["t"]["pid"] == 42 and s["info"] == {"branch": "main"}
 
 
+def test_fields_named_like_a_key_cannot_rename_an_entity(backend):
+    # A message is keyed by (role, messageId) and a v1 plan is "main" of type "items": fields
+    # of an update named `id`, `role`, `type` or `planId` are not kept over them.
+    store = store_of(
+        backend,
+        [
+            upd(
+                {
+                    "sessionUpdate": "agent_message",
+                    "messageId": "m1",
+                    "content": [text("hi")],
+                    "role": "user",
+                    "id": "m2",
+                    "mood": "calm",
+                }
+            ),
+            upd({"sessionUpdate": "user_message", "messageId": "m2", "content": [text("u")]}),
+        ],
+        version=2,
+    )
+    s = store[SID].snapshot()
+    assert s["messages"] == [
+        {"id": "m1", "role": "agent", "content": [text("hi")], "mood": "calm"},
+        {"id": "m2", "role": "user", "content": [text("u")]},
+    ]
+    assert [(e["id"], e.get("role")) for e in s["timeline"]] == [("m1", "agent"), ("m2", "user")]
+    assert store[SID].message_text("m1") == "hi" and store.errors == []
+    v1 = store_of(
+        backend,
+        [
+            upd(
+                {
+                    "sessionUpdate": "plan",
+                    "entries": [],
+                    "planId": "other",
+                    "type": "markdown",
+                    "note": "kept",
+                }
+            ),
+        ],
+        version=1,
+    )
+    assert v1[SID].snapshot()["plans"] == {
+        "main": {"type": "items", "planId": "main", "entries": [], "note": "kept"}
+    }
+
+
 MALFORMED = [
     (
         {"sessionUpdate": "agent_message_chunk", "messageId": "m"},
@@ -1185,6 +1276,37 @@ MALFORMED = [
     (
         {"sessionUpdate": "compaction_summary_chunk", "compactionId": "c", "content": None},
         "compaction_summary_chunk: content must be an object",
+    ),
+    (
+        {"sessionUpdate": "compaction_summary_chunk", "compactionId": "c", "content": {"a": 1}},
+        "compaction_summary_chunk: content.type must be a string",
+    ),
+    (
+        {
+            "sessionUpdate": "compaction_update",
+            "compactionId": "c",
+            "status": "completed",
+            "summary": [text("a"), 1],
+        },
+        "compaction_update: summary[1] must be an object",
+    ),
+    (
+        {
+            "sessionUpdate": "compaction_update",
+            "compactionId": "c",
+            "status": "completed",
+            "summary": [{"text": "no type"}],
+        },
+        "compaction_update: summary[0].type must be a string",
+    ),
+    (
+        {
+            "sessionUpdate": "compaction_update",
+            "compactionId": "c",
+            "status": "completed",
+            "summary": "done",
+        },
+        "compaction_update: summary must be an array or null",
     ),
     (
         {"sessionUpdate": "session_message", "content": []},

@@ -128,6 +128,11 @@ const TOOL_CALL_LOCATION: Item = Item {
     members: &[req("path", Ty::Str), opt("line", Ty::Int), META],
     by_type: &[],
 };
+/// A `ContentBlock`, named by its `type`; the members of each type stay raw.
+const CONTENT_BLOCK: Item = Item {
+    members: &[req("type", Ty::Str)],
+    by_type: &[],
+};
 /// `priority` and `status` are open enums.
 const PLAN_ENTRY: Item = Item {
     members: &[
@@ -241,9 +246,16 @@ pub(super) const FIELD_TYPES: &[(&str, &[Field])] = &[
     ("notice", &[opt("description", Ty::Str), META]),
     (
         "compaction_update",
-        &[opt("summary", Ty::Arr), opt("error", Ty::Str), META],
+        &[
+            opt("summary", Ty::Items(&CONTENT_BLOCK)),
+            opt("error", Ty::Str),
+            META,
+        ],
     ),
-    ("compaction_summary_chunk", ONLY_META),
+    (
+        "compaction_summary_chunk",
+        &[inner("content", Ty::One(&CONTENT_BLOCK)), META],
+    ),
     (
         "subagent_update",
         &[

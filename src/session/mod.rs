@@ -605,15 +605,8 @@ fn message_view(m: &Message) -> View<'_> {
     if let Some(content) = &m.content {
         o.push(("content", content.to_view()));
     }
-    // A field named like one of the above replaces it, as in the pure backend's dict. The
-    // fields' own keys are unique, so only those few need a look.
-    let named = o.len();
-    for (k, v) in m.fields.iter().flat_map(|f| f.iter()) {
-        match o[..named].iter_mut().find(|(key, _)| *key == k.as_str()) {
-            Some(slot) => slot.1 = View::Json(v),
-            None => o.push((k.as_str(), View::Json(v))),
-        }
-    }
+    // No field is named `id`, `role` or `content`: updates never store those as fields.
+    o.extend(m.fields.iter().flat_map(|f| f.view_members()));
     View::Object(o)
 }
 
@@ -739,12 +732,15 @@ const V2_ONLY: &[&str] = &[
     "terminal_output_chunk",
 ];
 
-/// The key of a trackable request id: strings and integers (other ids are not tracked).
+/// The key of a trackable request id: a string, an integer, or a finite number written with a
+/// fraction or an exponent (JSON-RPC discourages those, but a response must echo the same
+/// value); `null` and other ids are not tracked. `2.0` and `2` are different ids.
 fn id_key(id: &JsonValue<'_>) -> Option<String> {
     match id {
         JsonValue::Str(s) => Some(format!("s{s}")),
         JsonValue::Int(i) => Some(format!("i{i}")),
         JsonValue::BigInt(b) => Some(format!("i{b}")),
+        JsonValue::Float(f) if f.is_finite() => Some(format!("f{:x}", f.to_bits())),
         _ => None,
     }
 }
@@ -1577,7 +1573,9 @@ impl Reducer {
         let mut ops = Vec::new();
         for (k, v) in dedup(u) {
             match k {
-                "sessionUpdate" | "messageId" => {}
+                // `id` and `role` name the message in the snapshot (its key): a field of
+                // that name in an update is not kept, so it cannot pass for another message.
+                "sessionUpdate" | "messageId" | "id" | "role" => {}
                 "content" => match v {
                     JsonValue::Array(items) if items.is_empty() => m.content = None,
                     JsonValue::Array(items) => {
@@ -1791,7 +1789,10 @@ impl Reducer {
         // v1: null is omission.
         let fields = dedup(u)
             .into_iter()
-            .filter(|(k, v)| *k != "sessionUpdate" && !matches!(v, JsonValue::Null))
+            // `type` and `planId` are the synthetic plan's: fields of those names are not kept.
+            .filter(|(k, v)| {
+                !matches!(*k, "sessionUpdate" | "type" | "planId") && !matches!(v, JsonValue::Null)
+            })
             .map(|(k, v)| (k, Some(Json::from_value(v))));
         plan.apply(fields.collect());
         self.set_plan(sid, "main", plan.into_obj());

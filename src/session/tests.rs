@@ -1332,3 +1332,38 @@ fn a_cancel_after_the_turn_ended_marks_nothing() {
     let s = store(Some(2), &[prompt_line(2), ack, idle, cancel]);
     assert!(!cancelled(&s, "0"));
 }
+
+#[test]
+fn fields_named_like_a_key_do_not_rename_a_message() {
+    let s = store(
+        Some(2),
+        &[upd(
+            r#"{"sessionUpdate":"agent_message","messageId":"m1","content":[],"id":"m2","role":"user","mood":"calm"}"#,
+        )],
+    );
+    assert_eq!(
+        get(&s.get(SID).unwrap().snapshot(), &["messages", "0"]),
+        &parse(r#"{"id":"m1","role":"agent","mood":"calm"}"#)
+    );
+}
+
+#[test]
+fn request_ids_with_a_fraction_are_matched_by_value() {
+    let prompt = format!(
+        r#"{{"jsonrpc":"2.0","id":1.5,"method":"session/prompt","params":{{"sessionId":"{SID}","prompt":[]}}}}"#
+    );
+    let s = store(
+        Some(1),
+        &[
+            prompt,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"stopReason":"cancelled"}}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":15e-1,"result":{"stopReason":"end_turn"}}"#.to_owned(),
+        ],
+    );
+    let session = s.get(SID).unwrap();
+    assert_eq!(session.stop_reason(), Some("end_turn"));
+    assert_eq!(
+        get(&session.snapshot(), &["prompts", "0", "response"]),
+        &parse(r#"{"stopReason":"end_turn"}"#)
+    );
+}

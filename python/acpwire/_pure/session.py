@@ -15,6 +15,7 @@ variant unknown to the active version is kept raw in ``other``.
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 from collections import OrderedDict, deque
@@ -229,6 +230,19 @@ def _normalize(message: Any) -> Any:
         else:
             stack.pop()
     return root[0]
+
+
+def _id_key(rid: Any) -> Any:
+    """The key of a trackable request id, or None: a string or an integer is its own key (a
+    str never equals an int, and bool, which would equal 0 or 1, is not `int` here); a finite
+    float (a number written with a fraction or an exponent) is keyed by its exact value apart
+    from the integers, so that ``2.0`` and ``2`` stay different ids, as in the native backend."""
+    kind = type(rid)
+    if kind is str or kind is int:
+        return rid
+    if kind is float and math.isfinite(rid):
+        return ("f", rid.hex())
+    return None
 
 
 def _is_block(value: Any) -> bool:
@@ -966,9 +980,8 @@ class Sessions(Unpicklable):
             self._change(sid, "session", "protocolVersion")
 
     def _track(self, side: int, has_id: bool, rid: Any, method: str, what: tuple) -> None:
-        # Only string and integer ids are tracked; a str never equals an int, so the id itself
-        # is the key (bool, which would equal 0 or 1, is not `int` here).
-        if not has_id or (type(rid) is not str and type(rid) is not int):
+        rid = _id_key(rid) if has_id else None
+        if rid is None:
             return
         if self._sender is not None:
             side = self._sender
@@ -1088,7 +1101,8 @@ class Sessions(Unpicklable):
                 self._track(self._sender, has_id, rid, method, (_OTHER,))
 
     def _response(self, rid: Any, has_result: bool, result: Any, error: Any) -> None:
-        if type(rid) is not str and type(rid) is not int:
+        rid = _id_key(rid)
+        if rid is None:
             return
         pending = self._pending
         client_key = (_CLIENT, rid)
@@ -1290,7 +1304,9 @@ class Sessions(Unpicklable):
         s._current = index
         m = s._messages[index]
         for k, v in u.items():
-            if k == "sessionUpdate" or k == "messageId":
+            # `id` and `role` name the message in the snapshot (its key): a field of that
+            # name in an update is not kept, so it cannot pass for another message.
+            if k == "sessionUpdate" or k == "messageId" or k == "id" or k == "role":
                 continue
             if k == "content":
                 if type(v) is list:
@@ -1431,8 +1447,9 @@ class Sessions(Unpicklable):
             return
         plan = {"type": "items", "planId": "main"}
         for k, v in u.items():
-            # v1: null is omission.
-            if k != "sessionUpdate" and v is not None:
+            # v1: null is omission. `type` and `planId` are the synthetic plan's: fields of
+            # those names are not kept.
+            if v is not None and k not in ("sessionUpdate", "type", "planId"):
                 plan[k] = v
         self._set_plan(sid, "main", plan)
 
@@ -1678,6 +1695,8 @@ _TOOL_CALL_CONTENT = (
         ("terminal", None, (_req("terminalId", _STR), _META)),
     ),
 )
+# A ContentBlock, named by its type; the members of each type stay raw.
+_CONTENT_BLOCK = ((_req("type", _STR),), ())
 _TOOL_CALL_LOCATION = ((_req("path", _STR), _opt("line", _INT), _META), ())
 # priority and status are open enums.
 _PLAN_ENTRY = (
@@ -1778,8 +1797,15 @@ _FIELD_TYPES = {
         _META,
     ),
     "notice": (_opt("description", _STR), _META),
-    "compaction_update": (_opt("summary", _ARR), _opt("error", _STR), _META),
-    "compaction_summary_chunk": _ONLY_META,
+    "compaction_update": (
+        _opt("summary", _ARR, ("items", _CONTENT_BLOCK)),
+        _opt("error", _STR),
+        _META,
+    ),
+    "compaction_summary_chunk": (
+        ("content", *_OBJ, _INNER, ("one", _CONTENT_BLOCK)),
+        _META,
+    ),
     "subagent_update": (
         _opt("name", _STR),
         _opt("task", _STR),
