@@ -1,8 +1,8 @@
 //! `Sessions`, `Session` and `replay`: the session reducer of [`crate::session`] for Python.
 //!
 //! Bytes are framed, parsed and reduced in Rust with the GIL released; Python objects are made
-//! only on request (`snapshot()`, `errors`, `changes()`), by converting the reducer's owned
-//! JSON at the edge. The pure twin is `acpwire._pure.session`; both give identical results.
+//! only on request (`snapshot()`, `errors`, `changes()`), by converting the reducer's state
+//! at the edge (a snapshot borrows it, copying nothing first). The pure twin is `acpwire._pure.session`; both give identical results.
 
 use std::borrow::Cow;
 use std::io::Read;
@@ -26,11 +26,6 @@ use crate::session::{self as core, ErrorRecord, Json, View};
 const MAX_APPLY_DEPTH: usize = super::fastjson::MAX_DEPTH;
 /// Bytes read per step by `replay`.
 const READ_BYTES: usize = 1 << 20;
-
-/// The reducer's JSON as Python objects (dicts keep the reducer's key order).
-fn to_py<'py>(py: Python<'py>, value: &Json) -> PyResult<Bound<'py, PyAny>> {
-    json_to_py(py, value, &mut Keys::default())
-}
 
 /// Python strings for the dict keys of one conversion, made once each: a snapshot repeats a
 /// few keys (`type`, `text`, `id`, ...) thousands of times, and a reused key also keeps the
@@ -61,6 +56,7 @@ impl<'a, 'py> Keys<'a, 'py> {
     }
 }
 
+/// The reducer's JSON as Python objects (dicts keep the reducer's key order).
 fn json_to_py<'a, 'py>(
     py: Python<'py>,
     value: &'a Json,
@@ -89,7 +85,7 @@ fn json_to_py<'a, 'py>(
     })
 }
 
-/// A snapshot view as Python objects, as [`to_py`] would make its owned copy.
+/// A snapshot view as Python objects, as [`json_to_py`] would make its owned copy.
 fn view_to_py<'a, 'py>(
     py: Python<'py>,
     view: &'a View<'a>,
@@ -115,8 +111,14 @@ fn view_to_py<'a, 'py>(
     })
 }
 
+/// `{line, offset, sessionId, reason}`, as [`ErrorRecord::to_json`] writes it.
 fn error_to_py<'py>(py: Python<'py>, e: &ErrorRecord) -> PyResult<Bound<'py, PyAny>> {
-    to_py(py, &e.to_json())
+    let record = PyDict::new(py);
+    record.set_item(pyo3::intern!(py, "line"), e.line)?;
+    record.set_item(pyo3::intern!(py, "offset"), e.offset)?;
+    record.set_item(pyo3::intern!(py, "sessionId"), e.session_id.as_deref())?;
+    record.set_item(pyo3::intern!(py, "reason"), &e.reason)?;
+    Ok(record.into_any())
 }
 
 fn type_name(obj: &Bound<'_, PyAny>) -> String {
