@@ -465,3 +465,95 @@ def test_loads_takes_any_buffer_of_bytes(backend):
     released.release()
     with pytest.raises(ValueError, match="released memoryview"):
         backend.loads(released)
+
+
+@pytest.mark.parametrize(
+    "doc, msg",
+    [
+        (r'{"a":"\ud800","a":1}', "unexpected end of hex escape"),
+        ('{"a":' + "[" * 250 + "]" * 250 + ',"a":1}', "recursion limit exceeded"),
+    ],
+)
+def test_a_repeated_key_does_not_hide_a_rejected_value(backend, doc, msg):
+    # The last value of a repeated key wins, yet every value is read and must be valid.
+    with pytest.raises(ValueError, match=msg):
+        backend.loads(doc)
+    decoder = backend.FrameDecoder()
+    assert decoder.feed(doc.encode() + b'\n{"ok":1}\n') == [{"ok": 1}]
+    [error] = decoder.take_errors()
+    assert error.reason == "invalid JSON" and msg in str(error)
+
+
+def test_loads_reads_long_integers_whatever_the_str_digit_limit(backend):
+    import sys
+
+    if not hasattr(sys, "set_int_max_str_digits"):
+        pytest.skip("no str digit limit before Python 3.11")
+    digits = "7" * 2000
+    previous = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(1000)
+    try:
+        value = backend.loads(f"[{digits}]")
+        decoder = backend.FrameDecoder()
+        frames = decoder.feed(f'{{"a":1}}\n[{digits}]\n{{"b":2}}\n'.encode())
+    finally:
+        sys.set_int_max_str_digits(previous)
+    assert value == [int(digits)]
+    assert frames == [{"a": 1}, int(digits), {"b": 2}] and decoder.errors == []
+
+
+class _Lying(int):
+    """An int whose conversions all say something else."""
+
+    def __index__(self):
+        return '0}\n{"injected":true'
+
+    def __int__(self):
+        return 6
+
+    def __repr__(self):
+        return "nope"
+
+    __str__ = __repr__
+
+
+def test_dumps_writes_an_int_subclass_as_its_own_value(backend):
+    for value in (3, 2**70, -(2**70)):
+        assert backend.dumps({"id": _Lying(value)}) == b'{"id":%d}\n' % value
+
+
+def test_dumps_fails_like_a_dict_iterator_when_a_value_changes_the_dict(backend):
+    target: dict = {}
+
+    class Grows(enum.Enum):
+        ONE = 1
+
+        @property
+        def value(self):
+            target["added"] = 1
+            return 1
+
+    class Swaps(enum.Enum):
+        ONE = 1
+
+        @property
+        def value(self):
+            del target["a"]
+            target["z"] = 1
+            return 1
+
+    target.update(a=1, e=Grows.ONE, c=3)
+    with pytest.raises(RuntimeError, match="dictionary changed size during iteration"):
+        backend.dumps(target)
+    target.clear()
+    target.update(a=1, e=Swaps.ONE, c=3)
+    with pytest.raises(RuntimeError, match="dictionary keys changed during iteration"):
+        backend.dumps(target)
+
+
+def test_dumps_writes_only_uuid_uuid_as_a_uuid(backend):
+    value = uuid.UUID(int=1)
+    assert backend.dumps(value) == b'"00000000-0000-0000-0000-000000000001"\n'
+    look_alike = type("UUID", (), {"__module__": "uuid", "__str__": lambda self: "x"})
+    with pytest.raises(TypeError, match="Type is not JSON serializable: UUID"):
+        backend.dumps(look_alike())

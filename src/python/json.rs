@@ -1,5 +1,6 @@
 //! `loads` and `dumps`: one JSON document to Python objects and back.
 
+use pyo3::exceptions::PyRuntimeError;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -91,6 +92,7 @@ fn encode_error(py: Python<'_>, message: String) -> PyErr {
 }
 
 static ENUM: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static UUID: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
 /// Writes JSON straight from `CPython` objects.
 ///
@@ -368,8 +370,8 @@ impl Encoder<'_> {
             return unsafe { self.int(obj.as_ptr()) };
         }
         let kind = obj.get_type();
-        let module: String = kind.module().map(|m| m.to_string()).unwrap_or_default();
-        if module == "uuid" && kind.name().is_ok_and(|n| n == "UUID") {
+        // Only `uuid.UUID` itself, as orjson writes it (not a subclass, nor a look-alike).
+        if kind.is(UUID.import(self.py, "uuid", "UUID")?) {
             let text = obj.str()?;
             return unsafe { self.string(text.as_ptr()) };
         }
@@ -507,13 +509,17 @@ impl Encoder<'_> {
             }
             drop(PyErr::take(self.py));
         }
-        // Beyond 64 bits: Python's own decimal form (bounded by its digit limit).
+        // Beyond 64 bits: the int's own decimal form (bounded by Python's digit limit), as
+        // `int.__repr__` writes it: no method a subclass overrides runs, so nothing but
+        // digits can come out.
         let owned = unsafe { Bound::from_borrowed_ptr(self.py, obj) };
-        let text = owned
-            .call_method0("__index__")?
-            .str()
+        let text = self
+            .py
+            .get_type::<PyInt>()
+            .call_method1(pyo3::intern!(self.py, "__repr__"), (owned,))
             // The message alone, as the pure backend gives it (no `ValueError: ` before it).
             .map_err(|e| encode_error(self.py, e.value(self.py).to_string()))?;
+        let text = text.cast_into::<PyString>()?;
         self.out.extend_from_slice(text.to_str()?.as_bytes());
         Ok(())
     }
@@ -537,14 +543,22 @@ impl Encoder<'_> {
         let mut position: ffi::Py_ssize_t = 0;
         let mut key: *mut ffi::PyObject = std::ptr::null_mut();
         let mut value: *mut ffi::PyObject = std::ptr::null_mut();
-        let mut first = true;
+        // Python code run for a value (an enum's `value`, say) may change the dict: that fails
+        // as a dict iterator fails, and as the pure backend's `items()` loop does.
+        let size = unsafe { ffi::PyDict_Size(obj) };
+        let mut seen: ffi::Py_ssize_t = 0;
         // SAFETY: PyDict_Next hands out borrowed entries of a live dict and checks its bounds.
         while unsafe { ffi::PyDict_Next(obj, &raw mut position, &raw mut key, &raw mut value) } != 0
         {
-            if !first {
+            if seen == size {
+                return Err(PyRuntimeError::new_err(
+                    "dictionary keys changed during iteration",
+                ));
+            }
+            if seen > 0 {
                 self.out.push(b',');
             }
-            first = false;
+            seen += 1;
             if unsafe { ffi::PyUnicode_Check(key) } == 0 {
                 return Err(encode_error(self.py, "Dict key must be str".to_owned()));
             }
@@ -560,6 +574,11 @@ impl Encoder<'_> {
                 // Hold the value: encoding it may run Python code that drops it from the dict.
                 let held = unsafe { Bound::from_borrowed_ptr(self.py, value) };
                 unsafe { self.value(held.as_ptr(), depth + 1)? };
+                if unsafe { ffi::PyDict_Size(obj) } != size {
+                    return Err(PyRuntimeError::new_err(
+                        "dictionary changed size during iteration",
+                    ));
+                }
             }
         }
         self.out.push(b'}');

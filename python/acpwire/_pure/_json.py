@@ -8,8 +8,10 @@ same documents, return the same values and report the same faults.
 
 from __future__ import annotations
 
+import decimal
 import enum
 import json
+import re
 from typing import Any
 
 import orjson
@@ -44,7 +46,58 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-_STRICT = json.JSONDecoder(parse_constant=_reject_constant)
+def _parse_int(digits: str) -> int:
+    """An integer of any length jiter reads (up to MAX_DIGITS digits), whatever limit the
+    program set with ``sys.set_int_max_str_digits``: jiter's integers do not go through it."""
+    try:
+        return int(digits)
+    except ValueError:
+        # Beyond the str-to-int digit limit: Decimal's conversion to int is not subject to it.
+        return int(decimal.Decimal(digits))
+
+
+_STRICT = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_parse_int)
+
+
+class _DuplicateKey(Exception):
+    """An object repeats a key: its earlier values are gone from the decoded value."""
+
+
+def _dict_of_unique_keys(pairs: list[tuple[str, Any]]) -> dict:
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        raise _DuplicateKey
+    return value
+
+
+_UNIQUE_KEYS = json.JSONDecoder(
+    parse_constant=_reject_constant, parse_int=_parse_int, object_pairs_hook=_dict_of_unique_keys
+)
+
+
+def has_duplicate_keys(text: str) -> bool:
+    """True when some object of the (valid) document ``text`` repeats a key. The value a
+    repeated key replaced is not in the decoded value, so checks made on that value (depth,
+    lone surrogates) cannot see it; jiter reads every value, and rejects a bad one."""
+    try:
+        _UNIQUE_KEYS.decode(text)
+    except _DuplicateKey:
+        return True
+    except (ValueError, RecursionError):
+        return False
+    return False
+
+
+# A `\u` escape of a surrogate (D800-DFFF), which may be lone.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89abcdefABCDEF]")
+
+
+def _may_hide_a_fault(raw: bytes) -> bool:
+    """Whether a repeated key could hide a value jiter rejects: only a deep nest or a
+    surrogate escape can be such a value."""
+    return raw.count(b"[") + raw.count(b"{") > MAX_DECODE_DEPTH or (
+        b"\\u" in raw and _SURROGATE_ESCAPE.search(raw) is not None
+    )
 
 
 def too_deep(value: Any) -> bool:
@@ -77,7 +130,13 @@ def maybe_too_deep(data: bytes | str, value: Any) -> bool:
         opens = data.count("[") + data.count("{")
     else:
         opens = data.count(b"[") + data.count(b"{")
-    return opens > MAX_DECODE_DEPTH and too_deep(value)
+    if opens <= MAX_DECODE_DEPTH:
+        return False
+    if too_deep(value):
+        return True
+    # A deep nest under a repeated key is not in the value: look at the text.
+    text = data if isinstance(data, str) else bytes(data).decode("utf-8", "replace")
+    return has_duplicate_keys(text)
 
 
 def has_long_digits(data: bytes | bytearray | memoryview | str) -> bool:
@@ -134,16 +193,20 @@ def decode_if_valid(raw: bytes) -> tuple[bool, Any]:
     then names the fault.
 
     ``json`` (in C) decides, and three checks cover what it accepts and jiter does not: digit
-    runs past 4300, nesting past 200 levels, lone surrogate escapes. ``first_error`` reads in
-    Python, so it is kept for documents that may hold a fault.
+    runs past 4300, nesting past 200 levels, lone surrogate escapes (also under a key an object
+    repeats, whose earlier value the decoded value lacks). ``first_error`` reads in Python, so
+    it is kept for documents that may hold a fault.
     """
     if len(raw) >= len(_OVERLONG_DIGITS) and _OVERLONG_DIGITS in raw.translate(DIGITS_TO_ZERO):
         return False, None
     try:
-        value = _STRICT.decode(raw.decode("utf-8"))
+        text = raw.decode("utf-8")
+        value = _STRICT.decode(text)
     except (ValueError, RecursionError):
         return False, None
     if too_deep(value) or _has_lone_surrogate(value):
+        return False, None
+    if _may_hide_a_fault(raw) and has_duplicate_keys(text):
         return False, None
     return True, value
 
@@ -267,7 +330,9 @@ def _encode_slow(obj: Any, depth: int, out: list[bytes]) -> None:
             out.append(orjson.dumps(obj))
         except orjson.JSONEncodeError:
             try:
-                out.append(str(int(obj)).encode())
+                # The int's own value, whatever a subclass's __int__, __index__ or __repr__
+                # say: no code of the object runs, as in the native backend.
+                out.append(int.__repr__(obj).encode())
             except ValueError as exc:  # beyond Python's digit limit for int -> str
                 raise EncodeError(str(exc)) from None
         return
