@@ -168,6 +168,48 @@ def test_origin_mode_addresses_rows_from_the_top_margin(backend):
     assert t.cursor == (2, 0)
 
 
+def test_decrc_in_origin_mode_stays_within_the_margins_set_since(backend):
+    t = make(backend, cols=10, rows=8)
+    t.feed(b"\x1b[1;6r\x1b[?6h\x1b[6;1H\x1b7")  # saved on row 5, the bottom margin
+    t.feed(b"\x1b[1;3r\x1b8X")  # the margins shrank: restored onto the new bottom one
+    assert t.cursor == (2, 1) and t.screen()[2] == "X"
+    t.feed(b"\n\n\nY")  # and LF scrolls the region, as it does at its bottom
+    assert t.screen()[:3] == ["", "", " Y"]
+
+
+@pytest.mark.parametrize(
+    "data, text",
+    [
+        (b"a\x1b[3b", "aaaa"),
+        (b"\xc3\xa9\x1b[2b", "\u00e9\u00e9\u00e9"),
+        (b"a\x1b[31m\x1b[3b", "a"),  # an SGR in between
+        (b"ab\r\x1b[3b", "ab"),  # a control in between
+        (b"a\n\x1b[3b", "a"),
+        (b"a\x1b[2b\x1b[2b", "aaa"),  # a REP does not make its character repeatable again
+        (b"x\x1b[5C\x1b[2b", "x"),
+        (b"a\x1b]0;t\x07\x1b[2b", "a"),  # nor does any other sequence
+        (b"\x1b[3b", ""),
+    ],
+)
+def test_rep_repeats_only_the_character_printed_just_before_it(backend, data, text):
+    # xterm forgets the character once anything but printing happens.
+    for chunks in (None, [data[i : i + 1] for i in range(len(data))]):
+        assert fed(backend, data, chunks).text == text
+
+
+def test_decaln_fills_the_screen_and_resets_origin_mode_and_rendition(backend):
+    t = make(backend, cols=6, rows=3)
+    t.feed(b"\x1b]8;;https://e.x\x1b\\\x1b[1;4;7;31m\x1b[2;3r\x1b[?6h\x1b#8")
+    assert t.screen() == ["EEEEEE"] * 3 and t.cursor == (0, 0)
+    t.feed(b"\x1b[3;1HX")  # origin mode is off: row 3 of the screen, not of a region
+    assert t.cursor == (2, 1)
+    [span] = [s for s in t.spans()[2] if s.text == "X"]
+    assert (span.fg, span.bold, span.underline, span.inverse) == (None, False, False, False)
+    assert span.link == "https://e.x"  # an OSC 8 link is not part of the rendition
+    # A transcript has no width: DECALN fills the 80 columns of a VT100, not 8,192.
+    assert fed(backend, b"\x1b#8").lines() == ["E" * 80] * 24
+
+
 def test_size_arguments_are_checked(backend):
     for options, message in [
         ({"cols": 0}, "cols must be at least 1"),

@@ -68,6 +68,9 @@ use unicode_width::UnicodeWidthChar;
 
 /// Row width used when `cols` is `None`.
 pub const UNBOUNDED_COLS: usize = 8192;
+/// The columns DECALN fills when `cols` is `None`: the VT100's width, not a whole row of
+/// [`UNBOUNDED_COLS`] (three bytes would otherwise write 8,192 cells per row).
+const DECALN_TRANSCRIPT_COLS: usize = 80;
 /// Widest and tallest grid. Escape sequences address at most column and row 65535, so a larger
 /// grid holds nothing more; the screen is allocated row by row up front, so its height must
 /// stay in reason.
@@ -798,7 +801,11 @@ pub struct Terminal {
     bot: usize,
     autowrap: bool,
     saved: [Option<Saved>; 2],
+    /// The last character printed, while nothing else has happened since.
     last: Option<char>,
+    /// What REP repeats: the character printed just before the escape sequence now being
+    /// read, as xterm keeps it (anything but printing in between forgets it).
+    repeatable: Option<char>,
     /// DECOM: rows are addressed from the top margin and stay within the margins.
     origin: bool,
     /// Tab stops set by HTS/TBC, one flag per column; `None` until then: every 8 columns.
@@ -855,6 +862,7 @@ impl Terminal {
             autowrap: true,
             saved: [None, None],
             last: None,
+            repeatable: None,
             origin: false,
             tabs: None,
         };
@@ -905,6 +913,7 @@ impl Terminal {
         self.autowrap = true;
         self.saved = [None, None];
         self.last = None;
+        self.repeatable = None;
         self.origin = false;
         self.tabs = None;
     }
@@ -1333,6 +1342,7 @@ impl Terminal {
                 }
                 continue;
             }
+            self.repeatable = self.last.take();
             // Most escapes are CSIs: enter that state without a round through `step`.
             if data.get(i) != Some(&b'[') {
                 self.reset_params();
@@ -1695,6 +1705,8 @@ impl Terminal {
     // ---------------------------------------------------------------- actions
 
     fn execute(&mut self, b: u8) {
+        self.last = None;
+        self.repeatable = None;
         match b {
             0x0A..=0x0C => {
                 self.index();
@@ -1731,8 +1743,14 @@ impl Terminal {
             }
             ([], b'c') => self.soft_reset(),
             ([b'#'], b'8') => {
-                // DECALN: fill the screen with 'E'.
-                let w = self.w;
+                // DECALN: fill the screen with 'E' (a transcript, with no width, the 80
+                // columns of the VT100 it tests), then, as xterm, leave origin mode and the
+                // rendition (not a link).
+                let w = if self.cols.is_some() {
+                    self.w
+                } else {
+                    DECALN_TRANSCRIPT_COLS
+                };
                 let rows = self.rows;
                 let g = self.grid();
                 for line in g.iter_mut().take(rows) {
@@ -1745,6 +1763,12 @@ impl Terminal {
                 self.bot = self.rows - 1;
                 self.row = 0;
                 self.col = 0;
+                self.origin = false;
+                self.pen = StyleKey {
+                    link: self.pen.link,
+                    ..StyleKey::default()
+                };
+                self.pen_id = None;
             }
             _ => {}
         }
@@ -1867,6 +1891,10 @@ impl Terminal {
         self.pen = s.pen;
         self.origin = s.origin;
         self.pen_id = None;
+        if self.origin {
+            // As xterm: in origin mode the cursor stays within the margins set since.
+            self.row = self.row.clamp(self.top, self.bot);
+        }
     }
 
     // ------------------------------------------------------------------ print
@@ -2370,11 +2398,13 @@ impl Terminal {
             b'S' => self.scroll_up(a0),
             b'T' if self.params.len() <= 1 => self.scroll_down(a0),
             b'b' => {
-                if let Some(c) = self.last {
+                if let Some(c) = self.repeatable.take() {
                     let mut b = [0u8; 4];
                     let s = c.encode_utf8(&mut b);
                     let rep = s.repeat(a0);
                     self.print_str(&rep);
+                    // A REP does not make its character repeatable again.
+                    self.last = None;
                 }
             }
             b'r' => {

@@ -471,3 +471,31 @@ fn render_text_ends_an_incomplete_tail() {
     t.feed(b"\xac");
     assert_eq!(t.text(), "ab\u{20ac}");
 }
+
+#[test]
+fn rep_repeats_only_the_character_printed_just_before_it() {
+    for (input, want) in [
+        (&b"a\x1b[3b"[..], "aaaa"),
+        (b"a\x1b[31m\x1b[3b", "a"),
+        (b"ab\r\x1b[3b", "ab"),
+        (b"a\x1b[2b\x1b[2b", "aaa"),
+    ] {
+        let mut whole = term(None, 4);
+        whole.feed(input);
+        assert_eq!(whole.text(), want, "{input:?}");
+        let mut bytewise = term(None, 4);
+        for b in input {
+            bytewise.feed(&[*b]);
+        }
+        assert_eq!(bytewise.text(), want, "{input:?} byte by byte");
+    }
+}
+
+#[test]
+fn decaln_fills_a_transcript_with_eighty_columns() {
+    let mut t = term(None, 3);
+    t.feed(b"\x1b[1m\x1b#8");
+    assert_eq!(t.lines(), vec!["E".repeat(80); 3]);
+    t.feed(b"X");
+    assert_eq!(t.spans()[0][0].style, Style::default());
+}

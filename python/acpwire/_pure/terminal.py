@@ -71,6 +71,9 @@ __all__ = ["Span", "Terminal", "TerminalDataError", "char_width", "render_text"]
 
 UNBOUNDED_COLS = 8192
 """Row width used for ``cols=None``: longer lines soft-wrap, and every view joins them again."""
+# The columns DECALN fills when cols is None: the VT100's width, not a whole row of
+# UNBOUNDED_COLS (three bytes would otherwise write 8,192 cells per row).
+DECALN_TRANSCRIPT_COLS = 80
 MAX_COLS = MAX_ROWS = 65_535
 """Largest grid: escape sequences address at most column and row 65535."""
 MAX_OSC_BYTES = 64 * 1024
@@ -435,7 +438,11 @@ class Terminal(Unpicklable):
         self._bot = self._rows - 1
         self._autowrap = True
         self._saved: list[tuple[int, ...] | None] = [None, None]
+        # The last character printed, while nothing else has happened since.
         self._last = ""
+        # What REP repeats: the character printed just before the escape sequence now being
+        # read, as xterm keeps it (anything but printing in between forgets it).
+        self._repeatable = ""
         # DECOM: rows are addressed from the top margin and stay within the margins.
         self._origin = False
         # Tab stops set by HTS/TBC, a byte per column (1 = stop); None until then: every 8.
@@ -659,7 +666,10 @@ class Terminal(Unpicklable):
                 i = j + 1
                 if b == 0x0D:
                     self.col = 0
+                    self._last = self._repeatable = ""
                 elif b == 0x1B:
+                    self._repeatable = self._last
+                    self._last = ""
                     m = _PLAIN_CSI.match(data, j)
                     if m is not None:
                         i = m.end()
@@ -736,11 +746,14 @@ class Terminal(Unpicklable):
                 self._end_utf8_tail()
             if final:
                 plain_csis += 1
+                self._repeatable = self._last
+                self._last = ""
                 self._dispatch_plain_csi(params, final)
             elif control:
                 b = control[0]
                 if b == 0x0D:
                     self.col = 0
+                    self._last = self._repeatable = ""
                 else:
                     self._execute(b)
             else:
@@ -908,6 +921,7 @@ class Terminal(Unpicklable):
 
     # -------------------------------------------------------------- actions
     def _execute(self, b: int) -> None:
+        self._last = self._repeatable = ""
         if b == 0x0A or b == 0x0B or b == 0x0C:
             self._index()
             if self._cols is None:
@@ -949,8 +963,11 @@ class Terminal(Unpicklable):
                 self._tab_stops()[self._edit_col()] = 1
             elif final == 0x63:  # RIS
                 self._soft_reset()
-        elif inter == "#" and final == 0x38:  # DECALN
-            w = self._w
+        elif inter == "#" and final == 0x38:
+            # DECALN: fill the screen with 'E' (a transcript, with no width, the 80 columns of
+            # the VT100 it tests), then, as xterm, leave origin mode and the rendition (not a
+            # link).
+            w = self._w if self._cols is not None else DECALN_TRANSCRIPT_COLS
             for r in range(self._rows):
                 line = _Line()
                 line.chars = ["E"] * w
@@ -960,6 +977,9 @@ class Terminal(Unpicklable):
             self._bot = self._rows - 1
             self.row = 0
             self.col = 0
+            self._origin = False
+            self._fg = self._bg = self._flags = 0
+            self._pen_id = -1
 
     def _osc_dispatch(self, text: str) -> None:
         num, sep, rest = text.partition(";")
@@ -1027,6 +1047,9 @@ class Terminal(Unpicklable):
             saved = (0, 0, 0, 0, 0, 0, False)
         self.row, self.col, self._fg, self._bg, self._flags, self._link, self._origin = saved
         self._pen_id = -1
+        if self._origin:
+            # As xterm: in origin mode the cursor stays within the margins set since.
+            self.row = min(max(self.row, self._top), self._bot)
 
     def _home(self) -> None:
         """The cursor to the first column of the first row it may address."""
@@ -1385,8 +1408,11 @@ class Terminal(Unpicklable):
             if len(self._groups) <= 1:
                 self._scroll_down(self._arg(0, 1))
         elif f == "b":
-            if self._last:
-                self._print(self._last * self._arg(0, 1))
+            if self._repeatable:
+                self._print(self._repeatable * self._arg(0, 1))
+                self._repeatable = ""
+                # A REP does not make its character repeatable again.
+                self._last = ""
         elif f == "r":
             top = self._arg(0, 1)
             bot = min(self._arg(1, rows), rows)
