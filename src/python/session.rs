@@ -2,7 +2,8 @@
 //!
 //! Bytes are framed, parsed and reduced in Rust with the GIL released; Python objects are made
 //! only on request (`snapshot()`, `errors`, `changes()`), by converting the reducer's state
-//! at the edge (a snapshot borrows it, copying nothing first). The pure twin is `acpwire._pure.session`; both give identical results.
+//! at the edge (a snapshot borrows it, copying nothing first). The pure twin is
+//! `acpwire._pure.session`; both give identical results.
 
 use std::borrow::Cow;
 use std::io::Read;

@@ -76,15 +76,15 @@ _UNIQUE_KEYS = json.JSONDecoder(
 
 
 def has_duplicate_keys(text: str) -> bool:
-    """True when some object of the (valid) document ``text`` repeats a key. The value a
-    repeated key replaced is not in the decoded value, so checks made on that value (depth,
-    lone surrogates) cannot see it; jiter reads every value, and rejects a bad one."""
+    """True when some object of the document ``text`` repeats a key, or when that cannot be
+    told (``json`` gives up nesting past Python's recursion limit): the value a repeated key
+    replaced is not in the decoded value, so checks made on that value (depth, lone
+    surrogates) cannot see it, where jiter reads every value and rejects a bad one. A True
+    sends the document to ``first_error``, which reads it all."""
     try:
         _UNIQUE_KEYS.decode(text)
-    except _DuplicateKey:
+    except (_DuplicateKey, ValueError, RecursionError):
         return True
-    except (ValueError, RecursionError):
-        return False
     return False
 
 
