@@ -87,6 +87,9 @@ fn json_to_py<'a, 'py>(
 }
 
 /// A snapshot view as Python objects, as [`json_to_py`] would make its owned copy.
+///
+/// Its list and dict arms repeat [`json_to_py`]'s on purpose: helpers generic over both cost
+/// 5–10% on snapshots (measured against this version, 21 alternating rounds).
 fn view_to_py<'a, 'py>(
     py: Python<'py>,
     view: &'a View<'a>,
