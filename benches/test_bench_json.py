@@ -116,3 +116,28 @@ def test_dumps(benchmark, impl, decoded, record_throughput):
 
     nbytes = benchmark(run)
     record_throughput(benchmark, nbytes, len(decoded))
+
+
+@pytest.mark.benchmark(group="dumps: per message, fresh objects")
+@pytest.mark.parametrize("impl", ["acpwire-native", "orjson"])
+def test_dumps_fresh(benchmark, impl, messages, record_throughput):
+    """`dumps` of objects never encoded before, as a client encodes the message it just built.
+
+    In `test_dumps` every round after the first finds each non-ASCII str carrying the UTF-8
+    that CPython caches when an encoder first asks for it; here each round gets a copy of the
+    corpus decoded just before it (untimed), so no str has that cache yet.
+    """
+    dumps = DUMPERS[impl]()
+    loads = json.loads
+
+    def fresh() -> tuple[tuple[list], dict]:
+        return ([loads(raw) for raw in messages],), {}
+
+    def run(objects: list) -> int:
+        total = 0
+        for obj in objects:
+            total += len(dumps(obj))
+        return total
+
+    nbytes = benchmark.pedantic(run, setup=fresh, rounds=9)
+    record_throughput(benchmark, nbytes, len(messages))

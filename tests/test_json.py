@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import array
+import ctypes
 import dataclasses
 import datetime
 import decimal
@@ -238,6 +239,44 @@ def test_dumps_escapes_every_position_and_length(backend, prefix):
                 expected = orjson.dumps(text, option=orjson.OPT_APPEND_NEWLINE)
                 assert backend.dumps(text) == expected, (prefix, length, at, special)
         assert backend.dumps("é" * length) == orjson.dumps("é" * length) + b"\n"
+
+
+def _cache_utf8(text: str) -> None:
+    """Make CPython compute and keep ``text``'s UTF-8, as ``PyUnicode_AsUTF8`` callers do."""
+    ctypes.pythonapi.PyUnicode_AsUTF8.restype = ctypes.c_void_p
+    ctypes.pythonapi.PyUnicode_AsUTF8(ctypes.py_object(text))
+
+
+@pytest.mark.parametrize("wide", ["é", "\xff", "✓", "\u0800", "\uffff", "😀", "\U0010ffff"])
+@pytest.mark.parametrize("prefix", [0, 8, 31, 64, 4096])
+def test_dumps_transcodes_every_str_kind_at_every_position(backend, wide, prefix):
+    # A str that is not ASCII is written from its Latin-1, UCS-2 or UCS-4 code units in blocks
+    # of 8, 16 or 32, or copied from its cached UTF-8 when CPython already made it: put each
+    # escape and the wide character itself at every offset of every tail, in a str of each
+    # kind, before and after its UTF-8 is cached.
+    for length in range(1, 34):
+        for at in range(length):
+            for special in ('"', "\\", "\x00", "\n", "\x7f", wide):
+                text = "".join([wide, "a" * prefix, "b" * at, special, "c" * (length - at - 1)])
+                expected = json.dumps(text, ensure_ascii=False, separators=(",", ":"))
+                expected = (expected + "\n").encode()
+                assert backend.dumps(text) == expected, (prefix, length, at, special)
+                assert backend.dumps({text: [text]}) == b"{%s:[%s]}\n" % (
+                    expected[:-1],
+                    expected[:-1],
+                )
+                _cache_utf8(text)
+                assert backend.dumps(text) == expected, (prefix, length, at, special)
+
+
+@pytest.mark.parametrize("wide", ["", "é", "✓", "😀"])
+@pytest.mark.parametrize("at", [0, 1, 7, 8, 15, 16, 33, 4100])
+def test_dumps_refuses_a_lone_surrogate_in_any_str_kind(backend, wide, at):
+    for surrogate in ("\ud800", "\udbff", "\udc00", "\udfff"):
+        text = "".join([wide, "a" * at, surrogate, "z" * 20])
+        for value in (text, {text: 1}, {"k": [text]}):
+            with pytest.raises(backend.EncodeError, match="surrogates not allowed"):
+                backend.dumps(value)
 
 
 class Color(enum.Enum):

@@ -1,5 +1,7 @@
 //! `loads` and `dumps`: one JSON document to Python objects and back.
 
+use std::sync::atomic::{AtomicPtr, Ordering};
+
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -182,6 +184,13 @@ unsafe fn write_escaped(text: &[u8], dst: *mut u8) -> usize {
                 __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_max_epu8, _mm_movemask_epi8,
                 _mm_or_si128, _mm_set1_epi8, _mm_storeu_si128,
             };
+            // Long strings (base64 terminal chunks, file contents) go 32 bytes at a time where
+            // the CPU has AVX2; the check is one cached load.
+            if n >= LONG_STRING && std::arch::is_x86_feature_detected!("avx2") {
+                let (read, written) = escape_avx2(text, out);
+                i = read;
+                out = out.add(written);
+            }
             // SSE2 is baseline on x86_64; loads stay inside `text`, and each 16-byte store
             // keeps the clean bytes and is overwritten past them. Loads and stores are
             // unaligned (`loadu`/`storeu`), so the pointer casts need no alignment.
@@ -219,6 +228,55 @@ unsafe fn write_escaped(text: &[u8], dst: *mut u8) -> usize {
     }
 }
 
+/// Strings at least this long take the AVX2 loop.
+#[cfg(target_arch = "x86_64")]
+const LONG_STRING: usize = 64;
+
+/// The 32-byte blocks of `text` escaped at `dst`, as `write_escaped` writes them; returns the
+/// bytes read (a multiple of 32 less than 32 from the end, or past an escape) and written.
+///
+/// # Safety
+/// The CPU must support AVX2, and `dst` must have the room `write_escaped` requires.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn escape_avx2(text: &[u8], dst: *mut u8) -> (usize, usize) {
+    use std::arch::x86_64::{
+        __m256i, _mm256_cmpeq_epi8, _mm256_loadu_si256, _mm256_max_epu8, _mm256_movemask_epi8,
+        _mm256_or_si256, _mm256_set1_epi8, _mm256_storeu_si256,
+    };
+    let n = text.len();
+    let mut i = 0;
+    let mut out = dst;
+    // SAFETY: as in `write_escaped`: loads stay inside `text`; each store lands within the
+    // room (six bytes per input byte left, plus slack), and the bytes past a clean prefix are
+    // overwritten. Loads and stores are unaligned, so the casts need no alignment.
+    #[allow(clippy::cast_ptr_alignment)]
+    unsafe {
+        let quote = _mm256_set1_epi8(b'"'.cast_signed());
+        let backslash = _mm256_set1_epi8(b'\\'.cast_signed());
+        let below_space = _mm256_set1_epi8(0x1f);
+        while i + 32 <= n {
+            let chunk = _mm256_loadu_si256(text.as_ptr().add(i).cast::<__m256i>());
+            _mm256_storeu_si256(out.cast::<__m256i>(), chunk);
+            let control = _mm256_cmpeq_epi8(_mm256_max_epu8(chunk, below_space), below_space);
+            let special = _mm256_or_si256(
+                _mm256_cmpeq_epi8(chunk, quote),
+                _mm256_cmpeq_epi8(chunk, backslash),
+            );
+            let mask = _mm256_movemask_epi8(_mm256_or_si256(control, special));
+            if mask == 0 {
+                i += 32;
+                out = out.add(32);
+                continue;
+            }
+            let clean = mask.trailing_zeros() as usize;
+            out = put_byte(out.add(clean), text[i + clean]);
+            i += clean + 1;
+        }
+        (i, usize::try_from(out.offset_from(dst)).unwrap_or(0))
+    }
+}
+
 /// Copy `text` (4 to 15 bytes) to `dst` with two overlapping word loads and stores if no byte
 /// of it needs an escape; otherwise write nothing and return false.
 ///
@@ -250,6 +308,172 @@ unsafe fn copy_clean_short(text: &[u8], dst: *mut u8) -> bool {
         }
     }
     true
+}
+
+/// A code unit of one of `CPython`'s fixed-width `str` kinds (Latin-1, UCS-2, UCS-4).
+trait CodeUnit: Copy {
+    /// Write `units` escaped as JSON requires, in UTF-8 (no quotes), at `dst`; return the
+    /// bytes written, or `None` at a surrogate.
+    ///
+    /// # Safety
+    /// `dst` must have room for `units.len() * 6 + 16` bytes.
+    unsafe fn write_units(units: &[Self], dst: *mut u8) -> Option<usize>;
+}
+
+/// Write the character `c` at `dst` in UTF-8, escaped if JSON requires it; return the end, or
+/// `None` for a surrogate.
+///
+/// # Safety
+/// `dst` must have room for 8 bytes.
+#[inline]
+#[allow(
+    clippy::cast_possible_truncation,
+    reason = "each byte is masked or shifted below 256 first"
+)]
+unsafe fn put_char(dst: *mut u8, c: u32) -> Option<*mut u8> {
+    // SAFETY: the caller guarantees room for 8 bytes; a character takes at most 4.
+    unsafe {
+        if c < 0x80 {
+            return Some(put_byte(dst, c as u8));
+        }
+        if c < 0x800 {
+            dst.write(0xC0 | (c >> 6) as u8);
+            dst.add(1).write(0x80 | (c & 0x3F) as u8);
+            return Some(dst.add(2));
+        }
+        if c < 0x1_0000 {
+            if (0xD800..0xE000).contains(&c) {
+                return None;
+            }
+            dst.write(0xE0 | (c >> 12) as u8);
+            dst.add(1).write(0x80 | ((c >> 6) & 0x3F) as u8);
+            dst.add(2).write(0x80 | (c & 0x3F) as u8);
+            return Some(dst.add(3));
+        }
+        dst.write(0xF0 | (c >> 18) as u8);
+        dst.add(1).write(0x80 | ((c >> 12) & 0x3F) as u8);
+        dst.add(2).write(0x80 | ((c >> 6) & 0x3F) as u8);
+        dst.add(3).write(0x80 | (c & 0x3F) as u8);
+        Some(dst.add(4))
+    }
+}
+
+impl CodeUnit for u8 {
+    unsafe fn write_units(units: &[u8], dst: *mut u8) -> Option<usize> {
+        let n = units.len();
+        let mut i = 0;
+        // SAFETY (all writes): at most two bytes per Latin-1 character, six per escape, and 16
+        // of slack for the vector stores fit the caller's room.
+        unsafe {
+            let mut out = dst;
+            #[cfg(target_arch = "x86_64")]
+            {
+                use std::arch::x86_64::{
+                    __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_max_epu8, _mm_movemask_epi8,
+                    _mm_or_si128, _mm_set1_epi8, _mm_storeu_si128,
+                };
+                // As `write_escaped`, also stopping at bytes above 0x7F (two in UTF-8).
+                #[allow(clippy::cast_ptr_alignment, reason = "unaligned loads and stores")]
+                if n >= 16 {
+                    let quote = _mm_set1_epi8(b'"'.cast_signed());
+                    let backslash = _mm_set1_epi8(b'\\'.cast_signed());
+                    let below_space = _mm_set1_epi8(0x1f);
+                    while i + 16 <= n {
+                        let chunk = _mm_loadu_si128(units.as_ptr().add(i).cast::<__m128i>());
+                        _mm_storeu_si128(out.cast::<__m128i>(), chunk);
+                        let control = _mm_cmpeq_epi8(_mm_max_epu8(chunk, below_space), below_space);
+                        let special = _mm_or_si128(
+                            _mm_cmpeq_epi8(chunk, quote),
+                            _mm_cmpeq_epi8(chunk, backslash),
+                        );
+                        let mask = _mm_movemask_epi8(_mm_or_si128(control, special))
+                            | _mm_movemask_epi8(chunk);
+                        if mask == 0 {
+                            i += 16;
+                            out = out.add(16);
+                            continue;
+                        }
+                        let clean = mask.trailing_zeros() as usize;
+                        out = put_char(out.add(clean), u32::from(units[i + clean]))?;
+                        i += clean + 1;
+                    }
+                }
+            }
+            while i < n {
+                out = put_char(out, u32::from(units[i]))?;
+                i += 1;
+            }
+            usize::try_from(out.offset_from(dst)).ok()
+        }
+    }
+}
+
+impl CodeUnit for u16 {
+    unsafe fn write_units(units: &[u16], dst: *mut u8) -> Option<usize> {
+        let n = units.len();
+        let mut i = 0;
+        // SAFETY (all writes): at most three bytes per UCS-2 character, six per escape, and 16
+        // of slack for the 8-byte stores fit the caller's room.
+        unsafe {
+            let mut out = dst;
+            #[cfg(target_arch = "x86_64")]
+            {
+                use std::arch::x86_64::{
+                    __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_max_epu8, _mm_movemask_epi8,
+                    _mm_or_si128, _mm_packus_epi16, _mm_set1_epi8, _mm_storel_epi64,
+                };
+                // Eight units at a time, narrowed to bytes with signed saturation: units of
+                // 0x80-0x7FFF become bytes with the top bit set and units from 0x8000 become 0
+                // (a control), so every unit that is not plain ASCII stops the copy.
+                #[allow(clippy::cast_ptr_alignment, reason = "unaligned loads and stores")]
+                if n >= 8 {
+                    let quote = _mm_set1_epi8(b'"'.cast_signed());
+                    let backslash = _mm_set1_epi8(b'\\'.cast_signed());
+                    let below_space = _mm_set1_epi8(0x1f);
+                    while i + 8 <= n {
+                        let wide = _mm_loadu_si128(units.as_ptr().add(i).cast::<__m128i>());
+                        let chunk = _mm_packus_epi16(wide, wide);
+                        _mm_storel_epi64(out.cast::<__m128i>(), chunk);
+                        let control = _mm_cmpeq_epi8(_mm_max_epu8(chunk, below_space), below_space);
+                        let special = _mm_or_si128(
+                            _mm_cmpeq_epi8(chunk, quote),
+                            _mm_cmpeq_epi8(chunk, backslash),
+                        );
+                        let mask = (_mm_movemask_epi8(_mm_or_si128(control, special))
+                            | _mm_movemask_epi8(chunk))
+                            & 0xFF;
+                        if mask == 0 {
+                            i += 8;
+                            out = out.add(8);
+                            continue;
+                        }
+                        let clean = mask.trailing_zeros() as usize;
+                        out = put_char(out.add(clean), u32::from(units[i + clean]))?;
+                        i += clean + 1;
+                    }
+                }
+            }
+            while i < n {
+                out = put_char(out, u32::from(units[i]))?;
+                i += 1;
+            }
+            usize::try_from(out.offset_from(dst)).ok()
+        }
+    }
+}
+
+impl CodeUnit for u32 {
+    unsafe fn write_units(units: &[u32], dst: *mut u8) -> Option<usize> {
+        // Strings with a character beyond U+FFFF (emoji) are rare: a unit at a time.
+        // SAFETY: at most four bytes per character or six per escape fit the caller's room.
+        unsafe {
+            let mut out = dst;
+            for &c in units {
+                out = put_char(out, c)?;
+            }
+            usize::try_from(out.offset_from(dst)).ok()
+        }
+    }
 }
 
 /// Exact scalar types: encoding them runs no Python code.
@@ -417,7 +641,75 @@ impl Encoder<'_> {
             return Ok(());
         }
         // SAFETY: as for this function.
-        unsafe { self.string_utf8(obj) }
+        unsafe { self.string_wide(obj) }
+    }
+
+    /// A `str` that is not compact ASCII. A compact one without cached UTF-8 is transcoded
+    /// from its own code units: asking `CPython` for its UTF-8 (as orjson does) allocates a
+    /// second copy of the text, kept on the object for as long as it lives.
+    ///
+    /// # Safety
+    /// `obj` must be a live `str` (or subclass).
+    #[inline(never)]
+    unsafe fn string_wide(&mut self, obj: *mut ffi::PyObject) -> PyResult<()> {
+        // SAFETY: a compact str holds its `len` code units inline, in the width its kind says.
+        let written = unsafe {
+            if ffi::PyUnicode_IS_COMPACT(obj) == 0 {
+                // Instances of subclasses keep their text elsewhere; they are rare.
+                return self.string_utf8(obj);
+            }
+            // Where the UTF-8 is already cached (it was asked for before), copying it is
+            // faster. Free-threaded builds publish it with a release store after its length.
+            let compact = obj.cast::<ffi::PyCompactUnicodeObject>();
+            let cached = (*(&raw const (*compact).utf8).cast::<AtomicPtr<std::ffi::c_char>>())
+                .load(Ordering::Acquire);
+            if !cached.is_null() {
+                let size = usize::try_from((*compact).utf8_length).unwrap_or(0);
+                self.escaped(std::slice::from_raw_parts(cached.cast::<u8>(), size));
+                return Ok(());
+            }
+            let len = usize::try_from(ffi::PyUnicode_GET_LENGTH(obj)).unwrap_or(0);
+            let data = ffi::PyUnicode_DATA(obj);
+            match ffi::PyUnicode_KIND(obj) {
+                ffi::PyUnicode_1BYTE_KIND => {
+                    self.escaped_units(std::slice::from_raw_parts(data.cast::<u8>(), len))
+                }
+                ffi::PyUnicode_2BYTE_KIND => {
+                    self.escaped_units(std::slice::from_raw_parts(data.cast::<u16>(), len))
+                }
+                _ => self.escaped_units(std::slice::from_raw_parts(data.cast::<u32>(), len)),
+            }
+        };
+        if written {
+            Ok(())
+        } else {
+            Err(encode_error(
+                self.py,
+                "str is not valid UTF-8: surrogates not allowed".to_owned(),
+            ))
+        }
+    }
+
+    /// Write code units as a JSON string in UTF-8; false if one is a surrogate (which UTF-8
+    /// cannot hold; `CPython` keeps astral characters as one 4-byte unit, so any surrogate is
+    /// a lone one).
+    fn escaped_units<T: CodeUnit>(&mut self, units: &[T]) -> bool {
+        self.out.push(b'"');
+        // Block by block, so that the worst-case reservation stays bounded.
+        for block in units.chunks(ESCAPE_BLOCK) {
+            self.out.reserve(block.len() * 6 + 16);
+            // SAFETY: `write_units` writes at most six bytes per unit plus 16 of slack, which
+            // the reservation covers; the length then covers only the bytes written.
+            unsafe {
+                let len = self.out.len();
+                let Some(written) = T::write_units(block, self.out.as_mut_ptr().add(len)) else {
+                    return false;
+                };
+                self.out.set_len(len + written);
+            }
+        }
+        self.out.push(b'"');
+        true
     }
 
     /// A `str` that is not compact ASCII, through its (cached) UTF-8 form.
