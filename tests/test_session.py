@@ -916,6 +916,34 @@ def test_v1_prompt_turn_both_directions(backend):
     assert snapshot["protocolVersion"] == 1 and store.errors == []
 
 
+@pytest.mark.parametrize("bad", [-1, 65536, 2**70, 2.0, "2", None, True, [2]])
+def test_initialize_protocol_version_outside_uint16_is_an_error_and_keeps_the_rules(
+    backend, bad
+):
+    store = backend.Sessions()
+    for m in [*init(2), upd({"sessionUpdate": "plan", "entries": []})]:
+        store.apply(m)
+    assert store.errors == [] and store[SID].snapshot()["other"] != []  # v1 `plan`: v2 other
+    for m in init(bad, rid=5):
+        store.apply(m)
+    reasons = [e["reason"] for e in store.take_errors()]
+    assert reasons == [
+        f"initialize: {part}.protocolVersion must be an integer from 0 to 65535"
+        for part in ("params", "result")
+    ]
+    assert store[SID].snapshot()["protocolVersion"] == 2
+    store.apply(upd({"sessionUpdate": "plan", "entries": []}))
+    assert len(store[SID].snapshot()["other"]) == 2 and store.errors == []
+    # Absent is not an error, and the bounds themselves are versions.
+    for message in [
+        {"jsonrpc": "2.0", "id": 6, "method": "initialize", "params": {}},
+        *init(65535, rid=7),
+        *init(0, rid=8),
+    ]:
+        store.apply(message)
+    assert store.errors == [] and store[SID].snapshot()["protocolVersion"] == 0
+
+
 def test_v2_prompt_response_message_id_and_cancel(backend):
     store = store_of(
         backend,

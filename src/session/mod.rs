@@ -1095,9 +1095,21 @@ impl Reducer {
         mode_of(self.version)
     }
 
-    fn set_version(&mut self, v: Option<&JsonValue<'_>>) {
-        let Some(JsonValue::Int(v)) = v else {
-            return;
+    /// `initialize`'s `protocolVersion` (in its `params` or `result`, as `part` says): a
+    /// `uint16` in the schema. Any other value present is an error record, and the rules stay.
+    fn set_version(&mut self, part: &str, v: Option<&JsonValue<'_>>) {
+        let v = match v {
+            None => return,
+            Some(JsonValue::Int(v)) if (0..=i64::from(u16::MAX)).contains(v) => v,
+            Some(_) => {
+                self.error(
+                    None,
+                    format!(
+                        "initialize: {part}.protocolVersion must be an integer from 0 to 65535"
+                    ),
+                );
+                return;
+            }
         };
         self.version = Some(*v);
         for i in 0..self.sessions.len() {
@@ -1234,7 +1246,7 @@ impl Reducer {
             }
             "initialize" => {
                 if let Some(JsonValue::Object(p)) = params {
-                    self.set_version(member(p, "protocolVersion"));
+                    self.set_version("params", member(p, "protocolVersion"));
                 }
                 self.track(Side::Client, id, method, Pending::Initialize);
             }
@@ -1320,7 +1332,7 @@ impl Reducer {
         match what {
             Pending::Initialize => {
                 if let Some(JsonValue::Object(r)) = result {
-                    self.set_version(member(r, "protocolVersion"));
+                    self.set_version("result", member(r, "protocolVersion"));
                 }
             }
             Pending::NewSession => {

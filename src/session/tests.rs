@@ -1367,3 +1367,33 @@ fn request_ids_with_a_fraction_are_matched_by_value() {
         &parse(r#"{"stopReason":"end_turn"}"#)
     );
 }
+
+#[test]
+fn protocol_version_outside_uint16_is_an_error_and_keeps_the_rules() {
+    let v1_plan = upd(r#"{"sessionUpdate":"plan","entries":[]}"#);
+    let mut s = store(Some(2), &[v1_plan.clone()]);
+    for bad in ["-1", "65536", "2.0", "\"2\"", "null", "true"] {
+        let line = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"initialize\",\"params\":{{\"protocolVersion\":{bad}}}}}\n\
+             {{\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{{\"protocolVersion\":{bad}}}}}\n"
+        );
+        s.feed(line.as_bytes());
+        let reasons: Vec<String> = s.take_errors().into_iter().map(|e| e.reason).collect();
+        assert_eq!(
+            reasons,
+            ["params", "result"]
+                .map(|part| format!(
+                    "initialize: {part}.protocolVersion must be an integer from 0 to 65535"
+                ))
+                .to_vec(),
+            "{bad}"
+        );
+    }
+    s.feed((v1_plan + "\n").as_bytes());
+    let snapshot = s.get(SID).unwrap().snapshot();
+    assert_eq!(get(&snapshot, &["protocolVersion"]), &Json::Int(2));
+    // Under v2 rules still, the v1 `plan` is kept raw both times.
+    assert!(matches!(get(&snapshot, &["other", "1"]), Json::Object(_)));
+    s.feed(init(65535).as_bytes());
+    assert_eq!(s.take_errors().len(), 0);
+}

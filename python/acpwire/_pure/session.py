@@ -970,8 +970,15 @@ class Sessions(Unpicklable):
             self._change(sid, "session", "sessionId")
         return session
 
-    def _set_version(self, value: Any) -> None:
-        if type(value) is not int or not -_INT64 <= value < _INT64:
+    def _set_version(self, part: str, message: dict) -> None:
+        # A uint16 in the schema: any other value present is an error record, and the rules stay.
+        if "protocolVersion" not in message:
+            return
+        value = message["protocolVersion"]
+        if type(value) is not int or not 0 <= value <= 65535:
+            self._error(
+                None, f"initialize: {part}.protocolVersion must be an integer from 0 to 65535"
+            )
             return
         self._version = value
         self._mode = _V1 if value < 2 else _V2
@@ -1073,7 +1080,7 @@ class Sessions(Unpicklable):
                 self._change(sid, "session", "prompts")
         elif method == "initialize":
             if type(params) is dict:
-                self._set_version(params.get("protocolVersion"))
+                self._set_version("params", params)
             self._track(_CLIENT, has_id, rid, method, (_INITIALIZE,))
         elif method == "session/new" or method == "session/fork":
             self._track(_CLIENT, has_id, rid, method, (_NEW,))
@@ -1136,7 +1143,7 @@ class Sessions(Unpicklable):
         kind = what[0]
         if kind == _INITIALIZE:
             if type(result) is dict:
-                self._set_version(result.get("protocolVersion"))
+                self._set_version("result", result)
         elif kind == _NEW:
             if type(result) is dict:
                 sid = result.get("sessionId")
