@@ -917,9 +917,7 @@ def test_v1_prompt_turn_both_directions(backend):
 
 
 @pytest.mark.parametrize("bad", [-1, 65536, 2**70, 2.0, "2", None, True, [2]])
-def test_initialize_protocol_version_outside_uint16_is_an_error_and_keeps_the_rules(
-    backend, bad
-):
+def test_initialize_protocol_version_outside_uint16_is_an_error_and_keeps_the_rules(backend, bad):
     store = backend.Sessions()
     for m in [*init(2), upd({"sessionUpdate": "plan", "entries": []})]:
         store.apply(m)

@@ -1371,7 +1371,7 @@ fn request_ids_with_a_fraction_are_matched_by_value() {
 #[test]
 fn protocol_version_outside_uint16_is_an_error_and_keeps_the_rules() {
     let v1_plan = upd(r#"{"sessionUpdate":"plan","entries":[]}"#);
-    let mut s = store(Some(2), &[v1_plan.clone()]);
+    let mut s = store(Some(2), std::slice::from_ref(&v1_plan));
     for bad in ["-1", "65536", "2.0", "\"2\"", "null", "true"] {
         let line = format!(
             "{{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"initialize\",\"params\":{{\"protocolVersion\":{bad}}}}}\n\
