@@ -280,6 +280,18 @@ def test_max_bytes_charges_each_kept_line_for_its_buffer(backend):
     assert t.lines() == [f"{i:010d}" for i in range(92, 100)]
 
 
+def test_ich_pushing_a_transcript_row_out_keeps_no_blank_cells(backend):
+    # ICH past the 8,192-column transcript limit leaves a row of blanks, which show as nothing
+    # and so are not kept: each such row costs what an empty line costs.
+    t = make(backend, scrollback=10**7, max_bytes=129 * 100, rows=2)
+    t.feed(b"ab\x1b[2D\x1b[9999@\r\n" * 90 + b"xy\x1b[D\x1b[9999@\r\n" * 5 + b"end")
+    assert not t.truncated and t.lines() == [""] * 90 + ["x"] * 5 + ["end"]
+    # Text the insertion does not push out is kept, and so are styled blanks before it.
+    t = make(backend)
+    t.feed(b"ab\x1b[41m \x1b[0mcd\x1b[5D\x1b[3@")
+    assert t.text == "   ab cd" and t.spans()[0][-2].bg == 1
+
+
 def test_a_flood_of_short_lines_stays_within_the_memory_max_bytes_allows():
     # Native memory: 2 million one-character lines with a 1 MiB budget and no line limit once
     # held 587 MB; the scrollback's cells now stay within 16 bytes per unit of max_bytes.

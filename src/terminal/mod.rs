@@ -2646,6 +2646,11 @@ impl Terminal {
         split(cells, w - n);
         cells.splice(x..x, std::iter::repeat_n(BLANK, n));
         cells.truncate(w);
+        // Blanks at the end of a row show as nothing (every view trims them), but stored they
+        // count against `max_bytes`: pushing a short transcript row's text out past the
+        // 8,192-column limit would otherwise keep 8,192 blank cells.
+        let kept = cells.iter().rposition(|&c| c != BLANK).map_or(0, |p| p + 1);
+        cells.truncate(kept);
     }
 
     /// DCH; as in xterm, the row is no longer soft-wrapped.

@@ -1531,6 +1531,12 @@ class Terminal(Unpicklable):
         styles[x:x] = [0] * n
         del chars[w:]
         del styles[w:]
+        # Trailing blanks show as nothing but count against max_bytes (as in the Rust core).
+        kept = len(chars)
+        while kept and chars[kept - 1] == " " and styles[kept - 1] == 0:
+            kept -= 1
+        del chars[kept:]
+        del styles[kept:]
 
     def _delete_chars(self, n: int) -> None:
         """DCH; as in xterm, the row is no longer soft-wrapped."""
