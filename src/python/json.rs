@@ -476,6 +476,50 @@ impl CodeUnit for u32 {
     }
 }
 
+/// The characters of a compact ASCII `str` (its UTF-8 too), or `None` for any other `str`.
+///
+/// # Safety
+/// `obj` must be a live `str` (or subclass), and the slice must not outlive it.
+#[allow(clippy::inline_always, reason = "on every string's path")]
+#[inline(always)]
+unsafe fn compact_ascii<'a>(obj: *mut ffi::PyObject) -> Option<&'a [u8]> {
+    // SAFETY: the caller's; the length and data of a str describe its characters.
+    unsafe {
+        #[cfg(not(Py_3_14))]
+        let data = (ffi::PyUnicode_IS_COMPACT_ASCII(obj) != 0).then(|| ffi::PyUnicode_DATA(obj));
+        // The FFI leaves out the state bit-field's accessors from 3.14 on. A compact ASCII str
+        // is the one whose characters start right after its `PyASCIIObject` header; any other
+        // keeps them after a longer header or in a buffer of their own.
+        #[cfg(Py_3_14)]
+        let data = Some(ffi::PyUnicode_DATA(obj)).filter(|&data| {
+            data.cast::<ffi::PyASCIIObject>() == obj.cast::<ffi::PyASCIIObject>().add(1)
+        });
+        let size = usize::try_from(ffi::PyUnicode_GET_LENGTH(obj)).unwrap_or(0);
+        data.map(|data| std::slice::from_raw_parts(data.cast::<u8>(), size))
+    }
+}
+
+/// Whether a `str` keeps its characters inline (every `str` but instances of subclasses).
+///
+/// # Safety
+/// `obj` must be a live `str` (or subclass).
+unsafe fn is_compact(obj: *mut ffi::PyObject) -> bool {
+    // SAFETY: the caller's.
+    unsafe {
+        #[cfg(not(Py_3_14))]
+        return ffi::PyUnicode_IS_COMPACT(obj) != 0;
+        // As in `compact_ascii`: inline characters follow the header, which is the longer
+        // `PyCompactUnicodeObject` when they are not ASCII.
+        #[cfg(Py_3_14)]
+        {
+            let data = ffi::PyUnicode_DATA(obj);
+            data.cast::<ffi::PyASCIIObject>() == obj.cast::<ffi::PyASCIIObject>().add(1)
+                || data.cast::<ffi::PyCompactUnicodeObject>()
+                    == obj.cast::<ffi::PyCompactUnicodeObject>().add(1)
+        }
+    }
+}
+
 /// Exact scalar types: encoding them runs no Python code.
 ///
 /// # Safety
@@ -632,11 +676,7 @@ impl Encoder<'_> {
     #[inline(always)]
     unsafe fn string(&mut self, obj: *mut ffi::PyObject) -> PyResult<()> {
         // SAFETY: a compact ASCII str holds its characters inline, which are also its UTF-8.
-        if unsafe { ffi::PyUnicode_IS_COMPACT_ASCII(obj) } != 0 {
-            let bytes = unsafe {
-                let size = usize::try_from(ffi::PyUnicode_GET_LENGTH(obj)).unwrap_or(0);
-                std::slice::from_raw_parts(ffi::PyUnicode_DATA(obj).cast::<u8>(), size)
-            };
+        if let Some(bytes) = unsafe { compact_ascii(obj) } {
             self.escaped(bytes);
             return Ok(());
         }
@@ -654,7 +694,7 @@ impl Encoder<'_> {
     unsafe fn string_wide(&mut self, obj: *mut ffi::PyObject) -> PyResult<()> {
         // SAFETY: a compact str holds its `len` code units inline, in the width its kind says.
         let written = unsafe {
-            if ffi::PyUnicode_IS_COMPACT(obj) == 0 {
+            if !is_compact(obj) {
                 // Instances of subclasses keep their text elsewhere; they are rare.
                 return self.string_utf8(obj);
             }
