@@ -422,9 +422,11 @@ impl CodeUnit for u16 {
                     __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_max_epu8, _mm_movemask_epi8,
                     _mm_or_si128, _mm_packus_epi16, _mm_set1_epi8, _mm_storel_epi64,
                 };
-                // Eight units at a time, narrowed to bytes with signed saturation: units of
-                // 0x80-0x7FFF become bytes with the top bit set and units from 0x8000 become 0
-                // (a control), so every unit that is not plain ASCII stops the copy.
+                // Eight units at a time, narrowed to bytes by `packus`, which reads them as
+                // signed and saturates to unsigned: 0x80-0xFF stay (top bit set), 0x100-0x7FFF
+                // become 0xFF and 0x8000-0xFFFF (negative) become 0, a control. So every unit
+                // that is not plain ASCII stops the copy. (`packs`, signed saturation, would
+                // turn 0x80-0xFF into 0x7F and copy them as DEL.)
                 #[allow(clippy::cast_ptr_alignment, reason = "unaligned loads and stores")]
                 if n >= 8 {
                     let quote = _mm_set1_epi8(b'"'.cast_signed());
