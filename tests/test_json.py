@@ -598,3 +598,23 @@ def test_dumps_writes_only_uuid_uuid_as_a_uuid(backend):
     look_alike = type("UUID", (), {"__module__": "uuid", "__str__": lambda self: "x"})
     with pytest.raises(TypeError, match="Type is not JSON serializable: UUID"):
         backend.dumps(look_alike())
+
+
+class _LoudDict(dict):
+    def items(self):
+        return [("overridden", 1)]
+
+    def __iter__(self):
+        return iter(["overridden"])
+
+
+class _LoudList(list):
+    def __iter__(self):
+        return iter(["overridden"])
+
+
+def test_dumps_writes_what_dict_and_list_subclasses_hold(backend):
+    # As orjson does: the stored entries and items, whatever `items` or `__iter__` say.
+    value = {"d": _LoudDict(a=_LoudList([1, _LoudDict(b=2)])), "l": _LoudList(["x"])}
+    assert backend.dumps(value) == b'{"d":{"a":[1,{"b":2}]},"l":["x"]}\n'
+    assert backend.dumps(_LoudList([_LoudDict(k="v")])) == b'[{"k":"v"}]\n'

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import array
 import copy
+import inspect
 import io
 import json
 import os
@@ -11,6 +12,7 @@ import pickle
 import subprocess
 import sys
 import sysconfig
+import threading
 from importlib import resources
 
 import pytest
@@ -104,7 +106,7 @@ _ARGUMENTS = (
             ("Sessions", ["max_frame_bytes", "terminal_cols", "scrollback"]),
         )
         for name in names
-        for value in (0, 1, -1, 7, 65_535, 65_536, 2**63 - 1, 2**63, 2**64, -(2**64), 2**200)
+        for value in (0, 1, -1, 7, 65_535, 65_536, 2**63 - 1, 2**63, 2**64 - 1, 2**64, 2**200)
     ]
     + [
         (cls, {name: value})
@@ -139,6 +141,10 @@ def test_backends_take_the_same_constructor_arguments(both):
     # Sizes past the machine word are as good as unlimited, not an overflow.
     assert outcome(native, "Terminal", {"max_bytes": 2**200}) == "ok"
     assert outcome(native, "FrameDecoder", {"max_frame_bytes": 2**64}) == "ok"
+    # Up to 2**64 - 1 a size reads back as given, beyond that as 2**64 - 1.
+    for module in both:
+        for given, kept in ((2**63 - 1,) * 2, (2**63,) * 2, (2**64 - 2,) * 2, (2**70, 2**64 - 1)):
+            assert module.FrameDecoder(given).max_frame_bytes == kept, (module, given)
 
 
 _UPDATE = (
@@ -194,7 +200,26 @@ _CALLS = {
     "replay(unknown option)": lambda m: m.replay(io.BytesIO(b""), bogus=1),
     "replay(bad option)": lambda m: m.replay(io.BytesIO(b""), scrollback=-1),
     "repr(Session)": lambda m: _store(m)["s"],
+    # Names come from JSON: a str that is not valid UTF-8 names nothing.
+    "message_text(lone surrogate)": lambda m: _store(m)["s"].message_text("\ud800"),
+    "message_text(role lone surrogate)": lambda m: _store(m)["s"].message_text("m", "\udc00"),
+    "terminal(lone surrogate)": lambda m: _store(m)["s"].terminal("\ud800"),
+    "char_width(-1)": lambda m: m.char_width(-1),
+    "char_width(2**32)": lambda m: m.char_width(2**32),
+    "char_width(2**63)": lambda m: m.char_width(2**63),
+    "char_width(-(2**63) - 1)": lambda m: m.char_width(-(2**63) - 1),
+    # An int is no path: `open` would take it as a file descriptor and close it.
+    "replay(int)": lambda m: m.replay(0),
+    "replay(bytes)": lambda m: m.replay(b"trace.ndjson"),
+    "replay(non-blocking file)": lambda m: m.replay(_NothingYet()),
 }
+
+
+class _NothingYet:
+    """A non-blocking binary stream with no data yet: its ``read`` returns None."""
+
+    def read(self, size: int = -1) -> None:
+        return None
 
 
 def test_backends_refuse_the_same_calls(both):
@@ -207,6 +232,46 @@ def test_backends_refuse_the_same_calls(both):
     native, pure = both
     for name, call in _CALLS.items():
         assert outcome(native, call) == outcome(pure, call), name
+
+
+def test_classes_are_final_sessions_come_from_a_store_and_objects_take_no_attributes(both):
+    for module in both:
+        for cls in (module.FrameDecoder, module.Terminal, module.Sessions, module.Session):
+            with pytest.raises(TypeError, match="is not an acceptable base type"):
+                type("Mine", (cls,), {})
+        with pytest.raises(TypeError, match=r"^cannot create '.*Session' instances$"):
+            module.Session()
+        for obj in (
+            module.FrameDecoder(),
+            module.Terminal(),
+            module.Sessions(),
+            _store(module)["s"],
+        ):
+            with pytest.raises(AttributeError):
+                obj.extra = 1
+
+
+def test_a_shared_frame_decoder_counts_every_byte_of_two_feeding_threads(both):
+    # The native decoder holds the GIL through a feed; the pure one takes turns with a lock.
+    for module in both:
+        decoder = module.FrameDecoder(raw=True)
+
+        def feed(decoder=decoder):
+            for _ in range(100):
+                decoder.feed(b'{"a":1}\n' * 500)
+
+        threads = [threading.Thread(target=feed) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert (decoder.position, decoder.frames) == (2 * 100 * 500 * 8, 2 * 100 * 500)
+
+
+def test_reset_takes_only_the_snapshot(both):
+    for module in both:
+        parameters = inspect.signature(module.Terminal().reset).parameters
+        assert list(parameters) == ["snapshot"], module
 
 
 def test_live_objects_refuse_copy_and_pickle(both):
@@ -242,7 +307,7 @@ def test_the_pure_backend_has_every_name_of_the_extension():
 
     names = {n for n in dir(native) if not n.startswith("__") or n == "__version__"}
     assert names <= set(dir(pure)), sorted(names - set(dir(pure)))
-    assert set(native.__all__) <= set(pure.__all__)
+    assert set(native.__all__) == set(pure.__all__)
     assert pure.__version__ == native.__version__ == acpwire.__version__
     assert pure._build == "pure Python"
 

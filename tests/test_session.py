@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import base64
 import copy
+import enum
 import io
 import json
 import random
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -2378,6 +2380,114 @@ def test_a_shared_id_undecided_by_shape_keeps_the_outcome_rule(backend):
     assert "error" not in s["prompts"][0] and s["state"] == "running"
     store.apply(_result(2, {"stopReason": "cancelled"}), sender="agent")
     assert store[SID].snapshot()["prompts"][0]["response"] == {"stopReason": "cancelled"}
+
+
+class _Kind(str, enum.Enum):
+    CHUNK = "agent_message_chunk"
+
+
+class _Side(str, enum.Enum):
+    AGENT = "agent"
+
+
+class _LoudStr(str):
+    def __str__(self) -> str:
+        return "overridden"
+
+    def __hash__(self) -> int:
+        return 0
+
+
+class _LoudInt(int):
+    def __int__(self) -> int:
+        return 99
+
+    def __index__(self) -> int:
+        return 99
+
+
+class _LoudFloat(float):
+    def __float__(self) -> float:
+        return 9.5
+
+
+class _LoudDict(dict):
+    def items(self):
+        return [("overridden", 1)]
+
+    def __iter__(self):
+        return iter(["overridden"])
+
+
+class _LoudList(list):
+    def __iter__(self):
+        return iter(["overridden"])
+
+
+class _LoudTuple(tuple):
+    def __iter__(self):
+        return iter(["overridden"])
+
+
+def test_apply_reads_subclasses_by_their_stored_values(backend):
+    # A `(str, Enum)` member's str() is its name and its hash the name's: what a message holds
+    # is its value, as for every subclass whatever methods it overrides.
+    def message(wrap):
+        return {
+            "jsonrpc": "2.0",
+            "method": "session/update",
+            "params": {
+                "sessionId": wrap["str"]("s1"),
+                "update": wrap["dict"](
+                    {
+                        "sessionUpdate": wrap["kind"],
+                        "messageId": wrap["str"]("m"),
+                        "content": wrap["dict"]({"type": "text", "text": wrap["str"]("hi")}),
+                        "_meta": wrap["dict"](
+                            {
+                                wrap["str"]("n"): wrap["list"](
+                                    [wrap["int"](5), wrap["float"](1.5), wrap["tuple"](("t",))]
+                                )
+                            }
+                        ),
+                    }
+                ),
+            },
+        }
+
+    plain = {"str": str, "dict": dict, "list": list, "tuple": tuple, "int": int, "float": float}
+    plain["kind"] = "agent_message_chunk"
+    loud = {
+        "str": _LoudStr,
+        "dict": _LoudDict,
+        "list": _LoudList,
+        "tuple": _LoudTuple,
+        "int": _LoudInt,
+        "float": _LoudFloat,
+        "kind": _Kind.CHUNK,
+    }
+    expected, got = backend.Sessions(), backend.Sessions()
+    expected.apply(message(plain))
+    got.apply(message(loud))
+    assert got.errors == [] and got.ids() == ["s1"]
+    assert got["s1"].snapshot() == expected["s1"].snapshot()
+    assert got["s1"].message_text(_LoudStr("m")) == "hi"
+    # The sender, too: a `StrEnum`-like member names the side by its value.
+    store = backend.Sessions()
+    store.apply(_prompt(1), sender="client")
+    store.apply(_result(1, {"stopReason": "end_turn"}), sender=_Side.AGENT)
+    assert store[SID].snapshot()["prompts"][0]["response"] == {"stopReason": "end_turn"}
+
+
+def test_apply_refuses_an_int_past_the_digit_limit_where_the_reader_stops(backend):
+    before = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(0)
+    try:
+        for value, index in ((10**4300, 4301), (-(10**4300), 4302), (10**9000, 4301)):
+            with pytest.raises(ValueError, match=f"^number out of range at index {index}$"):
+                backend.Sessions().apply({"jsonrpc": "2.0", "method": "x", "params": [value]})
+    finally:
+        sys.set_int_max_str_digits(before)
 
 
 def test_apply_sender_is_checked_and_tracks_methods_of_either_side(backend):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import os
 
 import pytest
 
@@ -88,3 +89,50 @@ async def test_read_messages_raises_without_handler(backend):
     reader.feed_eof()
     with pytest.raises(backend.FrameError, match="empty batch"):
         [m async for m in read_messages(reader, decoder=backend.FrameDecoder())]
+
+
+class _NothingYet(io.RawIOBase):
+    """A non-blocking stream: a first line, then no data yet (``read`` returns None)."""
+
+    def __init__(self) -> None:
+        self.sent = False
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int | None:
+        if self.sent:
+            return None
+        self.sent = True
+        data = b'{"a":1}\n{"b":'
+        buffer[: len(data)] = data
+        return len(data)
+
+
+def test_iter_messages_refuses_a_stream_with_no_data_yet(backend):
+    # A non-blocking read that has nothing yet is not the end of the stream: treating it as
+    # one would report the half-read line as bad and never read the rest.
+    got = []
+    with pytest.raises(TypeError, match="needs a blocking binary file"):
+        for message in acpwire.iter_messages(_NothingYet(), decoder=backend.FrameDecoder()):
+            got.append(message)
+    assert got == [{"a": 1}]
+
+
+def test_replay_takes_a_path_or_a_file_never_a_descriptor(backend, tmp_path):
+    trace = tmp_path / "t.ndjson"
+    trace.write_bytes(
+        b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s",'
+        b'"update":{"sessionUpdate":"x"}}}\n'
+    )
+    fd = os.open(trace, os.O_RDONLY)
+    try:
+        for replay in (acpwire.replay, backend.replay):
+            with pytest.raises(TypeError, match="not int"):
+                replay(fd)
+        os.fstat(fd)  # still open
+    finally:
+        os.close(fd)
+    with pytest.raises(TypeError, match="needs a blocking binary file"):
+        backend.replay(_NothingYet())
+    assert backend.replay(str(trace)).ids() == ["s"]

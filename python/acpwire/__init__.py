@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import importlib as _importlib
 import os as _os
-from typing import TYPE_CHECKING as _TYPE_CHECKING
+import typing as _typing
 
 from ._errors import DecodeError, EncodeError, FrameError, TerminalDataError
 
@@ -68,9 +68,10 @@ def _select_backend():
     return "native", _native
 
 
+BACKEND: _typing.Literal["native", "pure"]
 BACKEND, _backend = _select_backend()
 
-if _TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     # Type checkers see the native stub (`_native.pyi`); the pure backend mirrors it.
     from ._native import (
         FrameDecoder,

@@ -7,6 +7,8 @@ from collections.abc import Iterator
 from os import PathLike
 from typing import IO, Any, final
 
+from typing_extensions import Buffer
+
 from ._errors import DecodeError as DecodeError
 from ._errors import EncodeError as EncodeError
 from ._errors import FrameError as FrameError
@@ -35,7 +37,9 @@ __all__ = [
     "replay",
 ]
 
-_Buffer = bytes | bytearray | memoryview
+# Any object with the buffer protocol, as the README says (bytes, bytearray, memoryview,
+# array.array, mmap, numpy arrays, ...).
+_Buffer = Buffer
 
 @final
 class FrameDecoder:
@@ -73,11 +77,13 @@ class FrameDecoder:
     def position(self) -> int:
         """Bytes fed so far."""
     @property
-    def max_frame_bytes(self) -> int: ...
+    def max_frame_bytes(self) -> int:
+        """The longest frame accepted, in bytes; longer ones become ``FrameError``s."""
     @property
-    def raw(self) -> bool: ...
+    def raw(self) -> bool:
+        """True when frames are returned as bytes, undecoded."""
 
-def loads(data: bytes | bytearray | memoryview | str) -> Any:
+def loads(data: _Buffer | str) -> Any:
     """Decode one JSON document; the same values as ``json.loads``. Raises DecodeError."""
 
 def dumps(obj: Any) -> bytes:
@@ -143,15 +149,20 @@ class Terminal:
     def progress(self) -> tuple[int, int | None] | None:
         """OSC 9;4 progress as (state, percent), or None."""
     @property
-    def bell_count(self) -> int: ...
+    def bell_count(self) -> int:
+        """BEL characters executed (not counting those that end an OSC)."""
     @property
-    def bytes_fed(self) -> int: ...
+    def bytes_fed(self) -> int:
+        """Bytes applied since construction or the last reset."""
     @property
-    def truncated(self) -> bool: ...
+    def truncated(self) -> bool:
+        """True once scrollback lines were dropped to respect ``scrollback``/``max_bytes``."""
     @property
-    def cols(self) -> int | None: ...
+    def cols(self) -> int | None:
+        """The grid's width, or None for a transcript whose lines do not wrap."""
     @property
-    def rows(self) -> int: ...
+    def rows(self) -> int:
+        """The screen's height."""
 
 def render_text(data: _Buffer) -> str:
     """The ``text`` view of a whole buffer fed to a fresh ``Terminal()``.

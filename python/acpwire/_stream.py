@@ -48,6 +48,9 @@ def iter_messages(
     read = getattr(fp, "read1", None) or fp.read
     while True:
         chunk = read(chunk_size)
+        if chunk is None:
+            # A non-blocking stream with nothing to read yet: not the end of the stream.
+            raise TypeError("iter_messages needs a blocking binary file: read() returned None")
         if not chunk:
             break
         yield from dispatch(decoder._feed_events(chunk), on_error)

@@ -10,13 +10,17 @@ trace would give for it, at that line of the trace.
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from . import FrameDecoder, loads
+
+if TYPE_CHECKING:
+    from . import Sessions
 
 # The framing's default cap and reasons, which both backends share (the tests hold them equal).
 from ._pure._framing import (
@@ -60,6 +64,9 @@ def open_trace(path: str | Path | IO[bytes]) -> Iterator[IO[bytes]]:
     """Open a trace path (``-`` is standard input) or pass a binary file through."""
     if hasattr(path, "read"):
         yield path  # type: ignore[misc]
+    elif not isinstance(path, (str, os.PathLike)):
+        # `open` would take an int as a file descriptor, and close it when done.
+        raise TypeError(f"a trace is a path, '-' or a binary file, not {type(path).__name__}")
     elif str(path) == "-":
         yield sys.stdin.buffer
     else:
@@ -80,7 +87,7 @@ def sniff(fp: IO[bytes], strict: bool = True) -> tuple[bytes, bool]:
     return head, bool(first) and is_record(first[0])
 
 
-def load(path: str | Path | IO[bytes], **options: Any) -> Any:
+def load(path: str | Path | IO[bytes], **options: Any) -> Sessions:
     """Reduce a whole trace (a path, ``-``, or a binary file) into a new ``Sessions``.
 
     As :func:`replay`, except that a trace whose first MiB holds lines but no JSON message
@@ -89,7 +96,7 @@ def load(path: str | Path | IO[bytes], **options: Any) -> Any:
     return _load(path, True, options)
 
 
-def replay(source: str | Path | IO[bytes], **options: Any) -> Any:
+def replay(source: str | Path | IO[bytes], **options: Any) -> Sessions:
     """Reduce a whole trace (a path, ``-``, or a binary file) into a new ``Sessions``.
 
     Plain ACP NDJSON is framed and reduced by the active backend in one pass (the native one
@@ -101,7 +108,7 @@ def replay(source: str | Path | IO[bytes], **options: Any) -> Any:
     return _load(source, False, options)
 
 
-def _load(path: str | Path | IO[bytes], strict: bool, options: dict) -> Any:
+def _load(path: str | Path | IO[bytes], strict: bool, options: dict) -> Sessions:
     from . import _backend
 
     with open_trace(path) as fp:

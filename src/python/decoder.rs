@@ -318,11 +318,13 @@ impl FrameDecoder {
         self.framer.position()
     }
 
+    /// The longest frame accepted, in bytes; longer ones become `FrameError`s.
     #[getter]
     fn max_frame_bytes(&self) -> usize {
         self.framer.max_frame_bytes()
     }
 
+    /// True when frames are returned as bytes, undecoded.
     #[getter]
     fn raw(&self) -> bool {
         self.raw

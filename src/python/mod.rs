@@ -66,6 +66,10 @@ impl FromPyObject<'_, '_> for Size {
         match obj.extract::<i64>() {
             Ok(v) => Ok(Size(usize::try_from(v).ok())),
             Err(e) if e.is_instance_of::<pyo3::exceptions::PyOverflowError>(obj.py()) => {
+                // Past i64: up to 2**64 - 1 as it is, beyond that saturated there.
+                if let Ok(v) = obj.extract::<u64>() {
+                    return Ok(Size(Some(usize::try_from(v).unwrap_or(usize::MAX))));
+                }
                 let negative = obj.call_method0("__index__")?.lt(0)?;
                 Ok(Size((!negative).then_some(usize::MAX)))
             }

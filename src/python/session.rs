@@ -196,7 +196,26 @@ fn from_py(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<JsonValue<'static>>
     )))
 }
 
+/// A `str` argument that looks something up: `None` inside when it is not valid UTF-8 (a lone
+/// surrogate), which names nothing, since every name comes from JSON. Anything but a `str`
+/// is refused as `&str` refuses it.
+#[derive(Clone, Copy)]
+pub(crate) struct Name<'a>(Option<&'a str>);
+
+impl<'a> FromPyObject<'a, '_> for Name<'a> {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'a, '_, PyAny>) -> PyResult<Self> {
+        match <&'a str>::extract(obj) {
+            Ok(text) => Ok(Name(Some(text))),
+            Err(_) if obj.is_instance_of::<PyString>() => Ok(Name(None)),
+            Err(e) => Err(e),
+        }
+    }
+}
+
 /// All sessions of one connection or trace, keyed by `params.sessionId`.
+
 #[pyclass(module = "acpwire._native")]
 pub struct Sessions {
     inner: core::Sessions,
@@ -523,7 +542,8 @@ impl Session {
         self.with(py, |s| s.stop_reason().map(str::to_owned))
     }
 
-    /// The session as a JSON-serializable dict (a copy); see the module docs for the shape.
+    /// The session as a JSON-serializable dict (a copy); the README's "Session snapshots"
+    /// section documents its shape.
     fn snapshot<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         // Thousands of fresh dicts and lists, none of which can be garbage yet. Paused, the
         // collector also runs no finalizer, so no Python code runs while the store is read.
@@ -535,20 +555,29 @@ impl Session {
     }
 
     /// The live Terminal `terminal_id`, None if the session has no such terminal.
-    fn terminal(&self, py: Python<'_>, terminal_id: &str) -> PyResult<Option<Py<Terminal>>> {
+    fn terminal(&self, py: Python<'_>, terminal_id: Name<'_>) -> PyResult<Option<Py<Terminal>>> {
+        let Name(Some(terminal_id)) = terminal_id else {
+            return Ok(None);
+        };
         self.with(py, |s| s.terminal(terminal_id))?
             .map(|shared| Py::new(py, Terminal::from_shared(shared)))
             .transpose()
     }
 
     /// The concatenated text blocks of message (role, `message_id`), None if absent.
-    #[pyo3(signature = (message_id, role = "agent"))]
+    #[pyo3(
+        signature = (message_id, role = Name(Some("agent"))),
+        text_signature = "($self, message_id, role='agent')"
+    )]
     fn message_text(
         &self,
         py: Python<'_>,
-        message_id: &str,
-        role: &str,
+        message_id: Name<'_>,
+        role: Name<'_>,
     ) -> PyResult<Option<String>> {
+        let (Name(Some(message_id)), Name(Some(role))) = (message_id, role) else {
+            return Ok(None);
+        };
         self.with(py, |s| s.message_text(message_id, role))
     }
 
@@ -649,11 +678,25 @@ pub fn replay<'py>(
         })
         .map_err(|e| os_error(py, &e, &path))?;
     } else {
-        let read = source.getattr("read")?;
+        let read = source.getattr("read").map_err(|_| {
+            let kind = source
+                .get_type()
+                .name()
+                .map_or_else(|_| "?".to_owned(), |n| n.to_string());
+            PyTypeError::new_err(format!(
+                "replay() needs a path or a binary file with read(), not {kind}"
+            ))
+        })?;
         loop {
             let data = read.call1((READ_BYTES,))?;
             if data.is_instance_of::<PyString>() {
                 return Err(PyTypeError::new_err("replay needs a binary file"));
+            }
+            if data.is_none() {
+                // A non-blocking stream with nothing to read yet: not the end of the trace.
+                return Err(PyTypeError::new_err(
+                    "replay needs a blocking binary file: read() returned None",
+                ));
             }
             if data.len()? == 0 {
                 break;

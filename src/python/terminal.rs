@@ -201,7 +201,7 @@ impl Terminal {
     }
 
     /// Drop all state and start from `snapshot` (the `terminal_update.output` rule).
-    #[pyo3(signature = (snapshot = None), text_signature = "(self, snapshot=b'')")]
+    #[pyo3(signature = (snapshot = None), text_signature = "($self, snapshot=b'')")]
     fn reset(&self, py: Python<'_>, snapshot: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
         if let Some(data) = snapshot {
             with_bytes(data, |bytes| self.with_terminal(py, |t| t.reset(bytes)))
@@ -300,26 +300,31 @@ impl Terminal {
         self.lock().progress().map(|p| (p.state, p.percent))
     }
 
+    /// BEL characters executed (not counting those that end an OSC).
     #[getter]
     fn bell_count(&self) -> u64 {
         self.lock().bell_count()
     }
 
+    /// Bytes applied since construction or the last reset.
     #[getter]
     fn bytes_fed(&self) -> u64 {
         self.lock().bytes_fed()
     }
 
+    /// True once scrollback lines were dropped to respect `scrollback`/`max_bytes`.
     #[getter]
     fn truncated(&self) -> bool {
         self.lock().truncated()
     }
 
+    /// The grid's width, or None for a transcript whose lines do not wrap.
     #[getter]
     fn cols(&self) -> Option<usize> {
         self.lock().cols()
     }
 
+    /// The screen's height.
     #[getter]
     fn rows(&self) -> usize {
         self.lock().rows()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .._errors import DecodeError, EncodeError, FrameError, TerminalDataError
 from .._version import __version__
-from ._framing import DEFAULT_MAX_FRAME_BYTES, FrameDecoder
+from ._framing import FrameDecoder
 from ._json import dumps, loads
 from .session import Session, Sessions, replay
 from .terminal import Span, Terminal, char_width, render_text
@@ -18,8 +18,8 @@ from .terminal import _decode_base64 as _b64decode
 # How this backend was built, as `acpwire._native._build` says it for the extension.
 _build = "pure Python"
 
+# The names of the native module, no more: the backends are interchangeable.
 __all__ = [
-    "DEFAULT_MAX_FRAME_BYTES",
     "DecodeError",
     "EncodeError",
     "FrameDecoder",

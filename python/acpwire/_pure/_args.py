@@ -36,9 +36,11 @@ def flag(value: Any) -> bool:
 
 
 def str_arg(value: Any) -> str:
-    """A str argument: a ``str`` (or subclass), as native requires."""
+    """A str argument: a ``str`` (or subclass, by its stored value), as native requires."""
     if isinstance(value, str):
-        return value
+        # A subclass's own methods (`__str__`, `__hash__`: a `(str, Enum)` member hashes as
+        # its name) are not what the binding reads.
+        return value if type(value) is str else str.__str__(value)
     raise _not_an_instance(value, "str")
 
 
@@ -79,6 +81,14 @@ class Unpicklable:
     half-way) that a copy could not share safely."""
 
     __slots__ = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # The native classes cannot be subclassed (the stubs mark them final); the backend's
+        # own helpers, in this package, may.
+        if not cls.__module__.startswith("acpwire."):
+            base = next(b for b in cls.__mro__[1:] if b.__module__.startswith("acpwire."))
+            raise TypeError(f"type 'acpwire.{base.__qualname__}' is not an acceptable base type")
+        super().__init_subclass__(**kwargs)
 
     def __reduce__(self) -> Any:
         # Named by the public name, as the native classes name themselves.

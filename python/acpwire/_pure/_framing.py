@@ -7,6 +7,7 @@ the cap is reported once and then skipped to its newline without being kept.
 
 from __future__ import annotations
 
+import threading
 from collections import deque
 from typing import Any
 
@@ -81,6 +82,7 @@ class FrameDecoder(Unpicklable):
         "_frames",
         "_line",
         "_line_start",
+        "_lock",
         "_max",
         "_partial",
         "_partial_len",
@@ -108,30 +110,39 @@ class FrameDecoder(Unpicklable):
         self._frames = 0
         self._errors: deque[FrameError] = deque()
         self._errors_dropped = 0
+        # Calls from several threads take turns, as they do on the native decoder (which
+        # holds the GIL throughout): a feed reads its position first and writes it back last.
+        self._lock = threading.Lock()
 
     # -- feeding -----------------------------------------------------------------------------
 
     def feed(self, data: bytes | bytearray | memoryview) -> list[Any]:
         """Feed bytes; return the messages of every frame they complete, in order."""
+        data = buffer_bytes(data)
         out: list[Any] = []
-        self._feed(buffer_bytes(data), out, False)
+        with self._lock:
+            self._feed(data, out, False)
         return out
 
     def finish(self) -> list[Any]:
         """End of stream: return the messages of a last frame that had no newline."""
         out: list[Any] = []
-        self._finish(out, False)
+        with self._lock:
+            self._finish(out, False)
         return out
 
     def _feed_events(self, data: bytes | bytearray | memoryview) -> list[Any]:
         """Like ``feed``, but each rejected frame also appears as a FrameError at its place."""
+        data = buffer_bytes(data)
         out: list[Any] = []
-        self._feed(buffer_bytes(data), out, True)
+        with self._lock:
+            self._feed(data, out, True)
         return out
 
     def _finish_events(self) -> list[Any]:
         out: list[Any] = []
-        self._finish(out, True)
+        with self._lock:
+            self._finish(out, True)
         return out
 
     def _feed(self, data: bytes, out: list[Any], inline: bool) -> None:
@@ -265,8 +276,9 @@ class FrameDecoder(Unpicklable):
 
     def take_errors(self) -> list[FrameError]:
         """Return the rejected frames and forget them."""
-        taken = list(self._errors)
-        self._errors.clear()
+        with self._lock:
+            taken = list(self._errors)
+            self._errors.clear()
         return taken
 
     @property
@@ -291,10 +303,12 @@ class FrameDecoder(Unpicklable):
 
     @property
     def max_frame_bytes(self) -> int:
+        """The longest frame accepted, in bytes; longer ones become ``FrameError``s."""
         return self._max
 
     @property
     def raw(self) -> bool:
+        """True when frames are returned as bytes, undecoded."""
         return self._raw
 
     def __repr__(self) -> str:

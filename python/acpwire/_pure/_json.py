@@ -340,7 +340,10 @@ def _encode_slow(obj: Any, depth: int, out: list[bytes]) -> None:
         if depth >= MAX_ENCODE_DEPTH:
             raise EncodeError("Recursion limit reached")
         out.append(b"[")
-        for i, item in enumerate(obj):
+        # The stored items, as the native backend (and orjson) read them: a subclass's
+        # `__iter__` is not called.
+        items = list.__iter__(obj) if isinstance(obj, list) else tuple.__iter__(obj)
+        for i, item in enumerate(items):
             if i:
                 out.append(b",")
             _encode_slow(item, depth + 1, out)
@@ -350,7 +353,8 @@ def _encode_slow(obj: Any, depth: int, out: list[bytes]) -> None:
         if depth >= MAX_ENCODE_DEPTH:
             raise EncodeError("Recursion limit reached")
         out.append(b"{")
-        for i, (key, value) in enumerate(obj.items()):
+        # The stored entries, whatever a subclass's `items` says (as for lists above).
+        for i, (key, value) in enumerate(dict.items(obj)):
             if not isinstance(key, str):
                 raise EncodeError("Dict key must be str")
             if i:

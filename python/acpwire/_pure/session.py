@@ -170,10 +170,12 @@ MAX_APPLY_DEPTH = MAX_DECODE_DEPTH
 
 
 def _str_keyed(value: dict) -> Any:
-    for k, v in value.items():
+    # The stored entries and text, as the binding reads them: methods a subclass overrides
+    # (`items`, `__str__`: a `(str, Enum)` member's str() is its name) are not called.
+    for k, v in dict.items(value):
         if not isinstance(k, str):
             raise TypeError(f"message keys must be str, not {type(k).__name__}")
-        key = str(k)
+        key = k if type(k) is str else str.__str__(k)
         if not key.isascii():
             key.encode()  # a lone surrogate is no UTF-8: UnicodeEncodeError
         yield key, v
@@ -184,7 +186,9 @@ def _check_big_int(value: int) -> None:
     form (which Python refuses past its digit limit, 4300 by default) past 4300 digits."""
     digits = str(value)
     if len(digits) - (value < 0) > MAX_INT_DIGITS:
-        raise ValueError(f"number out of range at index {len(digits)}")
+        # Where the binding's reader stops: one digit past the limit.
+        index = min(len(digits), MAX_INT_DIGITS + 1 + (value < 0))
+        raise ValueError(f"number out of range at index {index}")
 
 
 def _normalize(message: Any) -> Any:
@@ -205,19 +209,22 @@ def _normalize(message: Any) -> Any:
             if value is None or isinstance(value, bool):
                 out = value if value is None else bool(value)
             elif isinstance(value, str):
-                out = str(value)
+                # Subclasses by their stored value, as the binding reads them (see _str_keyed).
+                out = value if type(value) is str else str.__str__(value)
                 if not out.isascii():
                     out.encode()  # a lone surrogate is no UTF-8: UnicodeEncodeError
             elif isinstance(value, int):
-                out = int(value)
+                out = value if type(value) is int else int.__int__(value)
                 if not -_INT64 <= out < _INT64:
                     _check_big_int(out)
             elif isinstance(value, float):
-                out = float(value)
+                out = value if type(value) is float else float.__float__(value)
             elif isinstance(value, dict):
                 out, child = {}, _str_keyed(value)
-            elif isinstance(value, (list, tuple)):
-                out, child = [], ((None, item) for item in value)
+            elif isinstance(value, list):
+                out, child = [], ((None, item) for item in list.__iter__(value))
+            elif isinstance(value, tuple):
+                out, child = [], ((None, item) for item in tuple.__iter__(value))
             else:
                 raise TypeError(f"{type(value).__name__} is not a JSON value")
             if type(target) is list:
@@ -253,7 +260,8 @@ def _is_block(value: Any) -> bool:
 def _sender(sender: Any) -> int | None:
     if sender is None:
         return None
-    side = _SENDERS.get(sender) if type(sender) is str else None
+    # A str subclass (a `StrEnum` member) by its stored value, as the binding reads it.
+    side = _SENDERS.get(str.__str__(sender)) if isinstance(sender, str) else None
     if side is None:
         raise ValueError(f"sender must be 'client' or 'agent', not {sender!r}")
     return side
@@ -378,7 +386,19 @@ class Session(Unpicklable):
         "stop_reason_",
     )
 
-    def __init__(self, sid: str, version: int | None, term_args: tuple, lock: _StoreLock) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # Sessions come from a store (`store[session_id]`), as on the native backend.
+        raise TypeError("cannot create 'acpwire.Session' instances")
+
+    @classmethod
+    def _of_store(
+        cls, sid: str, version: int | None, term_args: tuple, lock: _StoreLock
+    ) -> Session:
+        session = cls.__new__(cls)
+        session._init(sid, version, term_args, lock)
+        return session
+
+    def _init(self, sid: str, version: int | None, term_args: tuple, lock: _StoreLock) -> None:
         self._id = sid
         self._lock = lock
         self._version = version
@@ -964,7 +984,7 @@ class Sessions(Unpicklable):
     def _session(self, sid: str) -> Session:
         session = self._sessions.get(sid)
         if session is None:
-            session = Session(sid, self._version, self._term_args, self._lock)
+            session = Session._of_store(sid, self._version, self._term_args, self._lock)
             self._sessions[sid] = session
             self._order.append(sid)
             self._change(sid, "session", "sessionId")
@@ -1947,8 +1967,12 @@ def replay(source: str | os.PathLike | BinaryIO, **options: Any) -> Sessions:
     if isinstance(source, (str, os.PathLike)):
         with open(source, "rb") as f:
             _replay_file(store, f)
-    else:
+    elif hasattr(source, "read"):
         _replay_file(store, source)
+    else:
+        raise TypeError(
+            f"replay() needs a path or a binary file with read(), not {type(source).__name__}"
+        )
     store.finish()
     return store
 
@@ -1958,6 +1982,9 @@ def _replay_file(store: Sessions, f: BinaryIO) -> None:
         data = f.read(_READ_BYTES)
         if isinstance(data, str):
             raise TypeError("replay needs a binary file")
+        if data is None:
+            # A non-blocking stream with nothing to read yet: not the end of the trace.
+            raise TypeError("replay needs a blocking binary file: read() returned None")
         if not data:
             break
         store.feed(data)

@@ -182,6 +182,9 @@ def char_width(cp: int) -> int:
     U+10FFFF, ``OverflowError`` for one outside 0 to 2**32 - 1, ``TypeError`` for a non-integer."""
     cp = operator.index(cp)
     if not 0 <= cp <= 0xFFFF_FFFF:
+        # The binding's two messages: read as a C long first, then narrowed to 32 bits.
+        if not -(1 << 63) <= cp < 1 << 63:
+            raise OverflowError("Python int too large to convert to C long")
         raise OverflowError("out of range integral type conversion attempted")
     if cp > 0x10FFFF or 0xD800 <= cp <= 0xDFFF:
         raise ValueError(f"{cp:#x} is not a Unicode scalar value")
@@ -366,6 +369,56 @@ class Terminal(Unpicklable):
         scrollback: most lines kept above the screen.
         max_bytes: most cells (plus one per line) kept in scrollback.
     """
+
+    __slots__ = (
+        "_alt",
+        "_alt_kept",
+        "_autowrap",
+        "_bell",
+        "_bg",
+        "_bot",
+        "_bytes_fed",
+        "_clusters",
+        "_cols",
+        "_count",
+        "_cur",
+        "_fg",
+        "_flags",
+        "_grid",
+        "_groups",
+        "_ignoring",
+        "_inter",
+        "_last",
+        "_link",
+        "_link_ids",
+        "_links",
+        "_lock",
+        "_max_bytes",
+        "_origin",
+        "_osc",
+        "_osc_overflow",
+        "_param",
+        "_pen_id",
+        "_prim",
+        "_progress",
+        "_repeatable",
+        "_rows",
+        "_saved",
+        "_sb",
+        "_sb_cost",
+        "_sb_max",
+        "_state",
+        "_style_ids",
+        "_styles",
+        "_tabs",
+        "_title",
+        "_top",
+        "_truncated",
+        "_utf8_tail",
+        "_w",
+        "col",
+        "row",
+    )
 
     def __init__(
         self,
@@ -571,10 +624,12 @@ class Terminal(Unpicklable):
 
     @property
     def cols(self) -> int | None:
+        """The grid's width, or None for a transcript whose lines do not wrap."""
         return self._cols
 
     @property
     def rows(self) -> int:
+        """The screen's height."""
         return self._rows
 
     def __repr__(self) -> str:
