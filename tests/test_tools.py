@@ -110,9 +110,14 @@ def test_bench_on_a_trace_with_a_plot(tmp_path):
     ("args", "message"),
     [
         (("--rounds", "0"), b"argument --rounds: must be at least 1, not 0"),
-        (("--scale", "0"), b"--scale positive"),
+        (("--scale", "0"), b"argument --scale: must be a finite number above 0.0, not 0"),
+        (("--scale", "inf"), b"argument --scale: must be a finite number above 0.0, not inf"),
+        (("--scale", "nan"), b"argument --scale: must be a finite number above 0.0, not nan"),
         (("--trace", "/nonexistent/trace"), b"cannot read"),
+        (("--trace", os.devnull), b"holds no frames to reduce"),
         (("--only", "nobody"), b"no contender"),
+        # Checked before the run, which would otherwise be lost.
+        (("--json", "/nonexistent/dir/out.json"), b"cannot write /nonexistent/dir/out.json"),
     ],
 )
 def test_bench_errors(args, message):
@@ -520,3 +525,172 @@ def test_the_two_build_comparison_runs_every_workload(tmp_path):
 def test_replay_takes_its_source_by_the_name_the_stubs_give():
     store = acpwire.replay(source=SAMPLE)
     assert store.errors == [] and len(store) == 1
+
+
+def _closed_stdin(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "acpwire", *args],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        check=False,
+        timeout=300,
+        # Standard input closed in the child, as `acpwire replay - <&-` does.
+        preexec_fn=lambda: os.close(0),
+    )
+
+
+@pytest.mark.skipif(os.name != "posix", reason="closes the child's standard input")
+def test_commands_reading_a_closed_standard_input_exit_2_without_a_traceback():
+    for command, message in (
+        (("replay", "-"), b"acpwire replay: cannot read -: standard input is closed"),
+        (("stats", "-"), b"acpwire stats: cannot read -: standard input is closed"),
+        (("fake-agent",), b"acpwire fake-agent: standard input or output is closed"),
+    ):
+        result = _closed_stdin(*command)
+        assert result.returncode == 2, (command, result.stderr)
+        assert message in result.stderr and b"Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("replay", str(SAMPLE), "--terminal-cols", "70000"), b"must be at most 65535"),
+        (("replay", "-", "--follow"), b"--follow needs a trace file, not standard input"),
+        (("fake-agent", "--rate", "nan"), b"must be a finite number at least 0.0, not nan"),
+        (("fake-agent", "--rate", "-1"), b"must be a finite number at least 0.0, not -1"),
+    ],
+)
+def test_usage_errors_exit_2(args, message):
+    result = cli(*args, stdin=b"")
+    assert result.returncode == 2, result.stderr
+    assert message in result.stderr and b"Traceback" not in result.stderr
+
+
+def test_ctrl_c_ends_a_command_with_status_130_and_no_traceback(monkeypatch, capsys):
+    from acpwire import __main__ as entry
+    from acpwire import cli as commands
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(commands, "check", interrupted)
+    assert entry.main(["check"]) == 130
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_check_lists_every_bad_frame_in_bounded_memory(tmp_path):
+    # Each bad frame is written out as it comes (to disk past the first MiB), not kept: a
+    # trace of 200,000 bad lines once held about 1 KB of memory per line.
+    trace = tmp_path / "bad.ndjson"
+    trace.write_bytes(b'{"jsonrpc":"2.0","method":"a"}\n' + b"x\n" * 200_000)
+    code = (
+        "import resource, sys\n"
+        "from acpwire import cli\n"
+        "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "status = cli.check(sys.argv[1], max_frame_bytes=1 << 20, as_json=sys.argv[2] == 'json')\n"
+        "sys.stdout.flush()\n"
+        "grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before\n"
+        "print(status, grown, file=sys.stderr)\n"
+    )
+    for form in ("text", "json"):
+        done = subprocess.run(
+            [sys.executable, "-c", code, str(trace), form],
+            capture_output=True,
+            check=True,
+            timeout=300,
+        )
+        status, grown_kib = map(int, done.stderr.split())
+        assert status == 1
+        assert grown_kib < 64 * 1024, grown_kib  # 200 MB before
+        if form == "json":
+            report = json.loads(done.stdout)
+            assert len(report["errors"]) == 200_000 and report["messages"] == 1
+            assert report["errors"][-1] == {
+                "line": 200_001,
+                "offset": 31 + 2 * 199_999,
+                "reason": "invalid JSON",
+                "excerpt": "x",
+            }
+        else:
+            listed = done.stdout.split(b"\n200000 bad frame(s):\n")[1].splitlines()
+            assert len(listed) == 200_000
+            assert listed[0] == (
+                b"  line 2, byte 31: invalid JSON (expected value at line 1 column 1): 'x'"
+            )
+
+
+def test_stats_counts_a_batchs_entries_and_refuses_a_byte_order_mark(tmp_path):
+    def chunk(text: str) -> dict:
+        return {
+            "jsonrpc": "2.0",
+            "method": "session/update",
+            "params": {
+                "sessionId": "s",
+                "update": {
+                    "sessionUpdate": "agent_message_chunk",
+                    "messageId": "m",
+                    "content": {"type": "text", "text": text},
+                },
+            },
+        }
+
+    trace = tmp_path / "batch.ndjson"
+    trace.write_bytes(
+        json.dumps(chunk("a")).encode()
+        + b"\n"
+        + json.dumps([chunk("b"), chunk("c")]).encode()
+        + b"\n\xef\xbb\xbf"
+        + json.dumps(chunk("d")).encode()
+        + b"\n"
+    )
+    result = cli("stats", str(trace), "--json")
+    report = json.loads(result.stdout)
+    # As `check` counts them, and as the store applies them.
+    assert report["sessions"]["s"]["chunks"] == {"agent_message_chunk": 3}
+    assert report["frameErrors"] == [
+        {"line": 3, "offset": trace.read_bytes().index(b"\xef"), "reason": "invalid JSON"}
+    ]
+    assert result.returncode == 1
+    check = cli("check", str(trace), "--json")
+    assert json.loads(check.stdout)["session_updates"] == {"agent_message_chunk": 3}
+
+
+def test_replay_reads_a_recorded_trace_whose_first_record_is_over_a_mib(tmp_path):
+    big = {"jsonrpc": "2.0", "id": 0, "method": "initialize"}
+    big["params"] = {"protocolVersion": 2, "_meta": {"pad": "y" * 1_200_000}}
+    chunk = {
+        "jsonrpc": "2.0",
+        "method": "session/update",
+        "params": {
+            "sessionId": "s",
+            "update": {
+                "sessionUpdate": "agent_message_chunk",
+                "messageId": "m",
+                "content": {"type": "text", "text": "hi"},
+            },
+        },
+    }
+    trace = tmp_path / "rec.ndjson"
+    records = [{"t": 0.0, "dir": "client", "msg": big}, {"t": 0.1, "dir": "agent", "msg": chunk}]
+    trace.write_text("".join(json.dumps(r) + "\n" for r in records))
+    store = acpwire.replay(trace)
+    assert store.ids() == ["s"] and store.errors == []
+    assert store["s"].snapshot()["protocolVersion"] == 2
+
+
+def test_replay_exits_0_when_only_a_sessions_own_updates_are_malformed(tmp_path):
+    # As `check` and `stats`: only bad frames fail the run.
+    trace = tmp_path / "t.ndjson"
+    bad_update = {
+        "jsonrpc": "2.0",
+        "method": "session/update",
+        "params": {
+            "sessionId": "s",
+            "update": {"sessionUpdate": "tool_call_update", "toolCallId": "c", "content": 5},
+        },
+    }
+    trace.write_bytes(SAMPLE.read_bytes() + json.dumps(bad_update).encode() + b"\n")
+    result = cli("replay", str(trace), "--format", "text")
+    assert result.returncode == 0, result.stderr
+    errors = acpwire.replay(trace)["s"].snapshot()["errors"]
+    assert errors[0]["reason"].startswith("tool_call_update: content")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -30,6 +31,30 @@ def _count(least: int) -> Callable[[str], int]:
 
 POSITIVE = _count(1)
 NON_NEGATIVE = _count(0)
+
+
+def _columns(text: str) -> int:
+    """An argparse type: a terminal width, 1 to 65535."""
+    value = POSITIVE(text)
+    if value > 65_535:
+        raise argparse.ArgumentTypeError(f"must be at most 65535, not {value}")
+    return value
+
+
+def _finite(least: float, *, inclusive: bool) -> Callable[[str], float]:
+    """An argparse type: a finite float above ``least`` (or equal to it, if ``inclusive``)."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"invalid float value: {text!r}") from None
+        if not math.isfinite(value) or value < least or (value == least and not inclusive):
+            bound = f"at least {least}" if inclusive else f"above {least}"
+            raise argparse.ArgumentTypeError(f"must be a finite number {bound}, not {text}")
+        return value
+
+    return parse
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -89,7 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bench.add_argument(
         "--scale",
-        type=float,
+        type=_finite(0.0, inclusive=False),
         default=1.0,
         help="size of the built-in workloads (default 1.0, about a minute on 2 cores)",
     )
@@ -131,7 +156,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     replay.add_argument(
         "--terminal-cols",
-        type=POSITIVE,
+        type=_columns,
         default=None,
         metavar="N",
         help="render terminals on an N-column grid (default: unbounded lines)",
@@ -199,7 +224,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     agent.add_argument(
         "--rate",
-        type=float,
+        type=_finite(0.0, inclusive=True),
         default=0.0,
         metavar="UPDATES_PER_S",
         help="pace updates (default 0: flat out)",
@@ -212,6 +237,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; return its exit status."""
     try:
         return _run(argv)
+    except KeyboardInterrupt:
+        # Ctrl-C: stop without a traceback, with the status a shell reports for SIGINT.
+        return 128 + 2
     except BrokenPipeError:
         # Whoever read the output stopped early (`acpwire check | head`): end quietly with
         # the status a shell reports for a tool stopped by SIGPIPE. Standard output is
@@ -264,6 +292,10 @@ def _run(argv: Sequence[str] | None) -> int:
         import asyncio
 
         from .fake_agent import main_async
+
+        if sys.stdin is None or sys.stdout is None:
+            print("acpwire fake-agent: standard input or output is closed", file=sys.stderr)
+            return 2
 
         config = TurnConfig(
             tokens=args.tokens,

@@ -174,6 +174,8 @@ def run_bench(
     if trace is not None:
         with open(trace, "rb") as fp:
             data = fp.read()
+        if not data.strip():
+            raise ValueError(f"{trace} holds no frames to reduce")
         workloads = {trace: lambda: data}
     else:
         workloads = _workloads(scale)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -53,21 +54,58 @@ def _kind(message: Any) -> tuple[str, str | None]:
     return "(unrecognised)", None
 
 
+class _ErrorLog:
+    """Bad frames as they come, each written out for the report at once: past its first MiB
+    the log is kept on disk, so a trace of millions of bad lines costs no more memory than a
+    trace of a few."""
+
+    def __init__(self, as_json: bool) -> None:
+        self.count = 0
+        self._as_json = as_json
+        self._spool = tempfile.SpooledTemporaryFile(max_size=1 << 20)  # noqa: SIM115
+
+    def __call__(self, error: FrameError) -> None:
+        self.count += 1
+        if self._as_json:
+            entry = {
+                "line": error.line,
+                "offset": error.offset,
+                "reason": error.reason,
+                "excerpt": error.excerpt,
+            }
+            self._spool.write(dumps(entry))
+        else:
+            detail = f" ({error.detail})" if error.detail else ""
+            self._spool.write(
+                f"  line {error.line}, byte {error.offset}: {error.reason}{detail}: "
+                f"{error.excerpt!r}\n".encode()
+            )
+
+    def lines(self) -> Iterator[bytes]:
+        """The entries in order, each ending in a newline."""
+        self._spool.seek(0)
+        yield from self._spool
+
+    def close(self) -> None:
+        self._spool.close()
+
+
 def check(path: str | None, *, max_frame_bytes: int, as_json: bool) -> int:
     methods: Counter[str] = Counter()
     updates: Counter[str] = Counter()
-    errors: list[FrameError] = []
+    errors = _ErrorLog(as_json)
     decoder = FrameDecoder(max_frame_bytes=max_frame_bytes)
     try:
         with open_trace(path) as (name, fp):
             start = time.perf_counter()
-            for message in iter_messages(fp, on_error=errors.append, decoder=decoder):
+            for message in iter_messages(fp, on_error=errors, decoder=decoder):
                 method, update = _kind(message)
                 methods[method] += 1
                 if update is not None:
                     updates[update] += 1
             elapsed = time.perf_counter() - start
     except OSError as exc:
+        errors.close()
         print(f"acpwire check: cannot read {path}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     size = decoder.position
@@ -82,20 +120,28 @@ def check(path: str | None, *, max_frame_bytes: int, as_json: bool) -> int:
         "mb_per_s": rate,
         "methods": dict(methods.most_common()),
         "session_updates": dict(updates.most_common()),
-        "errors": [
-            {"line": e.line, "offset": e.offset, "reason": e.reason, "excerpt": e.excerpt}
-            for e in errors
-        ],
     }
-    if as_json:
-        sys.stdout.buffer.write(dumps(report))
-    else:
-        # Printed for a reader's terminal: methods and kinds are the trace's own strings.
-        _print_report(visible(report, keys=True), errors)
-    return 1 if errors else 0
+    try:
+        if as_json:
+            _write_json_report(report, errors)
+        else:
+            # Printed for a reader's terminal: methods and kinds are the trace's own strings.
+            _print_report(visible(report, keys=True), errors)
+    finally:
+        errors.close()
+    return 1 if errors.count else 0
 
 
-def _print_report(report: dict[str, Any], errors: list[FrameError]) -> None:
+def _write_json_report(report: dict[str, Any], errors: _ErrorLog) -> None:
+    """``report`` with its ``errors`` list streamed from the log, as one JSON document."""
+    out = sys.stdout.buffer
+    out.write(dumps(report)[:-2] + b',"errors":[')
+    for i, entry in enumerate(errors.lines()):
+        out.write((b"," if i else b"") + entry[:-1])
+    out.write(b"]}\n")
+
+
+def _print_report(report: dict[str, Any], errors: _ErrorLog) -> None:
     out = sys.stdout
     print(
         f"{report['trace']}: {report['bytes']:,} bytes, {report['frames']:,} frames, "
@@ -117,11 +163,12 @@ def _print_report(report: dict[str, Any], errors: list[FrameError]) -> None:
         width = max(len(k) for k in counts)
         for key, count in counts.items():
             print(f"  {key:<{width}}  {count:>8,}", file=out)
-    if errors:
-        print(f"\n{len(errors)} bad frame(s):", file=out)
-        for e in errors:
-            detail = f" ({e.detail})" if e.detail else ""
-            print(f"  line {e.line}, byte {e.offset}: {e.reason}{detail}: {e.excerpt!r}", file=out)
+    if errors.count:
+        print(f"\n{errors.count} bad frame(s):", file=out)
+        out.flush()
+        for entry in errors.lines():
+            out.buffer.write(entry)
+        out.buffer.flush()
     else:
         print("\nno bad frames", file=out)
 
@@ -148,6 +195,8 @@ def replay(
     from . import traces
     from .render import render_page, render_session
 
+    if follow and path == "-":
+        return _fail("replay", "--follow needs a trace file, not standard input")
     if fmt is None:
         fmt = "ansi" if out is None and sys.stdout.isatty() else "text"
     options = {"terminal_cols": terminal_cols}
@@ -191,7 +240,9 @@ def replay(
         print(f"acpwire replay: {path}: {where}: {visible(e['reason'])}", file=sys.stderr)
     if len(loose) > SHOWN_ERRORS:
         print(f"acpwire replay: ... and {len(loose) - SHOWN_ERRORS} more", file=sys.stderr)
-    return 1 if bad else 0
+    # As `check` and `stats`: bad frames fail the run; a malformed update in a good frame is
+    # the session's own error record.
+    return 1 if loose else 0
 
 
 def _follow(path: str, store: Any, render: Any, emit: Any, *, clear: bool) -> None:
@@ -283,14 +334,23 @@ def bench(
 ) -> int:
     from .bench import format_table, plot, run_bench
 
-    if rounds < 1 or scale <= 0:
-        return _fail("bench", "--rounds must be at least 1 and --scale positive")
+    if rounds < 1 or not 0 < scale < float("inf"):
+        return _fail("bench", "--rounds must be at least 1 and --scale positive and finite")
     selected = {name.strip() for name in only.split(",")} if only else None
     if plot_out:
         try:
             import matplotlib  # noqa: F401
         except ImportError:
             return _fail("bench", "--plot needs matplotlib (pip install 'acpwire[plot]')")
+    # Where the results go is checked before the run, so that a long run is not lost to a
+    # path that cannot be written.
+    for target in (json_out, plot_out):
+        if target:
+            try:
+                with open(target, "ab"):
+                    pass
+            except OSError as exc:
+                return _fail("bench", f"cannot write {target}: {exc.strerror or exc}")
     try:
         report = run_bench(
             trace=trace, rounds=rounds, scale=scale, contenders=selected, progress=progress

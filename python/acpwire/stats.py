@@ -53,36 +53,13 @@ def trace_stats(path: str | Path | IO[bytes], **options: Any) -> dict[str, Any]:
             )
             store._record_error(record.error, record.line, record.offset)
             continue
-        message = record.message
-        store._apply_at(message, record.sender, record.line, record.offset)
-        if not isinstance(message, dict):
-            continue
+        store._apply_at(record.message, record.sender, record.line, record.offset)
         timed = timed or record.t is not None
-        method = message.get("method")
-        params = message.get("params") if isinstance(message.get("params"), dict) else {}
-        session_id = params.get("sessionId")
-        if method == "session/prompt" and isinstance(session_id, str):
-            turns[session_id].append(_Turn(record.t))
-            prompt_session[message.get("id")] = session_id
-        elif method == "session/update" and isinstance(session_id, str):
-            update = params.get("update") if isinstance(params.get("update"), dict) else {}
-            kind = str(update.get("sessionUpdate"))
-            updates[session_id][kind] += 1
-            if kind == "terminal_output_chunk":
-                terminal_in[session_id] += _b64_size(update.get("data"))
-            if kind == "state_update" and update.get("state") == "idle":
-                stop_reasons[session_id][str(update.get("stopReason"))] += 1
-            if turns[session_id]:
-                turn = turns[session_id][-1]
-                turn.updates += 1
-                if record.t is not None:
-                    if turn.first_update is None:
-                        turn.first_update = record.t
-                    turn.last_update = record.t
-        elif method is None and message.get("id") in prompt_session:
-            result = message.get("result")
-            if isinstance(result, dict) and "stopReason" in result:
-                stop_reasons[prompt_session[message["id"]]][str(result["stopReason"])] += 1
+        # A batch (a JSON array) counts as its entries, as the store applies them.
+        batch = record.message if isinstance(record.message, list) else [record.message]
+        for message in batch:
+            if isinstance(message, dict):
+                _count(message, record.t, turns, prompt_session, updates, terminal_in, stop_reasons)
 
     sessions: dict[str, Any] = {}
     for session_id in store.ids():
@@ -127,3 +104,40 @@ def trace_stats(path: str | Path | IO[bytes], **options: Any) -> dict[str, Any]:
             ]
         sessions[session_id] = entry
     return {"sessions": sessions, "frameErrors": frame_errors, "timed": timed}
+
+
+def _count(
+    message: dict,
+    t: float | None,
+    turns: dict[str, list[_Turn]],
+    prompt_session: dict[Any, str],
+    updates: dict[str, Counter[str]],
+    terminal_in: Counter[str],
+    stop_reasons: dict[str, Counter[str]],
+) -> None:
+    """Count one message of a trace (sent at ``t``, when recorded) into the tallies."""
+    method = message.get("method")
+    params = message.get("params") if isinstance(message.get("params"), dict) else {}
+    session_id = params.get("sessionId")
+    if method == "session/prompt" and isinstance(session_id, str):
+        turns[session_id].append(_Turn(t))
+        prompt_session[message.get("id")] = session_id
+    elif method == "session/update" and isinstance(session_id, str):
+        update = params.get("update") if isinstance(params.get("update"), dict) else {}
+        kind = str(update.get("sessionUpdate"))
+        updates[session_id][kind] += 1
+        if kind == "terminal_output_chunk":
+            terminal_in[session_id] += _b64_size(update.get("data"))
+        if kind == "state_update" and update.get("state") == "idle":
+            stop_reasons[session_id][str(update.get("stopReason"))] += 1
+        if turns[session_id]:
+            turn = turns[session_id][-1]
+            turn.updates += 1
+            if t is not None:
+                if turn.first_update is None:
+                    turn.first_update = t
+                turn.last_update = t
+    elif method is None and message.get("id") in prompt_session:
+        result = message.get("result")
+        if isinstance(result, dict) and "stopReason" in result:
+            stop_reasons[prompt_session[message["id"]]][str(result["stopReason"])] += 1

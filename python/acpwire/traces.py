@@ -68,6 +68,9 @@ def open_trace(path: str | Path | IO[bytes]) -> Iterator[IO[bytes]]:
         # `open` would take an int as a file descriptor, and close it when done.
         raise TypeError(f"a trace is a path, '-' or a binary file, not {type(path).__name__}")
     elif str(path) == "-":
+        if sys.stdin is None:
+            # Started with standard input closed (`acpwire replay - <&-`).
+            raise OSError("standard input is closed")
         yield sys.stdin.buffer
     else:
         with open(path, "rb") as fp:
@@ -79,8 +82,16 @@ def sniff(fp: IO[bytes], strict: bool = True) -> tuple[bytes, bool]:
 
     With ``strict``, a start that holds lines but no JSON message raises ``TraceError``.
     """
-    head = fp.read(CHUNK)
-    decoder = FrameDecoder()
+    parts = [fp.read(CHUNK)]
+    # A first line longer than that (a record of a large frame): read on to its end, as far
+    # as `iter_lines` would hold one line.
+    limit = 6 * DEFAULT_MAX_FRAME_BYTES + 1024
+    total = len(parts[0])
+    while parts[-1] and b"\n" not in parts[-1] and total < limit:
+        parts.append(fp.read(CHUNK))
+        total += len(parts[-1])
+    head = b"".join(parts)
+    decoder = FrameDecoder(max_frame_bytes=limit)
     first = decoder.feed(head)[:1] or decoder.finish()[:1]
     if strict and not first and decoder.take_errors() and b"\n" in head:
         raise TraceError("not an NDJSON trace: no line of its first MiB is a JSON message")
@@ -181,6 +192,9 @@ def iter_lines(
         if not frame.strip(b" \t\r"):
             return TraceLine(number, start, error=TOO_LONG) if over_cap else None
         try:
+            # `loads` skips a byte order mark, as `json.loads` does; the framing does not.
+            if frame.startswith(b"\xef\xbb\xbf"):
+                raise ValueError("byte order mark")
             value = loads(frame)
         except ValueError:
             return TraceLine(number, start, error=reason_for(frame) or INVALID_JSON)
