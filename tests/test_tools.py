@@ -694,3 +694,55 @@ def test_replay_exits_0_when_only_a_sessions_own_updates_are_malformed(tmp_path)
     assert result.returncode == 0, result.stderr
     errors = acpwire.replay(trace)["s"].snapshot()["errors"]
     assert errors[0]["reason"].startswith("tool_call_update: content")
+
+
+def _chunk_line(text: str, sid: str = "s", recorded: bool = False) -> bytes:
+    message = {
+        "jsonrpc": "2.0",
+        "method": "session/update",
+        "params": {
+            "sessionId": sid,
+            "update": {
+                "sessionUpdate": "agent_message_chunk",
+                "messageId": "m",
+                "content": {"type": "text", "text": text},
+            },
+        },
+    }
+    if recorded:
+        message = {"t": 0.5, "dir": "agent", "msg": message}
+    return json.dumps(message).encode() + b"\n"
+
+
+@pytest.mark.parametrize("recorded", [False, True])
+def test_following_a_trace_reduces_whole_lines_as_they_are_appended(tmp_path, recorded):
+    from acpwire.traces import Following
+
+    trace = tmp_path / "live.ndjson"
+    second = _chunk_line(" TWO", recorded=recorded)
+    # Caught while the second line is being written: it waits for its newline.
+    trace.write_bytes(_chunk_line("ONE", recorded=recorded) + second[:25])
+    following = Following(str(trace))
+    assert following.recorded is recorded
+    assert following.store["s"].message_text("m") == "ONE" and following.store.errors == []
+    assert not following.poll()
+    with trace.open("ab") as fp:
+        fp.write(second[25:] + b"{broken\n")
+    assert following.poll()
+    assert following.store["s"].message_text("m") == "ONE TWO"
+    # Appended lines keep their places in the trace.
+    (error,) = following.store.errors
+    size = len(_chunk_line("ONE", recorded=recorded)) + len(second)
+    assert (error["line"], error["offset"]) == (3, size)
+    # A file replaced by another is reduced again from its start.
+    fresh = tmp_path / "fresh.ndjson"
+    fresh.write_bytes(_chunk_line("NEW", sid="t", recorded=recorded))
+    os.replace(fresh, trace)
+    assert following.poll()
+    assert following.store.ids() == ["t"] and following.store.errors == []
+    # So is one cut short.
+    trace.write_bytes(b"")
+    following.poll()
+    assert following.store.ids() == []
+    trace.write_bytes(_chunk_line("BACK", recorded=recorded))
+    assert following.poll() and following.store["s"].message_text("m") == "BACK"

@@ -200,8 +200,13 @@ def replay(
     if fmt is None:
         fmt = "ansi" if out is None and sys.stdout.isatty() else "text"
     options = {"terminal_cols": terminal_cols}
+    following = None
     try:
-        store = traces.load(path, **options)
+        if follow:
+            following = traces.Following(path, **options)
+            store = following.store
+        else:
+            store = traces.load(path, **options)
     except OSError as exc:
         return _fail("replay", f"cannot read {path}: {exc.strerror or exc}")
     except traces.TraceError as exc:
@@ -210,7 +215,9 @@ def replay(
         known = ", ".join(store.ids()) or "none"
         return _fail("replay", f"no session {session!r} in {path} (sessions: {known})")
 
-    def render() -> str:
+    def render(store: Any) -> str:
+        if session is not None and session not in store:
+            return ""  # a followed file that was replaced: the session may come back
         chosen = [store[session]] if session is not None else [store[i] for i in store.ids()]
         if fmt == "html":
             return render_page(chosen, thoughts=thoughts)
@@ -227,11 +234,12 @@ def replay(
                 fp.write(text)
 
     try:
-        emit(render())
+        emit(render(store))
     except OSError as exc:
         return _fail("replay", f"cannot write {out}: {exc.strerror or exc}")
-    if follow:
-        _follow(path, store, render, emit, clear=fmt == "ansi" and out is None)
+    if following is not None:
+        _follow(following, render, emit, clear=fmt == "ansi" and out is None)
+        store = following.store
     bad = [e for e in store.errors if e.get("line") is not None]
     # A session's errors show in its rendering; those of no session (bad frames) go here.
     loose = [e for e in bad if e.get("sessionId") is None]
@@ -245,27 +253,14 @@ def replay(
     return 1 if loose else 0
 
 
-def _follow(path: str, store: Any, render: Any, emit: Any, *, clear: bool) -> None:
-    """Feed what is appended to ``path`` and re-render whenever a session changed."""
-    import os
-
-    position = os.path.getsize(path)
-    store.changes()
+def _follow(following: Any, render: Any, emit: Any, *, clear: bool) -> None:
+    """Reduce what is appended to the trace and re-render whenever a session changed."""
+    following.store.changes()
     try:
         while True:
             time.sleep(0.2)
-            size = os.path.getsize(path)
-            if size < position:  # truncated or replaced: start over
-                position = 0
-            if size == position:
-                continue
-            with open(path, "rb") as fp:
-                fp.seek(position)
-                data = fp.read(size - position)
-            position = size
-            store.feed(data)
-            if store.changes():
-                emit(("\x1b[H\x1b[2J" if clear else "") + render())
+            if following.poll():
+                emit(("\x1b[H\x1b[2J" if clear else "") + render(following.store))
     except KeyboardInterrupt:
         pass
 

@@ -10,6 +10,7 @@ trace would give for it, at that line of the trace.
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import sys
 from collections.abc import Iterator
@@ -120,15 +121,114 @@ def replay(source: str | Path | IO[bytes], **options: Any) -> Sessions:
 
 
 def _load(path: str | Path | IO[bytes], strict: bool, options: dict) -> Sessions:
+    return _load_kind(path, strict, options)[0]
+
+
+def _load_kind(path: str | Path | IO[bytes], strict: bool, options: dict) -> tuple[Sessions, bool]:
+    """``_load``, also saying whether the trace holds records."""
     from . import _backend
 
     with open_trace(path) as fp:
         head, records = sniff(fp, strict=strict)
         if not records:
-            return _backend.replay(_Rejoined(head, fp), **options)
+            return _backend.replay(_Rejoined(head, fp), **options), False
         store = _backend.Sessions(**options)
         _apply_records(store, _Rejoined(head, fp), options)
-        return store
+        return store, True
+
+
+class Following:
+    """A trace file that is still being written, reduced as it grows (``replay --follow``).
+
+    Only whole lines are reduced: a line still being written waits for its newline. A file
+    that shrinks or is replaced is reduced again from its start.
+    """
+
+    def __init__(self, path: str, **options: Any) -> None:
+        self.path = path
+        self.options = options
+        self.store: Sessions
+        self._reload()
+
+    def _reload(self) -> None:
+        with open(self.path, "rb") as fp:
+            stat = os.fstat(fp.fileno())
+            position = _whole_lines(fp)
+            fp.seek(0)
+            store, recorded = _load_kind(_Limited(fp, position), True, self.options)
+            fp.seek(0)
+            whole = _Limited(fp, position)
+            lines = sum(chunk.count(b"\n") for chunk in iter(lambda: whole.read(CHUNK), b""))
+        self.store, self.recorded = store, recorded
+        self.position, self._lines = position, lines
+        self._identity = (stat.st_dev, stat.st_ino)
+
+    def _restart(self) -> bool:
+        """Reduce the file again from its start; False (the old state kept) if it cannot be
+        read, or is not a trace, yet."""
+        try:
+            self._reload()
+        except (OSError, TraceError):
+            return False
+        self.store.changes()
+        return True
+
+    def poll(self) -> bool:
+        """Reduce what was appended since the last call; True if a session changed."""
+        try:
+            stat = os.stat(self.path)
+        except FileNotFoundError:
+            return False  # being replaced: the next poll sees the new file
+        if (stat.st_dev, stat.st_ino) != self._identity or stat.st_size < self.position:
+            return self._restart()
+        if stat.st_size == self.position:
+            return False
+        with open(self.path, "rb") as fp:
+            fp.seek(self.position)
+            data = fp.read(stat.st_size - self.position)
+        end = data.rfind(b"\n") + 1
+        if not end:
+            return False
+        if self.position == 0:
+            # The first whole line: only now can the trace be told plain or recorded.
+            return self._restart()
+        whole = data[:end]
+        if self.recorded:
+            _apply_records(self.store, io.BytesIO(whole), self.options, self._lines, self.position)
+        else:
+            self.store.feed(whole)
+        self.position += end
+        self._lines += whole.count(b"\n")
+        return bool(self.store.changes())
+
+
+def _whole_lines(fp: IO[bytes]) -> int:
+    """The length of the file's start up to and including its last newline."""
+    end = fp.seek(0, os.SEEK_END)
+    position = end
+    while position > 0:
+        step = min(CHUNK, position)
+        position -= step
+        fp.seek(position)
+        found = fp.read(step).rfind(b"\n")
+        if found >= 0:
+            return position + found + 1
+    return 0
+
+
+class _Limited:
+    """The first ``size`` bytes of a file."""
+
+    def __init__(self, fp: IO[bytes], size: int) -> None:
+        self.fp = fp
+        self.left = size
+
+    def read(self, size: int = -1) -> bytes:
+        if size < 0 or size > self.left:
+            size = self.left
+        data = self.fp.read(size) if size else b""
+        self.left -= len(data)
+        return data
 
 
 _SENDERS = frozenset(("client", "agent"))
@@ -162,7 +262,12 @@ def iter_trace(
 
 
 def iter_lines(
-    stream: IO[bytes], max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES, recorded: bool = True
+    stream: IO[bytes],
+    max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
+    recorded: bool = True,
+    *,
+    lines_before: int = 0,
+    offset: int = 0,
 ) -> Iterator[TraceLine]:
     """Each line of a trace, plain or recorded, placed (1-based line, byte offset). A frame
     the framing would refuse (invalid UTF-8 or JSON, trailing data, an empty batch, over the
@@ -223,8 +328,8 @@ def iter_lines(
             reason = reason_for(text) or INVALID_UTF8
         return TraceLine(number, start, t=t, sender=sender, error=reason)
 
-    number = 0  # lines ended so far
-    start = 0  # where the current line starts in the trace
+    number = lines_before  # lines ended so far
+    start = offset  # where the current line starts in the trace
     held: list[bytes] = []  # the current line's pieces, unless it is being skipped
     length = 0  # the current line's length so far
     skipping = False
@@ -253,10 +358,13 @@ def iter_lines(
             yield found
 
 
-def _apply_records(store: Any, stream: _Rejoined, options: dict) -> None:
-    """Apply each line of a recorded trace to ``store``, errors placed at their trace line."""
+def _apply_records(
+    store: Any, stream: Any, options: dict, lines_before: int = 0, offset: int = 0
+) -> None:
+    """Apply each line of a recorded trace to ``store``, errors placed at their trace line
+    (``stream`` starting after ``lines_before`` lines, at byte ``offset`` of the trace)."""
     cap = options.get("max_frame_bytes", DEFAULT_MAX_FRAME_BYTES)
-    for entry in iter_lines(stream, cap):  # type: ignore[arg-type]
+    for entry in iter_lines(stream, cap, lines_before=lines_before, offset=offset):
         if entry.error is not None:
             store._record_error(entry.error, entry.line, entry.offset)
         else:
