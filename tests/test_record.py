@@ -126,6 +126,8 @@ async def test_a_recorded_session_is_byte_exact_and_fully_traced(tmp_path):
                 assert record["raw"] == frame.decode("utf-8", "replace")
     raws = [r["raw"] for r, _ in records if "raw" in r]
     assert raws == ["this is not json", "\ufffd\ufffd broken"]
+    # The text of a frame that is not UTF-8 no longer shows why: the record says it.
+    assert [r.get("error") for r, _ in records if "raw" in r] == [None, "invalid UTF-8"]
     assert all(r["dir"] == "client" for r, _ in records if "raw" in r)
 
     # Causality across directions: each request comes before its response.
@@ -240,3 +242,19 @@ def test_main_is_callable_for_the_cli(tmp_path):
 
     args = build_parser().parse_args(["--out", "x", "--", "agent", "--flag"])
     assert args.out == "x" and args.command[-2:] == ["agent", "--flag"]
+
+
+def test_a_frame_that_is_not_utf8_replays_with_the_framings_reason(tmp_path):
+    plain = b'{"jsonrpc":"2.0","method":"a"}\n\xff\n1 \xfe\n'
+    trace = tmp_path / "t.ndjson"
+    result = _run(["--out", str(trace), "--", "cat"], plain)
+    assert result.returncode == 0 and result.stdout == plain
+    expected = [e.reason for e in _framing_errors(plain)]
+    assert expected == ["invalid UTF-8"] * 2
+    assert [e["reason"] for e in acpwire.replay(trace).errors] == expected * 2  # both ways
+
+
+def _framing_errors(data: bytes) -> list:
+    decoder = acpwire.FrameDecoder()
+    decoder.feed(data)
+    return decoder.take_errors()

@@ -11,8 +11,9 @@ the side, for the trace only. Each trace line is one frame::
 bytes that completed the frame; it never decreases from one line to the next. ``dir`` is the
 sender. A frame longer than ``--max-frame-bytes`` is still forwarded whole, but the trace only
 keeps its first 64 bytes: ``{"t":…,"dir":…,"raw":"<excerpt>","error":"frame exceeds
-max_frame_bytes"}``. Blank lines are not frames; a line ending ``\\r\\n`` is recorded without
-the ``\\r``.
+max_frame_bytes"}``. A frame that is not valid UTF-8 is recorded raw with U+FFFD for its bad
+bytes and ``"error":"invalid UTF-8"``. Blank lines are not frames; a line ending ``\\r\\n`` is
+recorded without the ``\\r``.
 """
 
 from __future__ import annotations
@@ -153,7 +154,14 @@ def _body(event: Any) -> tuple[bytes, ...]:
         else:
             # Valid JSON embeds as is, so the trace keeps the frame's exact bytes.
             return (b',"msg":', event, b"}\n")
-    return (b',"raw":', dumps(event.decode("utf-8", "replace"))[:-1], b"}\n")
+    try:
+        text = event.decode()
+    except UnicodeDecodeError:
+        # The text shown has U+FFFD for the bad bytes, so it no longer says why the frame was
+        # refused: the record says so, as a plain trace holding the frame would.
+        shown = dumps(event.decode("utf-8", "replace"))[:-1]
+        return (b',"raw":', shown, b',"error":"invalid UTF-8"}\n')
+    return (b',"raw":', dumps(text)[:-1], b"}\n")
 
 
 _UTF8_BOM = b"\xef\xbb\xbf"
