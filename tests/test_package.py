@@ -408,6 +408,42 @@ def test_check_stops_quietly_when_its_reader_goes_away(tmp_path):
     assert b"Traceback" not in stderr and b"BrokenPipe" not in stderr
 
 
+@pytest.mark.skipif(os.name != "posix", reason="needs SIGPIPE semantics")
+@pytest.mark.parametrize("command", [["check", "--json"], ["stats", "--json"], ["replay"]])
+def test_a_large_write_to_a_reader_that_stops_part_way_ends_with_141(tmp_path, command):
+    # One write of megabytes to a pipe whose reader takes a little and quits is cut short
+    # without an error from Python's buffered writer: the rest must not be dropped silently.
+    update = {
+        "jsonrpc": "2.0",
+        "method": "session/update",
+        "params": {
+            "sessionId": "s",
+            "update": {
+                "sessionUpdate": "agent_message_chunk",
+                "messageId": "m",
+                "content": {"type": "text", "text": "x" * 200},
+            },
+        },
+    }
+    lines = []
+    for i in range(20_000):
+        update["params"]["sessionId"] = f"s{i}"
+        update["method"] = f"m{i}" if command[0] == "check" else "session/update"
+        lines.append(json.dumps(update))
+    trace = tmp_path / "big.ndjson"
+    trace.write_text("\n".join(lines) + "\n")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "acpwire", *command, str(trace)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout.read(10)
+    proc.stdout.close()
+    stderr = proc.stderr.read()
+    assert proc.wait(timeout=300) == 128 + 13, stderr
+    assert b"Traceback" not in stderr and b"BrokenPipe" not in stderr
+
+
 def test_help_and_version():
     assert b"check" in cli("--help").stdout
     assert cli("--version").stdout.startswith(b"acpwire ")

@@ -236,7 +236,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; return its exit status."""
     try:
-        return _run(argv)
+        status = _run(argv)
+        # What is still buffered is written here, where a reader that went away is caught.
+        if sys.stdout is not None:
+            sys.stdout.flush()
+        return status
     except KeyboardInterrupt:
         # Ctrl-C: stop without a traceback, with the status a shell reports for SIGINT.
         return 128 + 2

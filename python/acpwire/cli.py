@@ -34,6 +34,22 @@ def open_trace(path: str | None) -> Iterator[tuple[str, IO[bytes]]]:
             yield path, fp
 
 
+def write_out(data: bytes) -> None:
+    """Write ``data`` to standard output whole, or raise ``BrokenPipeError``.
+
+    A large write to a pipe whose reader goes away part way returns a short count rather
+    than raising: the rest would be dropped silently and the command end with status 0.
+    """
+    sys.stdout.flush()
+    out = sys.stdout.buffer
+    view = memoryview(data)
+    while view:
+        written = out.write(view)
+        if not written:
+            raise BrokenPipeError("standard output accepts no more")
+        view = view[written:]
+
+
 def _kind(message: Any) -> tuple[str, str | None]:
     """The method (or response kind) of a message, and its sessionUpdate kind if any."""
     if not isinstance(message, dict):
@@ -134,11 +150,10 @@ def check(path: str | None, *, max_frame_bytes: int, as_json: bool) -> int:
 
 def _write_json_report(report: dict[str, Any], errors: _ErrorLog) -> None:
     """``report`` with its ``errors`` list streamed from the log, as one JSON document."""
-    out = sys.stdout.buffer
-    out.write(dumps(report)[:-2] + b',"errors":[')
+    write_out(dumps(report)[:-2] + b',"errors":[')
     for i, entry in enumerate(errors.lines()):
-        out.write((b"," if i else b"") + entry[:-1])
-    out.write(b"]}\n")
+        write_out((b"," if i else b"") + entry[:-1])
+    write_out(b"]}\n")
 
 
 def _print_report(report: dict[str, Any], errors: _ErrorLog) -> None:
@@ -165,10 +180,9 @@ def _print_report(report: dict[str, Any], errors: _ErrorLog) -> None:
             print(f"  {key:<{width}}  {count:>8,}", file=out)
     if errors.count:
         print(f"\n{errors.count} bad frame(s):", file=out)
-        out.flush()
         for entry in errors.lines():
-            out.buffer.write(entry)
-        out.buffer.flush()
+            write_out(entry)
+        out.flush()
     else:
         print("\nno bad frames", file=out)
 
@@ -227,7 +241,7 @@ def replay(
 
     def emit(text: str) -> None:
         if out is None:
-            sys.stdout.write(text)
+            write_out(text.encode(sys.stdout.encoding or "utf-8", sys.stdout.errors or "strict"))
             sys.stdout.flush()
         else:
             with open(out, "w", encoding="utf-8") as fp:
@@ -235,6 +249,8 @@ def replay(
 
     try:
         emit(render(store))
+    except BrokenPipeError:
+        raise  # the reader went away: `main` ends with 141
     except OSError as exc:
         return _fail("replay", f"cannot write {out}: {exc.strerror or exc}")
     if following is not None:
@@ -276,7 +292,7 @@ def stats(path: str, *, as_json: bool) -> int:
     except traces.TraceError as exc:
         return _fail("stats", f"{path}: {exc}")
     if as_json:
-        sys.stdout.buffer.write(dumps(report))
+        write_out(dumps(report))
     else:
         # Printed for a reader's terminal: ids and kinds are the trace's own strings.
         _print_stats(visible(report, keys=True))
