@@ -238,7 +238,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         status = _run(argv)
         # What is still buffered is written here, where a reader that went away is caught.
-        if sys.stdout is not None:
+        if sys.stdout is not None and not sys.stdout.closed:
             sys.stdout.flush()
         return status
     except KeyboardInterrupt:
