@@ -39,8 +39,13 @@ def test_iter_messages_raises_at_the_bad_frame(backend):
 
 def test_iter_messages_default_decoder_and_validation():
     assert list(acpwire.iter_messages(io.BytesIO(b'{"x":1}\n'))) == [{"x": 1}]
-    with pytest.raises(ValueError):
-        list(acpwire.iter_messages(io.BytesIO(b""), chunk_size=0))
+    # Refused at the call, before anything is read, and alike for the async reader.
+    for bad, error in ((0, ValueError), (-1, ValueError), (2**31, ValueError), (1.5, TypeError)):
+        with pytest.raises(error):
+            acpwire.iter_messages(io.BytesIO(b""), chunk_size=bad)
+        with pytest.raises(error):
+            read_messages(None, chunk_size=bad)  # type: ignore[arg-type]
+    assert list(acpwire.iter_messages(io.BytesIO(b"[1]\n"), chunk_size=True)) == [1]
 
 
 def test_iter_messages_respects_the_decoder_cap(backend):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Iterator
 from typing import IO, Any
 
@@ -41,10 +42,23 @@ def iter_messages(
     iteration goes on. Pass ``decoder`` to use a configured ``FrameDecoder`` (for example one
     with another ``max_frame_bytes``).
     """
-    if chunk_size <= 0:
-        raise ValueError("chunk_size must be positive")
+    chunk_size = check_chunk_size(chunk_size)
     if decoder is None:
         decoder = _new_decoder()
+    return _iter_messages(fp, chunk_size, on_error, decoder)
+
+
+def check_chunk_size(chunk_size: Any) -> int:
+    """``chunk_size`` as an int from 1 to 2**31 - 1, checked when a reader is made."""
+    size = operator.index(chunk_size)  # TypeError for a float, a str, ...
+    if not 0 < size < 1 << 31:
+        raise ValueError(f"chunk_size must be from 1 to 2**31 - 1, not {size}")
+    return size
+
+
+def _iter_messages(
+    fp: IO[bytes], chunk_size: int, on_error: OnError | None, decoder: Any
+) -> Iterator[Any]:
     read = getattr(fp, "read1", None) or fp.read
     while True:
         chunk = read(chunk_size)

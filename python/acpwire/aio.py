@@ -6,12 +6,12 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
-from ._stream import OnError, _new_decoder, dispatch
+from ._stream import OnError, _new_decoder, check_chunk_size, dispatch
 
 __all__ = ["read_messages"]
 
 
-async def read_messages(
+def read_messages(
     reader: asyncio.StreamReader,
     chunk_size: int = 65536,
     on_error: OnError | None = None,
@@ -22,12 +22,18 @@ async def read_messages(
 
     Uses ``reader.read(chunk_size)``, never ``readline()``, so a frame of any size up to the
     decoder's ``max_frame_bytes`` gets through (``readline`` raises past the stream's limit,
-    64 KiB by default). Errors are handled as in :func:`acpwire.iter_messages`.
+    64 KiB by default). Errors are handled as in :func:`acpwire.iter_messages`; a bad
+    ``chunk_size`` is refused at the call, before anything is read.
     """
-    if chunk_size <= 0:
-        raise ValueError("chunk_size must be positive")
+    chunk_size = check_chunk_size(chunk_size)
     if decoder is None:
         decoder = _new_decoder()
+    return _read_messages(reader, chunk_size, on_error, decoder)
+
+
+async def _read_messages(
+    reader: asyncio.StreamReader, chunk_size: int, on_error: OnError | None, decoder: Any
+) -> AsyncIterator[Any]:
     while True:
         chunk = await reader.read(chunk_size)
         if not chunk:
