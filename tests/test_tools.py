@@ -746,3 +746,23 @@ def test_following_a_trace_reduces_whole_lines_as_they_are_appended(tmp_path, re
     assert following.store.ids() == []
     trace.write_bytes(_chunk_line("BACK", recorded=recorded))
     assert following.poll() and following.store["s"].message_text("m") == "BACK"
+
+
+@pytest.mark.parametrize("recorded", [False, True])
+def test_following_reads_a_burst_a_window_at_a_time(tmp_path, monkeypatch, recorded):
+    from acpwire import traces
+
+    monkeypatch.setattr(traces, "_PLAIN_WINDOW", 100)
+    monkeypatch.setattr(traces, "_RECORD_WINDOW", 400)
+    trace = tmp_path / "live.ndjson"
+    trace.write_bytes(_chunk_line("0", recorded=recorded))
+    following = traces.Following(str(trace))
+    with trace.open("ab") as fp:
+        fp.write(b"".join(_chunk_line(str(i), recorded=recorded) for i in range(1, 20)))
+    polls = 0
+    while following.position < trace.stat().st_size:
+        following.poll()
+        polls += 1
+    assert polls > 5  # more than one window's worth, read bit by bit
+    text = "".join(str(i) for i in range(20))
+    assert following.store["s"].message_text("m") == text and following.store.errors == []

@@ -271,7 +271,6 @@ def replay(
 
 def _follow(following: Any, render: Any, emit: Any, *, clear: bool) -> None:
     """Reduce what is appended to the trace and re-render whenever a session changed."""
-    following.store.changes()
     try:
         while True:
             time.sleep(0.2)

@@ -159,6 +159,7 @@ class Following:
             fp.seek(0)
             whole = _Limited(fp, position)
             lines = sum(chunk.count(b"\n") for chunk in iter(lambda: whole.read(CHUNK), b""))
+        store.changes()  # what the load did is the starting point, not a change
         self.store, self.recorded = store, recorded
         self.position, self._lines = position, lines
         self._identity = (stat.st_dev, stat.st_ino)
@@ -170,7 +171,6 @@ class Following:
             self._reload()
         except (OSError, TraceError):
             return False
-        self.store.changes()
         return True
 
     def poll(self) -> bool:
@@ -183,23 +183,32 @@ class Following:
             return self._restart()
         if stat.st_size == self.position:
             return False
+        # At most a window at a time, so that a burst of output costs bounded memory: a
+        # plain trace's store holds a partial line itself; records are read whole, and one
+        # may take up to six bytes per byte of its frame.
+        window = _RECORD_WINDOW if self.recorded else _PLAIN_WINDOW
         with open(self.path, "rb") as fp:
             fp.seek(self.position)
-            data = fp.read(stat.st_size - self.position)
-        end = data.rfind(b"\n") + 1
-        if not end:
-            return False
+            data = fp.read(min(stat.st_size - self.position, window))
         if self.position == 0:
-            # The first whole line: only now can the trace be told plain or recorded.
-            return self._restart()
-        whole = data[:end]
+            # Only with a whole first line can the trace be told plain or recorded.
+            return b"\n" in data and self._restart()
         if self.recorded:
+            end = data.rfind(b"\n") + 1
+            if not end:
+                return False
+            whole = data[:end]
             _apply_records(self.store, io.BytesIO(whole), self.options, self._lines, self.position)
+            self.position += end
+            self._lines += whole.count(b"\n")
         else:
-            self.store.feed(whole)
-        self.position += end
-        self._lines += whole.count(b"\n")
+            self.store.feed(data)
+            self.position += len(data)
         return bool(self.store.changes())
+
+
+_PLAIN_WINDOW = 16 * CHUNK
+_RECORD_WINDOW = 6 * DEFAULT_MAX_FRAME_BYTES + 1024 + 2
 
 
 def _whole_lines(fp: IO[bytes]) -> int:
