@@ -692,6 +692,9 @@ def test_replay_exits_0_when_only_a_sessions_own_updates_are_malformed(tmp_path)
     trace.write_bytes(SAMPLE.read_bytes() + json.dumps(bad_update).encode() + b"\n")
     result = cli("replay", str(trace), "--format", "text")
     assert result.returncode == 0, result.stderr
+    lines = SAMPLE.read_bytes().count(b"\n")
+    where = f"line {lines + 1}, byte {len(SAMPLE.read_bytes())}, session s: tool_call_update"
+    assert where.encode() in result.stderr  # listed, as no rendering shows it
     errors = acpwire.replay(trace)["s"].snapshot()["errors"]
     assert errors[0]["reason"].startswith("tool_call_update: content")
 

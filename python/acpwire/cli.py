@@ -256,16 +256,19 @@ def replay(
     if following is not None:
         _follow(following, render, emit, clear=fmt == "ansi" and out is None)
         store = following.store
-    bad = [e for e in store.errors if e.get("line") is not None]
-    # A session's errors show in its rendering; those of no session (bad frames) go here.
-    loose = [e for e in bad if e.get("sessionId") is None]
-    for e in loose[:SHOWN_ERRORS]:
+    # No rendering shows error records: those placed in the trace are listed here, a bad
+    # frame's by its place, a malformed update's also by its session.
+    placed = [e for e in store.errors if e.get("line") is not None]
+    for e in placed[:SHOWN_ERRORS]:
         where = f"line {e['line']}, byte {e['offset']}"
+        if e.get("sessionId") is not None:
+            where += f", session {visible(e['sessionId'])}"
         print(f"acpwire replay: {path}: {where}: {visible(e['reason'])}", file=sys.stderr)
-    if len(loose) > SHOWN_ERRORS:
-        print(f"acpwire replay: ... and {len(loose) - SHOWN_ERRORS} more", file=sys.stderr)
+    if len(placed) > SHOWN_ERRORS:
+        print(f"acpwire replay: ... and {len(placed) - SHOWN_ERRORS} more", file=sys.stderr)
     # As `check` and `stats`: bad frames fail the run; a malformed update in a good frame is
     # the session's own error record.
+    loose = [e for e in placed if e.get("sessionId") is None]
     return 1 if loose else 0
 
 
