@@ -141,3 +141,9 @@ def test_replay_takes_a_path_or_a_file_never_a_descriptor(backend, tmp_path):
     with pytest.raises(TypeError, match="needs a blocking binary file"):
         backend.replay(_NothingYet())
     assert backend.replay(str(trace)).ids() == ["s"]
+
+
+@pytest.mark.parametrize("text", ["", '{"a":1}\n'])
+def test_iter_messages_refuses_a_text_file_even_an_empty_one(text):
+    with pytest.raises(TypeError, match="needs a binary file, not a text file"):
+        list(acpwire.iter_messages(io.StringIO(text)))

@@ -65,6 +65,9 @@ def _iter_messages(
         if chunk is None:
             # A non-blocking stream with nothing to read yet: not the end of the stream.
             raise TypeError("iter_messages needs a blocking binary file: read() returned None")
+        if isinstance(chunk, str):
+            # Refused even when empty: an empty text file is as wrong as a full one.
+            raise TypeError("iter_messages needs a binary file, not a text file")
         if not chunk:
             break
         yield from dispatch(decoder._feed_events(chunk), on_error)
