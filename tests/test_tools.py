@@ -769,3 +769,24 @@ def test_following_reads_a_burst_a_window_at_a_time(tmp_path, monkeypatch, recor
     assert polls > 5  # more than one window's worth, read bit by bit
     text = "".join(str(i) for i in range(20))
     assert following.store["s"].message_text("m") == text and following.store.errors == []
+
+
+def test_replay_lists_frame_errors_before_session_errors_and_fails_only_for_bad_frames(tmp_path):
+    malformed = {
+        "jsonrpc": "2.0",
+        "method": "session/update",
+        "params": {"sessionId": "s", "update": {"sessionUpdate": "tool_call_update"}},
+    }
+    trace = tmp_path / "t.ndjson"
+    # A valid frame that is no message is the store's error, not the trace's: exit 0.
+    trace.write_bytes(b'{"a":1}\n')
+    result = cli("replay", str(trace), "--format", "text")
+    assert result.returncode == 0 and b"line 1, byte 0: invalid message" in result.stderr
+    # 25 malformed updates, then a bad frame: the bad frame is listed first, and fails the run.
+    trace.write_bytes((json.dumps(malformed) + "\n").encode() * 25 + b"bad frame\n")
+    result = cli("replay", str(trace), "--format", "text")
+    assert result.returncode == 1
+    listed = result.stderr.decode().splitlines()
+    assert listed[0].endswith(f"line 26, byte {trace.stat().st_size - 10}: invalid JSON")
+    assert sum("session s: tool_call_update" in line for line in listed) == 20
+    assert listed[-1] == "acpwire replay: ... and 5 more"

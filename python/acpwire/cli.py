@@ -12,6 +12,7 @@ from importlib import resources
 from typing import IO, Any
 
 from . import BACKEND, FrameDecoder, FrameError, dumps, iter_messages
+from ._pure._framing import EMPTY_BATCH, INVALID_JSON, INVALID_UTF8, TOO_LONG, TRAILING_DATA
 from .render import visible
 
 SAMPLE_TRACE = "sample-v2.ndjson"
@@ -256,20 +257,27 @@ def replay(
     if following is not None:
         _follow(following, render, emit, clear=fmt == "ansi" and out is None)
         store = following.store
-    # No rendering shows error records: those placed in the trace are listed here, a bad
-    # frame's by its place, a malformed update's also by its session.
+    # No rendering shows error records: those placed in the trace are listed here, bad
+    # frames and malformed messages of no session first, then malformed updates by session.
     placed = [e for e in store.errors if e.get("line") is not None]
-    for e in placed[:SHOWN_ERRORS]:
-        where = f"line {e['line']}, byte {e['offset']}"
-        if e.get("sessionId") is not None:
-            where += f", session {visible(e['sessionId'])}"
-        print(f"acpwire replay: {path}: {where}: {visible(e['reason'])}", file=sys.stderr)
-    if len(placed) > SHOWN_ERRORS:
-        print(f"acpwire replay: ... and {len(placed) - SHOWN_ERRORS} more", file=sys.stderr)
-    # As `check` and `stats`: bad frames fail the run; a malformed update in a good frame is
-    # the session's own error record.
     loose = [e for e in placed if e.get("sessionId") is None]
-    return 1 if loose else 0
+    owned = [e for e in placed if e.get("sessionId") is not None]
+    for errors in (loose, owned):
+        for e in errors[:SHOWN_ERRORS]:
+            where = f"line {e['line']}, byte {e['offset']}"
+            if e.get("sessionId") is not None:
+                where += f", session {visible(e['sessionId'])}"
+            print(f"acpwire replay: {path}: {where}: {visible(e['reason'])}", file=sys.stderr)
+        if len(errors) > SHOWN_ERRORS:
+            print(f"acpwire replay: ... and {len(errors) - SHOWN_ERRORS} more", file=sys.stderr)
+    # As `check` and `stats`: bad frames fail the run; a valid frame that is no message, or a
+    # malformed update, is an error record of the store, not of the trace.
+    frames = [e for e in loose if e["reason"] in FRAME_REASONS]
+    return 1 if frames else 0
+
+
+# What the framing refuses a frame for (`FrameError.reason`, alike on both backends).
+FRAME_REASONS = frozenset((INVALID_UTF8, INVALID_JSON, TRAILING_DATA, EMPTY_BATCH, TOO_LONG))
 
 
 def _follow(following: Any, render: Any, emit: Any, *, clear: bool) -> None:
