@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -258,3 +261,82 @@ def _framing_errors(data: bytes) -> list:
     decoder = acpwire.FrameDecoder()
     decoder.feed(data)
     return decoder.take_errors()
+
+
+_RECORD = [sys.executable, "-m", "acpwire", "record"]
+_POSIX = pytest.mark.skipif(sys.platform == "win32", reason="POSIX process groups and pipes")
+
+
+@_POSIX
+def test_the_agents_last_output_reaches_a_client_that_reads_it_late(tmp_path):
+    # The agent writes more than the pipes hold and exits at once; the client starts reading
+    # after more than the 5 s the proxy allows a grandchild holding the agent's stdout.
+    trace = tmp_path / "t.ndjson"
+    frame = b'{"x":"' + b"y" * 300_000 + b'"}\n'
+    agent = "import sys; sys.stdout.buffer.write(b'{\"x\":\"' + b'y' * 300_000 + b'\"}\\n')"
+    proc = subprocess.Popen(
+        [*_RECORD, "--out", str(trace), "--", sys.executable, "-c", agent],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+    )
+    time.sleep(6)
+    assert proc.stdout.read() == frame
+    assert proc.wait(timeout=30) == 0
+    assert len(trace.read_bytes().splitlines()) == 1
+
+
+@_POSIX
+def test_a_signal_to_the_terminals_foreground_group_reaches_the_agent_once(tmp_path):
+    counter = (
+        "import signal, sys, time\n"
+        "seen = []\n"
+        "signal.signal(signal.SIGINT, lambda *a: seen.append(1))\n"
+        "sys.stdout.write('ready\\n'); sys.stdout.flush()\n"
+        "end = time.time() + 1.5\n"
+        "while time.time() < end: time.sleep(0.02)\n"
+        "sys.stderr.write(f'agent saw {len(seen)} SIGINT\\n')\n"
+    )
+    proc = subprocess.Popen(
+        [*_RECORD, "--out", str(tmp_path / "t.ndjson"), "--", sys.executable, "-c", counter],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,  # the proxy leads a group, as a shell's foreground job does
+    )
+    assert proc.stdout.readline() == b"ready\n"
+    os.killpg(proc.pid, signal.SIGINT)  # one Ctrl-C at the terminal
+    _, stderr = proc.communicate(timeout=30)
+    assert b"agent saw 1 SIGINT" in stderr
+
+
+@_POSIX
+def test_a_non_blocking_standard_input_waits_for_the_client(tmp_path):
+    read_end, write_end = os.pipe()
+    os.set_blocking(read_end, False)
+    trace = tmp_path / "t.ndjson"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "acpwire", "record", "--out", str(trace), "--", "cat"],
+        stdin=read_end,
+        stdout=subprocess.PIPE,
+    )
+    os.close(read_end)
+    time.sleep(1)  # the client is slow to send its first request
+    request = b'{"jsonrpc":"2.0","id":1,"method":"initialize"}\n'
+    os.write(write_end, request)
+    os.close(write_end)
+    assert proc.stdout.read() == request and proc.wait(timeout=30) == 0
+    assert [json.loads(line)["dir"] for line in trace.read_bytes().splitlines()] == [
+        "client",
+        "agent",
+    ]
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_a_trace_that_cannot_be_written_is_reported_once(capsys):
+    from acpwire.record import Recorder
+
+    recorder = Recorder(open("/dev/full", "wb"))  # noqa: SIM115 (closed by the Recorder)
+    recorder.feed("client", b'{"a":1}\n')
+    recorder.flush()
+    recorder.close()
+    assert capsys.readouterr().err.count("writing the trace failed") == 1

@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -100,7 +101,10 @@ class Recorder:
             try:
                 self._out.close()
             except OSError as exc:
-                self._report(exc)
+                # A trace that already failed was reported then: once is enough.
+                if not self._broken:
+                    self._broken = True
+                    self._report(exc)
 
     def _write(self, direction: str, now: float, events: list[Any]) -> None:
         if not events:
@@ -170,7 +174,18 @@ _UTF8_BOM = b"\xef\xbb\xbf"
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view) :]
+        try:
+            view = view[os.write(fd, view) :]
+        except BlockingIOError:
+            # A non-blocking descriptor that is full for now: wait until it takes more.
+            select.select([], [fd], [])
+
+
+class _Reading:
+    """When a pump started waiting in ``read``, or None while it is forwarding."""
+
+    def __init__(self) -> None:
+        self.since: float | None = None
 
 
 def _pump(
@@ -179,15 +194,23 @@ def _pump(
     direction: str,
     recorder: Recorder,
     on_eof: Any,
+    reading: _Reading | None = None,
 ) -> None:
     """Copy ``src`` to ``dst`` until EOF, recording frames; then call ``on_eof``."""
     forwarding = True
+    reading = reading or _Reading()
     try:
         while True:
+            reading.since = time.monotonic()
             try:
                 data = os.read(src, _CHUNK)
+            except BlockingIOError:
+                # A non-blocking descriptor with nothing yet is not the end of the stream.
+                select.select([src], [], [])
+                continue
             except OSError:  # a closed or invalid fd ends the stream like EOF
                 data = b""
+            reading.since = None
             if not data:
                 break
             # Recorded before it is forwarded: the reply it may cause is read by the other
@@ -246,6 +269,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# How long the proxy waits, once the agent has exited, for output that does not come.
+_ORPHAN_WAIT = 5.0
+
+
 def _exit_status(returncode: int) -> int:
     return 128 - returncode if returncode < 0 else returncode
 
@@ -272,8 +299,13 @@ def main(argv: Sequence[str]) -> int:
         return 2
 
     start = time.monotonic()
+    # Its own process group on POSIX: a Ctrl-C or hangup sent to the terminal's foreground
+    # group reaches the proxy, which passes it on once, rather than the agent twice.
+    group = {"preexec_fn": os.setpgrp} if os.name == "posix" else {}
     try:
-        agent = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+        agent = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0, **group
+        )
     except OSError as exc:
         out.close()
         reason = exc.strerror or str(exc)
@@ -303,9 +335,10 @@ def main(argv: Sequence[str]) -> int:
         name="acpwire-record-client",
         daemon=True,  # it may sit in read(0) forever if the client never closes
     )
+    agent_reading = _Reading()
     downstream = threading.Thread(
         target=_pump,
-        args=(agent.stdout.fileno(), 1, "agent", recorder, close_our_stdout),
+        args=(agent.stdout.fileno(), 1, "agent", recorder, close_our_stdout, agent_reading),
         name="acpwire-record-agent",
         daemon=True,
     )
@@ -330,9 +363,14 @@ def main(argv: Sequence[str]) -> int:
             except subprocess.TimeoutExpired:
                 # Frames written since the last flush reach the file even when the stream idles.
                 recorder.flush()
-        # The agent is gone; whatever it wrote is in the pipe. A grandchild holding its stdout
-        # open must not keep the proxy alive, hence the bound.
-        downstream.join(timeout=5.0)
+        # The agent is gone; whatever it wrote is in the pipe, and is forwarded however slowly
+        # the client reads it. Only a wait for more that does not come (a grandchild holding
+        # the agent's stdout open) is cut short, after 5 s.
+        while downstream.is_alive():
+            downstream.join(timeout=0.1)
+            since = agent_reading.since
+            if since is not None and time.monotonic() - since > _ORPHAN_WAIT:
+                break
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
