@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
+import os
+import subprocess
 import sys
 
 import pytest
@@ -197,3 +200,89 @@ def test_an_agent_reading_from_dev_null_ends_at_once():
         )
     assert done.returncode == 0, done.stderr
     assert done.stdout == b"" and b"PermissionError" not in done.stderr
+
+
+def _serve(requests: list, *options: str, stdout=None) -> subprocess.CompletedProcess:
+    data = b"".join(json.dumps(r).encode() + b"\n" for r in requests)
+    return subprocess.run(
+        [sys.executable, "-m", "acpwire", "fake-agent", *options],
+        input=data,
+        stdout=stdout if stdout is not None else subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_malformed_requests_get_errors_not_a_crash():
+    done = _serve(
+        [
+            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": [1]},
+            {"jsonrpc": "2.0", "id": 2, "method": "session/prompt", "params": {"sessionId": ["x"]}},
+            {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": {}}},
+            {"jsonrpc": "2.0", "id": [1], "result": {}},
+            # An int, exactly: true and 1.0 are no protocol version.
+            {
+                "jsonrpc": "2.0",
+                "id": 3,
+                "method": "initialize",
+                "params": {"protocolVersion": True},
+            },
+            {"jsonrpc": "2.0", "id": 4, "method": "initialize", "params": {"protocolVersion": 1.0}},
+        ]
+    )
+    assert done.returncode == 0 and b"Traceback" not in done.stderr, done.stderr
+    replies = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [r["error"]["code"] for r in replies[:2]] == [-32602, -32602]
+    assert [r["result"]["protocolVersion"] for r in replies[2:]] == [2, 2]
+
+
+def test_a_permission_request_left_unanswered_at_eof_ends_its_turn_cancelled():
+    done = _serve(
+        [
+            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}},
+            {"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": {}},
+            {
+                "jsonrpc": "2.0",
+                "id": 3,
+                "method": "session/prompt",
+                "params": {"sessionId": "sess_0001", "prompt": []},
+            },
+        ],
+        "--permission",
+    )
+    assert done.returncode == 0, done.stderr
+    replies = [json.loads(line) for line in done.stdout.splitlines()]
+    assert replies[-1] == {"jsonrpc": "2.0", "id": 3, "result": {"stopReason": "cancelled"}}
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX pipes and devices")
+def test_a_failed_standard_output_ends_with_141_or_1_and_no_traceback():
+    prompts = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 2}},
+        {"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": {}},
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "session/prompt",
+            "params": {"sessionId": "sess_0001", "prompt": []},
+        },
+    ]
+    data = b"".join(json.dumps(r).encode() + b"\n" for r in prompts)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "acpwire", "fake-agent", "--terminal-bytes", "200000"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    proc.stdin.write(data)
+    proc.stdin.close()
+    assert proc.stdout.readline()
+    proc.stdout.close()  # the reader goes away, as `| head -1` does
+    stderr = proc.stderr.read()
+    assert proc.wait(timeout=60) == 128 + 13 and b"Traceback" not in stderr, stderr
+    if os.path.exists("/dev/full"):
+        with open("/dev/full", "wb") as full:
+            done = _serve(prompts, stdout=full)
+        assert done.returncode == 1 and b"cannot write standard output" in done.stderr
+        assert b"Traceback" not in done.stderr

@@ -160,3 +160,17 @@ def test_terminal_handle_reads_wait_while_another_thread_feeds(backend):
     feeder.join()
     assert store[session_id].snapshot()["terminals"] == want
     assert terminal.text == want[terminal_id]["text"]
+
+
+async def test_load_turns_without_plan_or_usage_are_counted_as_such():
+    for config in (
+        TurnConfig(tokens=5, tool_calls=0, plan=False),
+        TurnConfig(tokens=5, usage=False),
+    ):
+        report = await run_agents(1, turns=1, config=config, check_pure=False)
+        assert report.as_dict()["failures"] == [] and report.turns == 1
+
+
+async def test_load_refuses_turns_that_ask_permission():
+    with pytest.raises(ValueError, match="permission"):
+        await run_agents(1, turns=1, config=TurnConfig(tokens=5, permission=True))

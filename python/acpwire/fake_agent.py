@@ -269,6 +269,8 @@ class FakeAgent:
         self.sessions = 0
         self.turns: dict[str, int] = {}
         self.running: dict[str, asyncio.Task] = {}
+        # Every turn started, kept until `main_async` collects how each ended.
+        self.tasks: list[asyncio.Task] = []
         self.pending: dict[int, asyncio.Future] = {}
         self.next_request_id = 0
         self.sent_updates = 0
@@ -290,15 +292,23 @@ class FakeAgent:
             return
         method = message.get("method")
         request_id = message.get("id")
-        params = message.get("params") or {}
+        params = message.get("params")
         if method is None:
-            future = self.pending.pop(request_id, None) if request_id is not None else None
+            # Only a response to one of ours (an int id) can settle a permission request.
+            future = self.pending.pop(request_id, None) if type(request_id) is int else None
             if future is not None and not future.done():
                 future.set_result(message)
             return
+        if params is None:
+            params = {}
+        if not isinstance(params, dict):
+            if request_id is not None:
+                await self.fail(request_id, -32602, "params must be an object")
+            return
         if method == "initialize":
             asked = params.get("protocolVersion")
-            self.version = asked if asked in (1, 2) else 2
+            # An int, exactly: True and 1.0 compare equal to 1 but are no version.
+            self.version = asked if type(asked) is int and asked in (1, 2) else 2
             info = {"name": "acpwire-fake-agent", "title": "acpwire fake agent", "version": "1"}
             result: dict[str, Any] = {"protocolVersion": self.version}
             if self.version >= 2:
@@ -316,7 +326,7 @@ class FakeAgent:
             await self.respond(request_id, {"sessionId": session_id})
         elif method == "session/prompt":
             session_id = params.get("sessionId")
-            if session_id not in self.turns:
+            if not isinstance(session_id, str) or session_id not in self.turns:
                 await self.fail(request_id, -32602, f"unknown session {session_id!r}")
                 return
             if session_id in self.running:
@@ -327,9 +337,11 @@ class FakeAgent:
                 self.turn(session_id, self.turns[session_id], request_id, params.get("prompt"))
             )
             self.running[session_id] = task
+            self.tasks.append(task)
             task.add_done_callback(lambda _: self.running.pop(session_id, None))
         elif method == "session/cancel":
-            task = self.running.get(params.get("sessionId"))
+            session_id = params.get("sessionId")
+            task = self.running.get(session_id) if isinstance(session_id, str) else None
             if task is not None:
                 task.cancel()
         elif request_id is not None:
@@ -485,9 +497,26 @@ async def main_async(config: TurnConfig) -> int:
     def report(error: Exception) -> None:
         print(f"acpwire fake-agent: {error}", file=sys.stderr)
 
-    async for message in read_messages(reader, on_error=report):
-        await agent.handle(message)
+    try:
+        async for message in read_messages(reader, on_error=report):
+            await agent.handle(message)
+    except OSError as exc:
+        return _write_failed(exc)
     # End of input: let the turns already started finish (a scripted client may send its
     # prompts and close its end at once); a vanished client makes their writes fail instead.
-    await asyncio.gather(*agent.running.values(), return_exceptions=True)
+    # A permission request can no longer be answered: its turn ends as cancelled.
+    for future in agent.pending.values():
+        future.cancel()
+    for outcome in await asyncio.gather(*agent.tasks, return_exceptions=True):
+        if isinstance(outcome, OSError):
+            return _write_failed(outcome)
     return 0
+
+
+def _write_failed(exc: OSError) -> int:
+    """The status for a standard output that failed: 141 when its reader went away (as for any
+    tool stopped by SIGPIPE), else 1 with the reason."""
+    if isinstance(exc, (BrokenPipeError, ConnectionResetError)):
+        return 128 + 13
+    print(f"acpwire fake-agent: cannot write standard output: {exc}", file=sys.stderr)
+    return 1

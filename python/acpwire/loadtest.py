@@ -64,7 +64,7 @@ def _agent_text(config: TurnConfig, session_id: str, turn: int) -> str:
     return "".join(
         u["content"]["text"]
         for u in build_turn(session_id, turn, 2, config)
-        if u["sessionUpdate"] == "agent_message_chunk"
+        if u.get("sessionUpdate") == "agent_message_chunk"
     )
 
 
@@ -168,7 +168,12 @@ async def run_agents(
     if backend is None:
         import acpwire as backend  # the active backend
     config = config or TurnConfig()
+    if config.permission:
+        # The driver sends prompts and reads updates; it answers no request of the agent's.
+        raise ValueError("the load test does not answer permission requests: permission=False")
     args = [
+        *(() if config.plan else ("--no-plan",)),
+        *(() if config.usage else ("--no-usage",)),
         "--tokens",
         str(config.tokens),
         "--thoughts",
