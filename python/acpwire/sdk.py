@@ -24,7 +24,11 @@ public from 0.7 on). Tested end to end against 0.12.1 and 0.10.1.
   parsed twice.
 * 0.7 to 0.11 only take an ``asyncio.StreamReader``; :class:`FrameStreamReader` is one whose
   ``readline()``/``readuntil()`` return one validated message per call, re-encoded as a single
-  line.
+  line (a float too large for a float, ``1e400``, is re-encoded as ``null``).
+
+Frames are validated as strict JSON, more strictly than the SDK's ``json.loads``: one holding a
+lone surrogate escape or ``NaN``/``Infinity`` is refused and goes to ``on_error``, so a response
+in it never reaches its request (an ``on_error`` that raises ends the connection instead).
 
 :class:`SessionAccumulator` replaces ``acp.contrib.session_state.SessionAccumulator`` with one
 backed by :class:`acpwire.Sessions`; see its docstring.
