@@ -311,13 +311,87 @@ unsafe fn copy_clean_short(text: &[u8], dst: *mut u8) -> bool {
 }
 
 /// A code unit of one of `CPython`'s fixed-width `str` kinds (Latin-1, UCS-2, UCS-4).
-trait CodeUnit: Copy {
-    /// Write `units` escaped as JSON requires, in UTF-8 (no quotes), at `dst`; return the
-    /// bytes written, or `None` at a surrogate.
+trait CodeUnit: Copy + Into<u32> {
+    /// Units handled per vector step (0: none, a unit at a time).
+    const LANES: usize;
+
+    /// `LANES` units at `src` as bytes in the low lanes: a unit that is plain ASCII as its
+    /// byte, any other as a byte with its top bit set or as 0 (a control), so that it stops the
+    /// copy either way.
     ///
     /// # Safety
-    /// `dst` must have room for `units.len() * 6 + 16` bytes.
-    unsafe fn write_units(units: &[Self], dst: *mut u8) -> Option<usize>;
+    /// `LANES` units must be readable at `src`.
+    #[cfg(target_arch = "x86_64")]
+    unsafe fn narrow(src: *const Self) -> std::arch::x86_64::__m128i;
+
+    /// Store the low `LANES` bytes of `bytes` at `dst`.
+    ///
+    /// # Safety
+    /// 16 bytes must be writable at `dst`.
+    #[cfg(target_arch = "x86_64")]
+    unsafe fn store(dst: *mut u8, bytes: std::arch::x86_64::__m128i);
+}
+
+/// The lanes of `chunk` holding a byte JSON escapes in a string (a control, `"`, `\`) or one
+/// with its top bit set, as a bit mask.
+///
+/// # Safety
+/// SSE2 only, which `x86_64` always has.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+unsafe fn escape_or_high_mask(chunk: std::arch::x86_64::__m128i) -> i32 {
+    use std::arch::x86_64::{
+        _mm_cmpeq_epi8, _mm_max_epu8, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
+    };
+    // SAFETY: SSE2 is baseline on x86_64.
+    unsafe {
+        let below_space = _mm_set1_epi8(0x1f);
+        let control = _mm_cmpeq_epi8(_mm_max_epu8(chunk, below_space), below_space);
+        let special = _mm_or_si128(
+            _mm_cmpeq_epi8(chunk, _mm_set1_epi8(b'"'.cast_signed())),
+            _mm_cmpeq_epi8(chunk, _mm_set1_epi8(b'\\'.cast_signed())),
+        );
+        _mm_movemask_epi8(_mm_or_si128(control, special)) | _mm_movemask_epi8(chunk)
+    }
+}
+
+/// Write `units` escaped as JSON requires, in UTF-8 (no quotes), at `dst`; return the bytes
+/// written, or `None` at a surrogate (which UTF-8 cannot hold; `CPython` keeps astral characters
+/// as one 4-byte unit, so any surrogate is a lone one).
+///
+/// # Safety
+/// `dst` must have room for `units.len() * 6 + 16` bytes.
+unsafe fn write_units<T: CodeUnit>(units: &[T], dst: *mut u8) -> Option<usize> {
+    let n = units.len();
+    let mut i = 0;
+    // SAFETY (all writes): at most six bytes per unit (an escape; a character takes at most
+    // four), and 16 of slack for the vector stores, fit the caller's room. Each store keeps the
+    // clean lanes and is overwritten past them.
+    unsafe {
+        let mut out = dst;
+        #[cfg(target_arch = "x86_64")]
+        if T::LANES > 0 && n >= T::LANES {
+            let lanes = (1i32 << T::LANES) - 1;
+            while i + T::LANES <= n {
+                let chunk = T::narrow(units.as_ptr().add(i));
+                T::store(out, chunk);
+                let mask = escape_or_high_mask(chunk) & lanes;
+                if mask == 0 {
+                    i += T::LANES;
+                    out = out.add(T::LANES);
+                    continue;
+                }
+                let clean = mask.trailing_zeros() as usize;
+                out = put_char(out.add(clean), units[i + clean].into())?;
+                i += clean + 1;
+            }
+        }
+        while i < n {
+            out = put_char(out, units[i].into())?;
+            i += 1;
+        }
+        usize::try_from(out.offset_from(dst)).ok()
+    }
 }
 
 /// Write the character `c` at `dst` in UTF-8, escaped if JSON requires it; return the end, or
@@ -358,123 +432,61 @@ unsafe fn put_char(dst: *mut u8, c: u32) -> Option<*mut u8> {
     }
 }
 
+#[allow(clippy::cast_ptr_alignment, reason = "unaligned loads and stores")]
 impl CodeUnit for u8 {
-    unsafe fn write_units(units: &[u8], dst: *mut u8) -> Option<usize> {
-        let n = units.len();
-        let mut i = 0;
-        // SAFETY (all writes): at most two bytes per Latin-1 character, six per escape, and 16
-        // of slack for the vector stores fit the caller's room.
-        unsafe {
-            let mut out = dst;
-            #[cfg(target_arch = "x86_64")]
-            {
-                use std::arch::x86_64::{
-                    __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_max_epu8, _mm_movemask_epi8,
-                    _mm_or_si128, _mm_set1_epi8, _mm_storeu_si128,
-                };
-                // As `write_escaped`, also stopping at bytes above 0x7F (two in UTF-8).
-                #[allow(clippy::cast_ptr_alignment, reason = "unaligned loads and stores")]
-                if n >= 16 {
-                    let quote = _mm_set1_epi8(b'"'.cast_signed());
-                    let backslash = _mm_set1_epi8(b'\\'.cast_signed());
-                    let below_space = _mm_set1_epi8(0x1f);
-                    while i + 16 <= n {
-                        let chunk = _mm_loadu_si128(units.as_ptr().add(i).cast::<__m128i>());
-                        _mm_storeu_si128(out.cast::<__m128i>(), chunk);
-                        let control = _mm_cmpeq_epi8(_mm_max_epu8(chunk, below_space), below_space);
-                        let special = _mm_or_si128(
-                            _mm_cmpeq_epi8(chunk, quote),
-                            _mm_cmpeq_epi8(chunk, backslash),
-                        );
-                        let mask = _mm_movemask_epi8(_mm_or_si128(control, special))
-                            | _mm_movemask_epi8(chunk);
-                        if mask == 0 {
-                            i += 16;
-                            out = out.add(16);
-                            continue;
-                        }
-                        let clean = mask.trailing_zeros() as usize;
-                        out = put_char(out.add(clean), u32::from(units[i + clean]))?;
-                        i += clean + 1;
-                    }
-                }
-            }
-            while i < n {
-                out = put_char(out, u32::from(units[i]))?;
-                i += 1;
-            }
-            usize::try_from(out.offset_from(dst)).ok()
-        }
+    // Latin-1: a byte above 0x7F has its top bit set already.
+    const LANES: usize = 16;
+
+    #[cfg(target_arch = "x86_64")]
+    unsafe fn narrow(src: *const u8) -> std::arch::x86_64::__m128i {
+        // SAFETY: the caller's.
+        unsafe { std::arch::x86_64::_mm_loadu_si128(src.cast()) }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    unsafe fn store(dst: *mut u8, bytes: std::arch::x86_64::__m128i) {
+        // SAFETY: the caller's.
+        unsafe { std::arch::x86_64::_mm_storeu_si128(dst.cast(), bytes) }
     }
 }
 
+#[allow(clippy::cast_ptr_alignment, reason = "unaligned loads and stores")]
 impl CodeUnit for u16 {
-    unsafe fn write_units(units: &[u16], dst: *mut u8) -> Option<usize> {
-        let n = units.len();
-        let mut i = 0;
-        // SAFETY (all writes): at most three bytes per UCS-2 character, six per escape, and 16
-        // of slack for the 8-byte stores fit the caller's room.
+    const LANES: usize = 8;
+
+    /// Narrowed by `packus`, which reads the units as signed and saturates to unsigned bytes:
+    /// 0x80-0xFF stay (top bit set), 0x100-0x7FFF become 0xFF and 0x8000-0xFFFF (negative)
+    /// become 0, a control. (`packs`, signed saturation, would turn 0x80-0xFF into 0x7F and
+    /// copy them as DEL.)
+    #[cfg(target_arch = "x86_64")]
+    unsafe fn narrow(src: *const u16) -> std::arch::x86_64::__m128i {
+        use std::arch::x86_64::{_mm_loadu_si128, _mm_packus_epi16};
+        // SAFETY: the caller's.
         unsafe {
-            let mut out = dst;
-            #[cfg(target_arch = "x86_64")]
-            {
-                use std::arch::x86_64::{
-                    __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_max_epu8, _mm_movemask_epi8,
-                    _mm_or_si128, _mm_packus_epi16, _mm_set1_epi8, _mm_storel_epi64,
-                };
-                // Eight units at a time, narrowed to bytes by `packus`, which reads them as
-                // signed and saturates to unsigned: 0x80-0xFF stay (top bit set), 0x100-0x7FFF
-                // become 0xFF and 0x8000-0xFFFF (negative) become 0, a control. So every unit
-                // that is not plain ASCII stops the copy. (`packs`, signed saturation, would
-                // turn 0x80-0xFF into 0x7F and copy them as DEL.)
-                #[allow(clippy::cast_ptr_alignment, reason = "unaligned loads and stores")]
-                if n >= 8 {
-                    let quote = _mm_set1_epi8(b'"'.cast_signed());
-                    let backslash = _mm_set1_epi8(b'\\'.cast_signed());
-                    let below_space = _mm_set1_epi8(0x1f);
-                    while i + 8 <= n {
-                        let wide = _mm_loadu_si128(units.as_ptr().add(i).cast::<__m128i>());
-                        let chunk = _mm_packus_epi16(wide, wide);
-                        _mm_storel_epi64(out.cast::<__m128i>(), chunk);
-                        let control = _mm_cmpeq_epi8(_mm_max_epu8(chunk, below_space), below_space);
-                        let special = _mm_or_si128(
-                            _mm_cmpeq_epi8(chunk, quote),
-                            _mm_cmpeq_epi8(chunk, backslash),
-                        );
-                        let mask = (_mm_movemask_epi8(_mm_or_si128(control, special))
-                            | _mm_movemask_epi8(chunk))
-                            & 0xFF;
-                        if mask == 0 {
-                            i += 8;
-                            out = out.add(8);
-                            continue;
-                        }
-                        let clean = mask.trailing_zeros() as usize;
-                        out = put_char(out.add(clean), u32::from(units[i + clean]))?;
-                        i += clean + 1;
-                    }
-                }
-            }
-            while i < n {
-                out = put_char(out, u32::from(units[i]))?;
-                i += 1;
-            }
-            usize::try_from(out.offset_from(dst)).ok()
+            let wide = _mm_loadu_si128(src.cast());
+            _mm_packus_epi16(wide, wide)
         }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    unsafe fn store(dst: *mut u8, bytes: std::arch::x86_64::__m128i) {
+        // SAFETY: the caller's.
+        unsafe { std::arch::x86_64::_mm_storel_epi64(dst.cast(), bytes) }
     }
 }
 
 impl CodeUnit for u32 {
-    unsafe fn write_units(units: &[u32], dst: *mut u8) -> Option<usize> {
-        // Strings with a character beyond U+FFFF (emoji) are rare: a unit at a time.
-        // SAFETY: at most four bytes per character or six per escape fit the caller's room.
-        unsafe {
-            let mut out = dst;
-            for &c in units {
-                out = put_char(out, c)?;
-            }
-            usize::try_from(out.offset_from(dst)).ok()
-        }
+    // Strings with a character beyond U+FFFF (emoji) are rare: a unit at a time.
+    const LANES: usize = 0;
+
+    #[cfg(target_arch = "x86_64")]
+    unsafe fn narrow(_: *const u32) -> std::arch::x86_64::__m128i {
+        unreachable!("UCS-4 strings are written a unit at a time")
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    unsafe fn store(_: *mut u8, _: std::arch::x86_64::__m128i) {
+        unreachable!("UCS-4 strings are written a unit at a time")
     }
 }
 
@@ -744,7 +756,7 @@ impl Encoder<'_> {
             // the reservation covers; the length then covers only the bytes written.
             unsafe {
                 let len = self.out.len();
-                let Some(written) = T::write_units(block, self.out.as_mut_ptr().add(len)) else {
+                let Some(written) = write_units(block, self.out.as_mut_ptr().add(len)) else {
                     return false;
                 };
                 self.out.set_len(len + written);
