@@ -20,6 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from strategies import json_values, messages
+from subclasses import LoudDict, LoudList
 
 
 @settings(max_examples=200, deadline=None)
@@ -600,21 +601,8 @@ def test_dumps_writes_only_uuid_uuid_as_a_uuid(backend):
         backend.dumps(look_alike())
 
 
-class _LoudDict(dict):
-    def items(self):
-        return [("overridden", 1)]
-
-    def __iter__(self):
-        return iter(["overridden"])
-
-
-class _LoudList(list):
-    def __iter__(self):
-        return iter(["overridden"])
-
-
 def test_dumps_writes_what_dict_and_list_subclasses_hold(backend):
     # As orjson does: the stored entries and items, whatever `items` or `__iter__` say.
-    value = {"d": _LoudDict(a=_LoudList([1, _LoudDict(b=2)])), "l": _LoudList(["x"])}
+    value = {"d": LoudDict(a=LoudList([1, LoudDict(b=2)])), "l": LoudList(["x"])}
     assert backend.dumps(value) == b'{"d":{"a":[1,{"b":2}]},"l":["x"]}\n'
-    assert backend.dumps(_LoudList([_LoudDict(k="v")])) == b'[{"k":"v"}]\n'
+    assert backend.dumps(LoudList([LoudDict(k="v")])) == b'[{"k":"v"}]\n'

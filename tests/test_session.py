@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import base64
 import copy
-import enum
 import io
 import json
 import random
@@ -17,6 +16,8 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from subclasses import Kind, LoudDict, LoudFloat, LoudInt, LoudList, LoudStr, LoudTuple, Side
 
 SID = "sess_abc123def456"
 SEEDED = settings(
@@ -2382,53 +2383,6 @@ def test_a_shared_id_undecided_by_shape_keeps_the_outcome_rule(backend):
     assert store[SID].snapshot()["prompts"][0]["response"] == {"stopReason": "cancelled"}
 
 
-class _Kind(str, enum.Enum):
-    CHUNK = "agent_message_chunk"
-
-
-class _Side(str, enum.Enum):
-    AGENT = "agent"
-
-
-class _LoudStr(str):
-    def __str__(self) -> str:
-        return "overridden"
-
-    def __hash__(self) -> int:
-        return 0
-
-
-class _LoudInt(int):
-    def __int__(self) -> int:
-        return 99
-
-    def __index__(self) -> int:
-        return 99
-
-
-class _LoudFloat(float):
-    def __float__(self) -> float:
-        return 9.5
-
-
-class _LoudDict(dict):
-    def items(self):
-        return [("overridden", 1)]
-
-    def __iter__(self):
-        return iter(["overridden"])
-
-
-class _LoudList(list):
-    def __iter__(self):
-        return iter(["overridden"])
-
-
-class _LoudTuple(tuple):
-    def __iter__(self):
-        return iter(["overridden"])
-
-
 def test_apply_reads_subclasses_by_their_stored_values(backend):
     # A `(str, Enum)` member's str() is its name and its hash the name's: what a message holds
     # is its value, as for every subclass whatever methods it overrides.
@@ -2458,24 +2412,24 @@ def test_apply_reads_subclasses_by_their_stored_values(backend):
     plain = {"str": str, "dict": dict, "list": list, "tuple": tuple, "int": int, "float": float}
     plain["kind"] = "agent_message_chunk"
     loud = {
-        "str": _LoudStr,
-        "dict": _LoudDict,
-        "list": _LoudList,
-        "tuple": _LoudTuple,
-        "int": _LoudInt,
-        "float": _LoudFloat,
-        "kind": _Kind.CHUNK,
+        "str": LoudStr,
+        "dict": LoudDict,
+        "list": LoudList,
+        "tuple": LoudTuple,
+        "int": LoudInt,
+        "float": LoudFloat,
+        "kind": Kind.CHUNK,
     }
     expected, got = backend.Sessions(), backend.Sessions()
     expected.apply(message(plain))
     got.apply(message(loud))
     assert got.errors == [] and got.ids() == ["s1"]
     assert got["s1"].snapshot() == expected["s1"].snapshot()
-    assert got["s1"].message_text(_LoudStr("m")) == "hi"
+    assert got["s1"].message_text(LoudStr("m")) == "hi"
     # The sender, too: a `StrEnum`-like member names the side by its value.
     store = backend.Sessions()
     store.apply(_prompt(1), sender="client")
-    store.apply(_result(1, {"stopReason": "end_turn"}), sender=_Side.AGENT)
+    store.apply(_result(1, {"stopReason": "end_turn"}), sender=Side.AGENT)
     assert store[SID].snapshot()["prompts"][0]["response"] == {"stopReason": "end_turn"}
 
 

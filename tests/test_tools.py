@@ -32,6 +32,22 @@ def cli(*args: str, stdin: bytes | None = None, env: dict | None = None):
     )
 
 
+def chunk_message(text: str, sid: str = "s") -> dict:
+    """An `agent_message_chunk` of message "m" in session ``sid``."""
+    return {
+        "jsonrpc": "2.0",
+        "method": "session/update",
+        "params": {
+            "sessionId": sid,
+            "update": {
+                "sessionUpdate": "agent_message_chunk",
+                "messageId": "m",
+                "content": {"type": "text", "text": text},
+            },
+        },
+    }
+
+
 def records_of(path: Path, out: Path) -> Path:
     """The sample as `acpwire record` writes it: timestamped, with directions."""
     agent_methods = {"initialize", "session/new", "session/prompt", "session/cancel"}
@@ -620,20 +636,7 @@ def test_check_lists_every_bad_frame_in_bounded_memory(tmp_path):
 
 
 def test_stats_counts_a_batchs_entries_and_refuses_a_byte_order_mark(tmp_path):
-    def chunk(text: str) -> dict:
-        return {
-            "jsonrpc": "2.0",
-            "method": "session/update",
-            "params": {
-                "sessionId": "s",
-                "update": {
-                    "sessionUpdate": "agent_message_chunk",
-                    "messageId": "m",
-                    "content": {"type": "text", "text": text},
-                },
-            },
-        }
-
+    chunk = chunk_message
     trace = tmp_path / "batch.ndjson"
     trace.write_bytes(
         json.dumps(chunk("a")).encode()
@@ -658,18 +661,7 @@ def test_stats_counts_a_batchs_entries_and_refuses_a_byte_order_mark(tmp_path):
 def test_replay_reads_a_recorded_trace_whose_first_record_is_over_a_mib(tmp_path):
     big = {"jsonrpc": "2.0", "id": 0, "method": "initialize"}
     big["params"] = {"protocolVersion": 2, "_meta": {"pad": "y" * 1_200_000}}
-    chunk = {
-        "jsonrpc": "2.0",
-        "method": "session/update",
-        "params": {
-            "sessionId": "s",
-            "update": {
-                "sessionUpdate": "agent_message_chunk",
-                "messageId": "m",
-                "content": {"type": "text", "text": "hi"},
-            },
-        },
-    }
+    chunk = chunk_message("hi")
     trace = tmp_path / "rec.ndjson"
     records = [{"t": 0.0, "dir": "client", "msg": big}, {"t": 0.1, "dir": "agent", "msg": chunk}]
     trace.write_text("".join(json.dumps(r) + "\n" for r in records))
@@ -700,18 +692,7 @@ def test_replay_exits_0_when_only_a_sessions_own_updates_are_malformed(tmp_path)
 
 
 def _chunk_line(text: str, sid: str = "s", recorded: bool = False) -> bytes:
-    message = {
-        "jsonrpc": "2.0",
-        "method": "session/update",
-        "params": {
-            "sessionId": sid,
-            "update": {
-                "sessionUpdate": "agent_message_chunk",
-                "messageId": "m",
-                "content": {"type": "text", "text": text},
-            },
-        },
-    }
+    message = chunk_message(text, sid)
     if recorded:
         message = {"t": 0.5, "dir": "agent", "msg": message}
     return json.dumps(message).encode() + b"\n"
