@@ -376,3 +376,54 @@ async def test_connect_to_agent_hands_other_forms_to_the_sdk():
     conn = sdk.connect_to_agent(RecordingClient(), transport)
     assert type(conn).__name__ == "ClientSideConnection"
     await conn.close()
+
+
+class _Chunks:
+    """A byte reader handing out fixed pieces, then EOF."""
+
+    def __init__(self, data: bytes, size: int) -> None:
+        self.pieces = [data[i : i + size] for i in range(0, len(data), size)]
+
+    async def read(self, n: int) -> bytes:
+        return self.pieces.pop(0) if self.pieces else b""
+
+
+# Frames the SDK's `json.loads` reads though strict JSON refuses them (a lone surrogate escape,
+# NaN, Infinity), between good and bad ones; the last has no newline.
+_LENIENT = (
+    b'{"id":1,"result":{}}\n'
+    b'{"id":2,"result":{"_meta":{"note":"\\ud83d"}}}\r\n'
+    b"{broken\n"
+    b'{"id":3,"result":{"cost":NaN}}\n'
+    + b'{"id":4,"result":{"pad":"'
+    + b"x" * 300
+    + b'","inf":-Infinity}}\n'
+    b'[{"id":5,"result":NaN},{"id":6,"result":2}]\n'
+    b"[NaN]\n"
+    b'{"id":7,"result":"\\udc00"}'
+)
+
+
+@pytest.mark.parametrize("size", [1, 7, 64, 4096])
+async def test_frames_only_json_loads_reads_are_delivered_as_the_sdk_delivers_them(size):
+    import json
+    import math
+
+    expected = [json.loads(line) for line in _LENIENT.splitlines() if line != b"{broken"]
+    expected = [m for line in expected for m in (line if isinstance(line, list) else [line])]
+    errors: list = []
+    transport = sdk.FrameTransport(_Chunks(_LENIENT, size), None, on_error=errors.append)
+    got = []
+    while (message := await transport.receive()) is not None:
+        got.append(message)
+    # The SDK drops a batch entry that is no object; so does the transport, reporting it.
+    assert [m.get("id") for m in got] == [1, 2, 3, 4, 5, 6, 7]
+    assert json.dumps(got) == json.dumps([m for m in expected if isinstance(m, dict)])
+    assert math.isnan(got[2]["result"]["cost"]) and got[6]["result"] == "\udc00"
+    assert [e.reason for e in errors] == ["invalid JSON", "not a JSON-RPC message object"]
+    # Through SDK 0.7-0.11 each comes out as a line the SDK's `json.loads` reads back alike.
+    reader = sdk.FrameStreamReader(_Chunks(_LENIENT, size), on_error=lambda e: None)
+    lines = []
+    while line := await reader.readline():
+        lines.append(json.loads(line))
+    assert json.dumps(lines) == json.dumps(got)

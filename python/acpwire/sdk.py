@@ -26,9 +26,9 @@ public from 0.7 on). Tested end to end against 0.12.1 and 0.10.1.
   ``readline()``/``readuntil()`` return one validated message per call, re-encoded as a single
   line (a float too large for a float, ``1e400``, is re-encoded as ``null``).
 
-Frames are validated as strict JSON, more strictly than the SDK's ``json.loads``: one holding a
-lone surrogate escape or ``NaN``/``Infinity`` is refused and goes to ``on_error``, so a response
-in it never reaches its request (an ``on_error`` that raises ends the connection instead).
+A frame refused as invalid JSON is read once more with ``json.loads``, the SDK's own parser,
+which also takes lone surrogate escapes and ``NaN``/``Infinity``: what the SDK would deliver is
+delivered, and only what it would refuse goes to ``on_error``.
 
 :class:`SessionAccumulator` replaces ``acp.contrib.session_state.SessionAccumulator`` with one
 backed by :class:`acpwire.Sessions`; see its docstring.
@@ -39,6 +39,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import json
 import logging
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -75,7 +76,14 @@ def _not_an_object(value: Any) -> FrameError:
 
 
 class _MessageSource:
-    """Pulls JSON-RPC message objects out of a byte reader, reporting and skipping the rest."""
+    """Pulls JSON-RPC message objects out of a byte reader, reporting and skipping the rest.
+
+    A frame refused as invalid JSON is read once more with ``json.loads``, the SDK's own
+    parser, which also takes lone surrogate escapes and ``NaN``/``Infinity``: what the SDK would
+    deliver is delivered (a response in such a frame would otherwise never reach its request).
+    For that the bytes of the line being received are kept, as the decoder keeps them, up to
+    the frame cap.
+    """
 
     def __init__(
         self,
@@ -89,11 +97,21 @@ class _MessageSource:
             raise ValueError("chunk_size must be positive")
         self._reader = reader
         self._decoder = FrameDecoder(max_frame_bytes=max_frame_bytes)
+        self._max = max_frame_bytes
         self._on_error = on_error or _log_error
         self._chunk_size = chunk_size
         self._timeout = receive_timeout
         self._ready: deque[Any] = deque()
         self._eof = False
+        self.lenient = False
+        """Whether the last message came from the ``json.loads`` re-read."""
+        # The bytes since the last newline before the chunk being drained (None once past the
+        # cap: such a line is refused as too long, never as invalid JSON), that chunk, and
+        # where in the stream the two start.
+        self._partial: list[bytes] | None = []
+        self._held: bytes | None = None
+        self._chunk = b""
+        self._start = 0
 
     @property
     def decoder(self) -> Any:
@@ -104,7 +122,18 @@ class _MessageSource:
             while self._ready:
                 item = self._ready.popleft()
                 if isinstance(item, dict):
+                    self.lenient = False
                     return item
+                if isinstance(item, _Lenient):
+                    if isinstance(item.value, dict):
+                        self.lenient = True
+                        return item.value
+                    item = item.value
+                elif isinstance(item, FrameError) and item.reason == "invalid JSON":
+                    lenient = self._reread(item.offset)
+                    if lenient is not None:
+                        self._ready.extendleft(_Lenient(v) for v in reversed(lenient))
+                        continue
                 # A raising on_error propagates: the SDK then ends the connection, which is
                 # how a caller makes bad frames fatal.
                 self._on_error(item if isinstance(item, FrameError) else _not_an_object(item))
@@ -112,11 +141,59 @@ class _MessageSource:
                 return None
             read = self._reader.read(self._chunk_size)
             chunk = await (read if self._timeout is None else asyncio.wait_for(read, self._timeout))
+            self._keep(chunk)
             if chunk:
                 self._ready.extend(self._decoder._feed_events(chunk))
             else:
                 self._eof = True
                 self._ready.extend(self._decoder._finish_events())
+
+    def _keep(self, chunk: bytes) -> None:
+        """Hold ``chunk``, about to be fed, after the partial line that precedes it."""
+        previous = self._chunk
+        if previous:
+            end = previous.rfind(b"\n") + 1
+            if end:
+                self._partial = [previous[end:]]
+            elif self._partial is not None:
+                self._partial.append(previous)
+            if self._partial is not None and sum(map(len, self._partial)) > self._max + 1:
+                self._partial = None
+        # The partial line ends where the decoder's input does so far.
+        held = sum(map(len, self._partial)) if self._partial is not None else 0
+        self._start = self._decoder.position - held
+        self._chunk = chunk
+        self._held = None
+
+    def _reread(self, offset: int) -> list[Any] | None:
+        """The messages ``json.loads`` reads in the frame at ``offset``, or None."""
+        if self._partial is None:
+            return None
+        if self._held is None:
+            self._held = b"".join([*self._partial, self._chunk])
+        begin = offset - self._start
+        if begin < 0:
+            return None
+        end = self._held.find(b"\n", begin)
+        frame = self._held[begin : len(self._held) if end < 0 else end].removesuffix(b"\r")
+        try:
+            value = json.loads(frame)
+        except ValueError:
+            return None
+        if isinstance(value, dict):
+            return [value]
+        if isinstance(value, list) and value:
+            return value  # a batch: its entries, as the decoder gives them
+        return None
+
+
+class _Lenient:
+    """A value only ``json.loads`` reads, as queued by :class:`_MessageSource`."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
 
 
 class FrameTransport:
@@ -209,6 +286,10 @@ class FrameStreamReader(asyncio.StreamReader):
         if message is None:
             self._done = True
             return b""
+        if self._source.lenient:
+            # A message only `json.loads` reads (a lone surrogate, NaN): written as `json`
+            # writes it, which the SDK's `json.loads` reads back the same.
+            return json.dumps(message, separators=(",", ":")).encode() + b"\n"
         return dumps(message)
 
     async def readuntil(self, separator: Any = b"\n") -> bytes:
