@@ -326,10 +326,20 @@ def _takes_transport(acp: Any) -> bool:
     return parameter is not None and parameter.default is None
 
 
+# `connect_to_agent`'s output stream when none is given: an explicit None goes to the SDK as
+# given (SDK 0.10 requires the argument, and refuses None with its own error).
+class _Omitted:
+    def __repr__(self) -> str:
+        return "<omitted>"
+
+
+_OMITTED: Any = _Omitted()
+
+
 def connect_to_agent(
     client: Any,
     input_stream: Any,
-    output_stream: Any = None,
+    output_stream: Any = _OMITTED,
     *,
     max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
     on_error: OnError | None = None,
@@ -352,7 +362,7 @@ def connect_to_agent(
         isinstance(input_stream, asyncio.StreamWriter)
         and isinstance(output_stream, asyncio.StreamReader)
     ):
-        if output_stream is None:
+        if output_stream is _OMITTED:
             return acp.connect_to_agent(client, input_stream, **connection_kwargs)
         return acp.connect_to_agent(client, input_stream, output_stream, **connection_kwargs)
     if _takes_transport(acp):
