@@ -202,11 +202,28 @@ def test_an_agent_reading_from_dev_null_ends_at_once():
     assert done.stdout == b"" and b"PermissionError" not in done.stderr
 
 
+def _ndjson(requests: list) -> bytes:
+    return b"".join(json.dumps(r).encode() + b"\n" for r in requests)
+
+
+def _one_turn(version: int) -> list:
+    """A client's whole side of one turn: initialize, a new session, one prompt."""
+    return [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": version}},
+        {"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": {}},
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "session/prompt",
+            "params": {"sessionId": "sess_0001", "prompt": []},
+        },
+    ]
+
+
 def _serve(requests: list, *options: str, stdout=None) -> subprocess.CompletedProcess:
-    data = b"".join(json.dumps(r).encode() + b"\n" for r in requests)
     return subprocess.run(
         [sys.executable, "-m", "acpwire", "fake-agent", *options],
-        input=data,
+        input=_ndjson(requests),
         stdout=stdout if stdout is not None else subprocess.PIPE,
         stderr=subprocess.PIPE,
         timeout=60,
@@ -238,19 +255,7 @@ def test_malformed_requests_get_errors_not_a_crash():
 
 
 def test_a_permission_request_left_unanswered_at_eof_ends_its_turn_cancelled():
-    done = _serve(
-        [
-            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}},
-            {"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": {}},
-            {
-                "jsonrpc": "2.0",
-                "id": 3,
-                "method": "session/prompt",
-                "params": {"sessionId": "sess_0001", "prompt": []},
-            },
-        ],
-        "--permission",
-    )
+    done = _serve(_one_turn(version=1), "--permission")
     assert done.returncode == 0, done.stderr
     replies = [json.loads(line) for line in done.stdout.splitlines()]
     assert replies[-1] == {"jsonrpc": "2.0", "id": 3, "result": {"stopReason": "cancelled"}}
@@ -258,17 +263,8 @@ def test_a_permission_request_left_unanswered_at_eof_ends_its_turn_cancelled():
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX pipes and devices")
 def test_a_failed_standard_output_ends_with_141_or_1_and_no_traceback():
-    prompts = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 2}},
-        {"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": {}},
-        {
-            "jsonrpc": "2.0",
-            "id": 3,
-            "method": "session/prompt",
-            "params": {"sessionId": "sess_0001", "prompt": []},
-        },
-    ]
-    data = b"".join(json.dumps(r).encode() + b"\n" for r in prompts)
+    prompts = _one_turn(version=2)
+    data = _ndjson(prompts)
     proc = subprocess.Popen(
         [sys.executable, "-m", "acpwire", "fake-agent", "--terminal-bytes", "200000"],
         stdin=subprocess.PIPE,
