@@ -301,7 +301,10 @@ def main(argv: Sequence[str]) -> int:
     start = time.monotonic()
     # Its own process group on POSIX: a Ctrl-C or hangup sent to the terminal's foreground
     # group reaches the proxy, which passes it on once, rather than the agent twice.
-    group = {"preexec_fn": os.setpgrp} if os.name == "posix" else {}
+    # (`process_group` where Python has it: unlike `preexec_fn`, it is safe with threads.)
+    group: dict[str, Any] = {}
+    if os.name == "posix":
+        group = {"process_group": 0} if sys.version_info >= (3, 11) else {"preexec_fn": os.setpgrp}
     try:
         agent = subprocess.Popen(
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0, **group
