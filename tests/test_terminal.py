@@ -168,13 +168,21 @@ def test_origin_mode_addresses_rows_from_the_top_margin(backend):
     assert t.cursor == (2, 0)
 
 
-def test_decrc_in_origin_mode_stays_within_the_margins_set_since(backend):
+def test_decrc_in_origin_mode_stays_above_the_bottom_margin_set_since(backend):
     t = make(backend, cols=10, rows=8)
     t.feed(b"\x1b[1;6r\x1b[?6h\x1b[6;1H\x1b7")  # saved on row 5, the bottom margin
     t.feed(b"\x1b[1;3r\x1b8X")  # the margins shrank: restored onto the new bottom one
     assert t.cursor == (2, 1) and t.screen()[2] == "X"
     t.feed(b"\n\n\nY")  # and LF scrolls the region, as it does at its bottom
     assert t.screen()[:3] == ["", "", " Y"]
+
+
+def test_decrc_in_origin_mode_keeps_a_row_above_the_top_margin(backend):
+    # xterm's CursorSet limits the restored row by the bottom margin only.
+    t = make(backend, cols=5, rows=4)
+    t.feed(b"\x1b[?6h\x1b[2;4H\x1b7\x1b[3;4r\x1b8X")
+    assert t.screen() == ["", "   X", "", ""]
+    assert t.cursor == (1, 4)
 
 
 @pytest.mark.parametrize(
@@ -189,6 +197,10 @@ def test_decrc_in_origin_mode_stays_within_the_margins_set_since(backend):
         (b"x\x1b[5C\x1b[2b", "x"),
         (b"a\x1b]0;t\x07\x1b[2b", "a"),  # nor does any other sequence
         (b"\x1b[3b", ""),
+        # After a zero-width character xterm repeats nothing (it is the last one printed).
+        (b"e\xcc\x81\x1b[3b", "e\u0301"),
+        (b"a\xe2\x80\x8d\x1b[2b", "a\u200d"),
+        (b"e\xcc\x81b\x1b[2b", "e\u0301bbb"),  # a character after it is repeatable again
     ],
 )
 def test_rep_repeats_only_the_character_printed_just_before_it(backend, data, text):
@@ -248,6 +260,15 @@ def test_invalid_base64_changes_nothing(backend):
     assert t.text == "keep" and t.spans()[0][0].bold is False
     t.reset_base64("aGk=")
     assert t.text == "hi" and t.bytes_fed == 2
+
+
+def test_pure_sgr_memo_keeps_no_long_parameters():
+    # Parameters are read up to any length (each saturates at 65535): remembering the bytes of
+    # a long one would hold memory after the terminal is gone.
+    t = pure_terminal.Terminal()
+    t.feed(b"\x1b[" + b"0" * 100_000 + b"1mX")
+    assert t.spans()[0][0].bold
+    assert max((len(params) for params, _ in pure_terminal._sgr_memo), default=0) <= 64
 
 
 def test_caps(backend):
@@ -347,6 +368,41 @@ def test_sgr_and_links(backend):
     assert (s[4].text, s[4].link, s[4].fg) == ("E", None, None)
     assert (s[5].text, s[5].fg, s[5].bg) == ("F", 12, 11)
     assert "Span(" in repr(s[0])
+
+
+@pytest.mark.parametrize(
+    "sgr, fg, bg",
+    [
+        (b"38;5:1", 1, None),  # xterm's mixed forms: the mode's own sub-parameters
+        (b"48;5:9", None, 9),
+        (b"38;2:1:2:3", "#010203", None),
+        (b"48;2:0:255:16:32", None, "#ff1020"),  # with a colour space
+        (b"38;5:300", None, None),  # out of range: no colour
+        (b"38;2:1:2", None, None),  # too few
+        (b"38;5:1;1", 1, None),  # the group is consumed whole; what follows still applies
+    ],
+)
+def test_sgr_extended_colour_with_sub_parameters_after_a_semicolon(backend, sgr, fg, bg):
+    t = make(backend)
+    t.feed(b"\x1b[" + sgr + b"mX")
+    span = t.spans()[0][0]
+    assert (span.fg, span.bg) == (fg, bg)
+    assert span.bold == sgr.endswith(b";1")
+
+
+@pytest.mark.parametrize("whole", [True, False])
+def test_sd_with_an_explicit_zero_is_mouse_tracking_not_a_scroll(backend, whole):
+    # xterm: `CSI T` scrolls down one line, `CSI 0 T` (like `CSI a;b;c;d;e T`) does not.
+    for seq, screen in [
+        (b"\x1b[0T", ["top", "bot", ""]),
+        (b"\x1b[00T", ["top", "bot", ""]),
+        (b"\x1b[T", ["", "top", "bot"]),
+        (b"\x1b[1T", ["", "top", "bot"]),
+        (b"\x1b[1;2;3;4;5T", ["top", "bot", ""]),
+    ]:
+        data = b"top\r\nbot" + seq
+        chunks = None if whole else [data[i : i + 1] for i in range(len(data))]
+        assert fed(backend, data, chunks, cols=5, rows=3).screen() == screen, seq
 
 
 def test_title_bell_queries(backend):

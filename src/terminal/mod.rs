@@ -16,7 +16,8 @@
 //!   written (as in xterm, vt100-rust and pyte); the next printable character wraps first. As
 //!   in xterm (`ResetWrap`), LF/VT/FF, IND, RI, NEL, CUU/CUD/CNL/CPL, VPA/VPR, CUP/HVP, CHA,
 //!   EL, ED 0-2, ECH, ICH and DCH end it, leaving the cursor on the last column, and BS and
-//!   CUB count back from that column; CUF and CHA end it too. HT, SGR, DECSC (which saves
+//!   CUB count back from that column (CBT too: xterm's keeps the wrap pending after moving back,
+//!   which this model, pending only at the margin, cannot); CUF and CHA end it too. HT, SGR, DECSC (which saves
 //!   it) and scrolling (SU/SD) keep it.
 //! * Soft-wrapped rows are joined by `text`, `lines()` and `spans()`. EL 0 and 2, ED, ECH and
 //!   DCH end a row's soft wrap (as xterm's `ClearRight` and `ScrnDeleteChar` do), and so does
@@ -327,7 +328,7 @@ pub struct TerminalConfig {
     pub rows: usize,
     /// Most lines kept above the screen.
     pub scrollback: usize,
-    /// Most cells (plus one per line) kept in scrollback.
+    /// Most cells (plus 128 per line) kept in scrollback.
     pub max_bytes: usize,
 }
 
@@ -759,6 +760,8 @@ pub struct Terminal {
     inter: [u8; 2],
     inter_len: usize,
     ignoring: bool,
+    /// The first parameter was written with digits: `CSI 0 T` is not `CSI T`.
+    first_digits: bool,
     param: u32,
     params: Params,
     osc: Vec<u8>,
@@ -828,6 +831,7 @@ impl Terminal {
             inter: [0; 2],
             inter_len: 0,
             ignoring: false,
+            first_digits: false,
             param: 0,
             params: Params::default(),
             osc: Vec::new(),
@@ -921,6 +925,7 @@ impl Terminal {
     fn reset_params(&mut self) {
         self.inter_len = 0;
         self.ignoring = false;
+        self.first_digits = false;
         self.param = 0;
         self.params.clear();
     }
@@ -1374,6 +1379,7 @@ impl Terminal {
         let mut vals = [0u16; 16];
         let mut count = 0;
         let mut acc: u32 = 0;
+        let first_digits = data.get(i).is_some_and(u8::is_ascii_digit);
         for (j, &b) in data.iter().enumerate().skip(i) {
             match b {
                 b'0'..=b'9' => acc = (acc * 10 + u32::from(b - b'0')).min(65535),
@@ -1388,7 +1394,7 @@ impl Terminal {
                 0x40..=0x7E => {
                     vals[count] = param16(acc);
                     count += 1;
-                    self.csi_plain(b, &vals[..count]);
+                    self.csi_plain(b, &vals[..count], first_digits);
                     return Some(j + 1);
                 }
                 _ => return None,
@@ -1397,7 +1403,7 @@ impl Terminal {
         None
     }
 
-    fn csi_plain(&mut self, fin: u8, vals: &[u16]) {
+    fn csi_plain(&mut self, fin: u8, vals: &[u16], first_digits: bool) {
         if fin == b'm' {
             let new = if vals == [0] {
                 // `ESC[0m`, the most common SGR by far.
@@ -1424,6 +1430,7 @@ impl Terminal {
             (b'G' | b'`', &[col]) => self.set_col(col),
             _ => {
                 self.reset_params();
+                self.first_digits = first_digits;
                 for &v in vals {
                     self.params.push(v);
                 }
@@ -1555,6 +1562,7 @@ impl Terminal {
         if self.params.is_full() {
             self.ignoring = true;
         } else {
+            self.first_digits |= self.params.is_blank();
             self.param = (self.param * 10 + u32::from(b - b'0')).min(65535);
         }
     }
@@ -1892,8 +1900,9 @@ impl Terminal {
         self.origin = s.origin;
         self.pen_id = None;
         if self.origin {
-            // As xterm: in origin mode the cursor stays within the margins set since.
-            self.row = self.row.clamp(self.top, self.bot);
+            // As xterm (`CursorSet`): in origin mode the cursor stays above the bottom margin
+            // set since; a row above the top margin stays where it was.
+            self.row = self.row.min(self.bot);
         }
     }
 
@@ -2024,6 +2033,9 @@ impl Terminal {
                         k = 0;
                         has_wide = false;
                     }
+                    // xterm's REP repeats nothing after a zero-width character.
+                    last = None;
+                    self.last = None;
                     self.combine(char::from_u32(cp).unwrap_or('\u{FFFD}'));
                 }
                 _ => {} // C1 code points are never printed
@@ -2396,7 +2408,12 @@ impl Terminal {
             b'X' => self.erase_chars(a0),
             b'L' | b'M' => self.insert_delete_lines(a0, f == b'L'),
             b'S' => self.scroll_up(a0),
-            b'T' if self.params.len() <= 1 => self.scroll_down(a0),
+            // As xterm: more than one parameter, or an explicit 0, is mouse tracking.
+            b'T' if self.params.len() <= 1
+                && !(self.first_digits && self.params.arg(0, 0) == 0) =>
+            {
+                self.scroll_down(a0);
+            }
             b'b' => {
                 if let Some(c) = self.repeatable.take() {
                     let mut b = [0u8; 4];
@@ -2791,6 +2808,16 @@ fn sgr<P: ParamGroups>(pen: StyleKey, p: &P) -> StyleKey {
                         };
                         color = rgb(c[0], c[1], c[2]);
                     }
+                } else if i < count && p.group(i).len() > 1 {
+                    // xterm's mixed form: 38;5:n, 38;2:r:g:b or 38;2:colourspace:r:g:b.
+                    let g = p.group(i);
+                    let at = if g.len() > 4 { 2 } else { 1 };
+                    if g[0] == 5 && g.len() > at && g[at] <= 255 {
+                        color = Some(u32::from(g[at]) + 1);
+                    } else if g[0] == 2 && g.len() >= at + 3 {
+                        color = rgb(g[at], g[at + 1], g[at + 2]);
+                    }
+                    i += 1;
                 } else if i < count {
                     let mode = p.group(i)[0];
                     if mode == 5 {

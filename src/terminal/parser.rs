@@ -80,6 +80,10 @@ impl Params {
     pub fn is_empty(&self) -> bool {
         self.ngroups == 0
     }
+    /// No value read yet, not even a sub-parameter.
+    pub fn is_blank(&self) -> bool {
+        self.count == 0
+    }
     /// Parameter `i` with its sub-parameters.
     pub fn group(&self, i: usize) -> &[u16] {
         let (s, n) = self.groups[i];

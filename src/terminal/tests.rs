@@ -499,3 +499,47 @@ fn decaln_fills_a_transcript_with_eighty_columns() {
     t.feed(b"X");
     assert_eq!(t.spans()[0][0].style, Style::default());
 }
+
+/// The screen after feeding `data` whole and byte by byte (which must agree).
+fn screen_of(cols: usize, rows: usize, data: &[u8]) -> Vec<String> {
+    let mut whole = term(Some(cols), rows);
+    whole.feed(data);
+    let mut bytewise = term(Some(cols), rows);
+    for b in data {
+        bytewise.feed(&[*b]);
+    }
+    assert_eq!(all_views(&whole), all_views(&bytewise));
+    whole.screen().unwrap_or_default()
+}
+
+#[test]
+fn rep_after_a_zero_width_character_repeats_nothing() {
+    assert_eq!(screen_of(8, 1, "e\u{301}\x1b[3b".as_bytes()), ["e\u{301}"]);
+    assert_eq!(screen_of(8, 1, "e\u{301}b\x1b[2b".as_bytes()), ["e\u{301}bbb"]);
+}
+
+#[test]
+fn decrc_in_origin_mode_keeps_a_row_above_the_top_margin() {
+    let rows = screen_of(5, 4, b"\x1b[?6h\x1b[2;4H\x1b7\x1b[3;4r\x1b8X");
+    assert_eq!(rows, ["", "   X", "", ""]);
+}
+
+#[test]
+fn sd_with_an_explicit_zero_does_not_scroll() {
+    assert_eq!(screen_of(5, 3, b"top\r\nbot\x1b[0T"), ["top", "bot", ""]);
+    assert_eq!(screen_of(5, 3, b"top\r\nbot\x1b[T"), ["", "top", "bot"]);
+}
+
+#[test]
+fn sgr_extended_colour_in_the_mixed_form() {
+    for (seq, fg) in [
+        (&b"\x1b[38;5:1mX"[..], Some(Color::Indexed(1))),
+        (b"\x1b[38;2:1:2:3mX", Some(Color::Rgb(1, 2, 3))),
+        (b"\x1b[38;2:9:1:2:3mX", Some(Color::Rgb(1, 2, 3))),
+        (b"\x1b[38;5:300mX", None),
+    ] {
+        let mut t = term(None, 2);
+        t.feed(seq);
+        assert_eq!(t.spans()[0][0].style.fg, fg, "{seq:?}");
+    }
+}

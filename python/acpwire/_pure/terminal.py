@@ -40,7 +40,7 @@ Model (shared with Rust):
 * Bounds: OSC payloads over 64 KiB are discarded whole, DCS/SOS/PM/APC payloads are never
   stored, CSI takes at most 32 parameters and sub-parameters (more: the sequence is ignored),
   each saturating at 65535; scrollback is capped by ``scrollback`` lines and by ``max_bytes``
-  (one unit per stored cell plus one per line); at most 65,536 distinct styles, 4,096 distinct
+  (one unit per stored cell plus 128 per line); at most 65,536 distinct styles, 4,096 distinct
   OSC 8 links (URIs over 2083 bytes are ignored) and 65,536 distinct grapheme clusters of at
   most 16 code points are kept (beyond: default style, no link, extra marks dropped).
 
@@ -208,6 +208,7 @@ _SPECIAL = _special_class()
 
 # (parameters, (fg, bg, flags)) -> (fg, bg, flags) after that SGR; shared, cleared when full.
 _SGR_MEMO = 4096
+_SGR_MEMO_KEY_BYTES = 64
 _sgr_memo: dict[tuple[bytes, tuple[int, int, int]], tuple[int, int, int]] = {}
 
 
@@ -367,7 +368,7 @@ class Terminal(Unpicklable):
         cols: grid width (1 to 65535), or None for a transcript whose lines do not wrap.
         rows: screen height (1 to 65535; the window cursor movement works in).
         scrollback: most lines kept above the screen.
-        max_bytes: most cells (plus one per line) kept in scrollback.
+        max_bytes: most cells (plus 128 per line) kept in scrollback.
     """
 
     __slots__ = (
@@ -383,6 +384,7 @@ class Terminal(Unpicklable):
         "_count",
         "_cur",
         "_fg",
+        "_first_digits",
         "_flags",
         "_grid",
         "_groups",
@@ -508,6 +510,8 @@ class Terminal(Unpicklable):
         self._groups: list[list[int]] = []
         self._cur: list[int] = []
         self._count = 0
+        # Whether the first parameter was written with digits (`CSI 0 T` is not `CSI T`).
+        self._first_digits = False
 
     # ------------------------------------------------------------ public API
     @_locked
@@ -827,9 +831,12 @@ class Terminal(Unpicklable):
             new = _sgr_memo.get(key)
             if new is None:
                 self._plain_csi(params, 0x6D)
-                if len(_sgr_memo) >= _SGR_MEMO:
-                    _sgr_memo.clear()
-                _sgr_memo[key] = (self._fg, self._bg, self._flags)
+                # Parameters are read up to any length (each saturates): only short ones are
+                # remembered, so the memo's memory stays bounded.
+                if len(params) <= _SGR_MEMO_KEY_BYTES:
+                    if len(_sgr_memo) >= _SGR_MEMO:
+                        _sgr_memo.clear()
+                    _sgr_memo[key] = (self._fg, self._bg, self._flags)
             elif new != pen:
                 self._fg, self._bg, self._flags = new
                 self._pen_id = -1
@@ -838,6 +845,7 @@ class Terminal(Unpicklable):
 
     def _plain_csi(self, params: bytes, final: int) -> None:
         self._reset_params()
+        self._first_digits = params[:1].isdigit()
         groups = [[_param(p)] for p in params.split(b";")]
         self._groups = groups
         self._count = len(groups)
@@ -860,6 +868,8 @@ class Terminal(Unpicklable):
         if self._count == MAX_PARAMS:
             self._ignoring = True
         else:
+            if self._count == 0:
+                self._first_digits = True
             self._param = min(self._param * 10 + (b - 0x30), 65535)
 
     def _param_next(self) -> None:
@@ -1103,8 +1113,9 @@ class Terminal(Unpicklable):
         self.row, self.col, self._fg, self._bg, self._flags, self._link, self._origin = saved
         self._pen_id = -1
         if self._origin:
-            # As xterm: in origin mode the cursor stays within the margins set since.
-            self.row = min(max(self.row, self._top), self._bot)
+            # As xterm (`CursorSet`): in origin mode the cursor stays above the bottom margin
+            # set since; a row above the top margin stays where it was.
+            self.row = min(self.row, self._bot)
 
     def _home(self) -> None:
         """The cursor to the first column of the first row it may address."""
@@ -1167,6 +1178,8 @@ class Terminal(Unpicklable):
                 self._last = ch
                 self._put_wide(ch)
             elif w == 0:
+                # xterm's REP repeats nothing after a zero-width character.
+                self._last = ""
                 self._combine(ch)
             else:
                 self._last = ch
@@ -1460,7 +1473,8 @@ class Terminal(Unpicklable):
         elif f == "S":
             self._scroll_up(self._arg(0, 1))
         elif f == "T":
-            if len(self._groups) <= 1:
+            # As xterm: more than one parameter, or an explicit 0, is mouse tracking.
+            if len(self._groups) <= 1 and not (self._first_digits and self._arg(0, 0) == 0):
                 self._scroll_down(self._arg(0, 1))
         elif f == "b":
             if self._repeatable:
@@ -1686,6 +1700,17 @@ class Terminal(Unpicklable):
                         r, gg, b = g[2:5] if len(g) == 5 else g[3:6]
                         if r <= 255 and gg <= 255 and b <= 255:
                             color = RGB_BIT | r << 16 | gg << 8 | b
+                elif i < n and len(groups[i]) > 1:
+                    # xterm's mixed form: 38;5:n, 38;2:r:g:b or 38;2:colourspace:r:g:b.
+                    g2 = groups[i]
+                    at = 2 if len(g2) > 4 else 1
+                    if g2[0] == 5 and len(g2) > at and g2[at] <= 255:
+                        color = g2[at] + 1
+                    elif g2[0] == 2 and len(g2) >= at + 3:
+                        r, gg, b = g2[at : at + 3]
+                        if r <= 255 and gg <= 255 and b <= 255:
+                            color = RGB_BIT | r << 16 | gg << 8 | b
+                    i += 1
                 elif i < n:
                     mode = groups[i][0]
                     if mode == 5:
