@@ -2744,6 +2744,63 @@ impl ParamGroups for Plain<'_> {
     }
 }
 
+/// The colour of an extended-colour SGR (38, 48 or 58) whose own parameter group is `group`;
+/// `i` is the index of the group after it, moved past the groups the colour takes.
+fn extended_color<P: ParamGroups>(group: &[u16], p: &P, i: &mut usize) -> Option<u32> {
+    let count = p.len();
+    let mut color: Option<u32> = None;
+    let rgb = |red: u16, green: u16, blue: u16| {
+        (red <= 255 && green <= 255 && blue <= 255)
+            .then(|| RGB_BIT | u32::from(red) << 16 | u32::from(green) << 8 | u32::from(blue))
+    };
+    if group.len() > 1 {
+        // Colon form: 38:5:n, 38:2:r:g:b or 38:2:colourspace:r:g:b.
+        if group[1] == 5 && group.len() >= 3 && group[2] <= 255 {
+            color = Some(u32::from(group[2]) + 1);
+        } else if group[1] == 2 && group.len() >= 5 {
+            let c = if group.len() == 5 {
+                &group[2..5]
+            } else {
+                &group[3..6]
+            };
+            color = rgb(c[0], c[1], c[2]);
+        }
+    } else if *i < count && p.group(*i).len() > 1 {
+        // xterm's mixed form: 38;5:n, 38;2:r:g:b or 38;2:colourspace:r:g:b.
+        let g = p.group(*i);
+        let at = if g.len() > 4 { 2 } else { 1 };
+        if g[0] == 5 && g.len() > at && g[at] <= 255 {
+            color = Some(u32::from(g[at]) + 1);
+        } else if g[0] == 2 && g.len() >= at + 3 {
+            color = rgb(g[at], g[at + 1], g[at + 2]);
+        }
+        *i += 1;
+    } else if *i < count {
+        let mode = p.group(*i)[0];
+        if mode == 5 {
+            if *i + 1 < count {
+                let idx = p.group(*i + 1)[0];
+                if idx <= 255 {
+                    color = Some(u32::from(idx) + 1);
+                }
+                *i += 2;
+            } else {
+                *i = count;
+            }
+        } else if mode == 2 {
+            if *i + 3 < count {
+                color = rgb(p.group(*i + 1)[0], p.group(*i + 2)[0], p.group(*i + 3)[0]);
+                *i += 4;
+            } else {
+                *i = count;
+            }
+        } else {
+            *i += 1;
+        }
+    }
+    color
+}
+
 /// The pen after an SGR with parameters `p`.
 #[inline]
 fn sgr<P: ParamGroups>(pen: StyleKey, p: &P) -> StyleKey {
@@ -2790,57 +2847,7 @@ fn sgr<P: ParamGroups>(pen: StyleKey, p: &P) -> StyleKey {
             90..=97 => fg = u32::from(code - 90) + 9,
             100..=107 => bg = u32::from(code - 100) + 9,
             38 | 48 | 58 => {
-                let mut color: Option<u32> = None;
-                let rgb = |red: u16, green: u16, blue: u16| {
-                    (red <= 255 && green <= 255 && blue <= 255).then(|| {
-                        RGB_BIT | u32::from(red) << 16 | u32::from(green) << 8 | u32::from(blue)
-                    })
-                };
-                if group.len() > 1 {
-                    // Colon form: 38:5:n, 38:2:r:g:b or 38:2:colourspace:r:g:b.
-                    if group[1] == 5 && group.len() >= 3 && group[2] <= 255 {
-                        color = Some(u32::from(group[2]) + 1);
-                    } else if group[1] == 2 && group.len() >= 5 {
-                        let c = if group.len() == 5 {
-                            &group[2..5]
-                        } else {
-                            &group[3..6]
-                        };
-                        color = rgb(c[0], c[1], c[2]);
-                    }
-                } else if i < count && p.group(i).len() > 1 {
-                    // xterm's mixed form: 38;5:n, 38;2:r:g:b or 38;2:colourspace:r:g:b.
-                    let g = p.group(i);
-                    let at = if g.len() > 4 { 2 } else { 1 };
-                    if g[0] == 5 && g.len() > at && g[at] <= 255 {
-                        color = Some(u32::from(g[at]) + 1);
-                    } else if g[0] == 2 && g.len() >= at + 3 {
-                        color = rgb(g[at], g[at + 1], g[at + 2]);
-                    }
-                    i += 1;
-                } else if i < count {
-                    let mode = p.group(i)[0];
-                    if mode == 5 {
-                        if i + 1 < count {
-                            let idx = p.group(i + 1)[0];
-                            if idx <= 255 {
-                                color = Some(u32::from(idx) + 1);
-                            }
-                            i += 2;
-                        } else {
-                            i = count;
-                        }
-                    } else if mode == 2 {
-                        if i + 3 < count {
-                            color = rgb(p.group(i + 1)[0], p.group(i + 2)[0], p.group(i + 3)[0]);
-                            i += 4;
-                        } else {
-                            i = count;
-                        }
-                    } else {
-                        i += 1;
-                    }
-                }
+                let color = extended_color(group, p, &mut i);
                 if let Some(c) = color {
                     if code == 38 {
                         fg = c;

@@ -515,7 +515,10 @@ fn screen_of(cols: usize, rows: usize, data: &[u8]) -> Vec<String> {
 #[test]
 fn rep_after_a_zero_width_character_repeats_nothing() {
     assert_eq!(screen_of(8, 1, "e\u{301}\x1b[3b".as_bytes()), ["e\u{301}"]);
-    assert_eq!(screen_of(8, 1, "e\u{301}b\x1b[2b".as_bytes()), ["e\u{301}bbb"]);
+    assert_eq!(
+        screen_of(8, 1, "e\u{301}b\x1b[2b".as_bytes()),
+        ["e\u{301}bbb"]
+    );
 }
 
 #[test]
