@@ -481,6 +481,16 @@ def test_loads_reads_a_str_subclass_as_its_str(backend):
     assert backend.loads(Name('{"a": [1]}')) == {"a": [1]}
 
 
+class LoudDocument(str):
+    def __str__(self) -> str:
+        return '["overridden"]'
+
+
+def test_loads_reads_what_a_str_subclass_holds_not_its_str(backend):
+    # `str()` of a (str, Enum) member or of a subclass like this is not its characters.
+    assert backend.loads(LoudDocument('{"a": 1}')) == json.loads('{"a": 1}') == {"a": 1}
+
+
 def test_loads_skips_a_utf8_byte_order_mark_in_bytes_as_json_does(backend):
     for data in (b'\xef\xbb\xbf{"a":1}', bytearray(b'\xef\xbb\xbf{"a":1}')):
         assert backend.loads(data) == json.loads(bytes(data)) == {"a": 1}

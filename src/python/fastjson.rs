@@ -35,7 +35,13 @@ thread_local! {
 
 /// Decode `data`, or `None` when the fast path declines (see the module docs).
 pub fn decode<'py>(py: Python<'py>, data: &[u8]) -> Option<Bound<'py, PyAny>> {
-    KEY_CACHE.with_borrow_mut(|cache| {
+    KEY_CACHE.with(|cell| {
+        // Making an object may collect garbage, and a finalizer may decode too: the nested
+        // call finds the cache taken and declines, and the general parser decodes.
+        let Ok(mut cache) = cell.try_borrow_mut() else {
+            return None;
+        };
+        let cache = &mut *cache;
         if cache.is_empty() {
             cache.resize_with(KEY_CACHE_SLOTS, || None);
         }

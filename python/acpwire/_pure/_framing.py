@@ -73,6 +73,31 @@ def _decode_failure(frame: bytes) -> tuple[Any, str | None, str]:
     return decode_valid(frame), None, ""
 
 
+class _CallLock:
+    """One decoder's lock. Calls from other threads wait for the call in progress; a call from
+    the same thread in the middle of one (a finalizer run by a garbage collection inside a
+    feed, or a signal handler) is refused with RuntimeError, as the native decoder refuses a
+    second borrow, rather than waiting for ever on itself."""
+
+    __slots__ = ("_lock", "_owner")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._owner: int | None = None
+
+    def __enter__(self) -> None:
+        me = threading.get_ident()
+        # Only this thread sets the owner to itself, and only while it holds the lock.
+        if self._owner == me:
+            raise RuntimeError("Already borrowed")
+        self._lock.acquire()
+        self._owner = me
+
+    def __exit__(self, *exc: object) -> None:
+        self._owner = None
+        self._lock.release()
+
+
 class FrameDecoder(Unpicklable):
     """Incremental NDJSON decoder: bytes in, JSON-RPC messages out."""
 
@@ -112,7 +137,7 @@ class FrameDecoder(Unpicklable):
         self._errors_dropped = 0
         # Calls from several threads take turns, as they do on the native decoder (which
         # holds the GIL throughout): a feed reads its position first and writes it back last.
-        self._lock = threading.Lock()
+        self._lock = _CallLock()
 
     # -- feeding -----------------------------------------------------------------------------
 

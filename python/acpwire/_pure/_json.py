@@ -234,7 +234,7 @@ def loads(data: bytes | bytearray | memoryview | str) -> Any:
     if type(data) is not str:
         # A str subclass is read as the str it is; anything else must be a buffer of bytes.
         if isinstance(data, str):
-            data = str(data)
+            data = str.__str__(data)
         else:
             data = buffer_bytes(data, BYTES_OR_STR)
             if data[:3] == _UTF8_BOM:

@@ -341,13 +341,24 @@ class _StoreLock:
                     "the store is being fed by another thread: feed one stream from one thread"
                 )
             self._lock.acquire()
-        outer = self._feeding
+        try:
+            self.refuse_nested()
+        except RuntimeError:
+            self._lock.release()
+            raise
         self._feeding = True
         try:
             yield
         finally:
-            self._feeding = outer
+            self._feeding = False
             self._lock.release()
+
+    def refuse_nested(self) -> None:
+        """Refuses a change from the thread that holds the lock while it feeds (a finalizer run
+        by a garbage collection inside a feed, say), as the native store refuses it, instead of
+        reducing into a half-applied feed."""
+        if self._feeding:
+            raise RuntimeError("Already borrowed")
 
 
 class Session(Unpicklable):
@@ -863,6 +874,7 @@ class Sessions(Unpicklable):
         not valid UTF-8 (a lone surrogate) is not applied: it becomes one error record. Error
         records from it have no line or offset.
         """
+        self._lock.refuse_nested()
         self._apply_at(message, sender, None, None)
 
     @_locked

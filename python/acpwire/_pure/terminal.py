@@ -361,6 +361,27 @@ def _locked(method):
     return locked
 
 
+def _changing(method):
+    """``_locked``, for a call that changes the terminal: the same thread calling again in the
+    middle of one (a finalizer run by a garbage collection inside a feed, say) is refused with
+    RuntimeError, as the native terminal refuses a second borrow, instead of feeding into a
+    half-applied state."""
+
+    @functools.wraps(method)
+    def changing(self, *args, **kwargs):
+        with self._lock:
+            # Other threads wait on the lock: a busy terminal here is this thread's own call.
+            if self._busy:
+                raise RuntimeError("Already borrowed")
+            self._busy = True
+            try:
+                return method(self, *args, **kwargs)
+            finally:
+                self._busy = False
+
+    return changing
+
+
 class Terminal(Unpicklable):
     """A display-only terminal fed with raw PTY bytes (see the module docs for the model).
 
@@ -378,6 +399,7 @@ class Terminal(Unpicklable):
         "_bell",
         "_bg",
         "_bot",
+        "_busy",
         "_bytes_fed",
         "_clusters",
         "_cols",
@@ -447,6 +469,7 @@ class Terminal(Unpicklable):
         self._sb_max = scrollback
         self._max_bytes = max_bytes
         self._lock = threading.RLock()
+        self._busy = False
         self._clear_all()
 
     # ----------------------------------------------------------------- state
@@ -514,10 +537,12 @@ class Terminal(Unpicklable):
         self._first_digits = False
 
     # ------------------------------------------------------------ public API
-    @_locked
+    @_changing
     def feed(self, data: bytes | bytearray | memoryview) -> None:
         """Apply raw terminal bytes (any chunking gives the same result)."""
-        data = buffer_bytes(data)
+        self._feed(buffer_bytes(data))
+
+    def _feed(self, data: bytes) -> None:
         self._bytes_fed += len(data)
         self._advance(data)
 
@@ -528,7 +553,7 @@ class Terminal(Unpicklable):
         """
         self.feed(_decode_base64(data))
 
-    @_locked
+    @_changing
     def reset(self, snapshot: bytes | bytearray | memoryview | None = b"") -> None:
         """Drop all state and start from ``snapshot`` (the ``terminal_update.output`` rule).
 
@@ -536,7 +561,7 @@ class Terminal(Unpicklable):
         """
         snapshot = b"" if snapshot is None else buffer_bytes(snapshot)
         self._clear_all()
-        self.feed(snapshot)
+        self._feed(snapshot)
 
     def reset_base64(self, data: str | bytes) -> None:
         """``reset`` from a base64 snapshot; invalid base64 raises and changes nothing."""
