@@ -6,8 +6,15 @@
 //! (ids, `title` of `tool_call`, ...) are checked by each variant's handler; unknown fields,
 //! and the members of items of unknown `type`, stay raw and unchecked.
 //!
-//! `null` passes for every optional field listed: in v2 it clears, in v1 it is omission. The
-//! same table is `_FIELD_TYPES` in the pure backend.
+//! `null` passes for every optional field listed: in v2 it clears, in v1 it is omission. What
+//! does not fit is repaired as the schemas' decoding marks say ([`repair`]): an optional field
+//! is read as absent, an array item that cannot be read is left out, and a required part that
+//! does not fit refuses the update. [`field_error`] finds whether anything needs repair
+//! without allocating, which is all a valid update costs. The same table and rules are
+//! `_FIELD_TYPES` and `_repair` in the pure backend.
+
+use std::borrow::Cow;
+use std::sync::Arc;
 
 use jiter::JsonValue;
 
@@ -145,10 +152,10 @@ const PLAN_ENTRY: Item = Item {
 };
 
 const CHUNK: &[Field] = &[opt("messageId", Ty::Str), META];
-const UPSERT: &[Field] = &[opt("content", Ty::Arr), META];
+const UPSERT: &[Field] = &[opt("content", Ty::Items(&CONTENT_BLOCK)), META];
 const SESSION_MESSAGE: &[Field] = &[
     opt("messageId", Ty::Str),
-    opt("content", Ty::Arr),
+    opt("content", Ty::Items(&CONTENT_BLOCK)),
     opt("senderSessionId", Ty::Str),
     opt("recipientSessionId", Ty::Str),
     META,
@@ -358,18 +365,16 @@ fn items_error(
     })
 }
 
-/// The error of the entries of a `plan_update` of type `items`: the same rule as those of a
-/// v1 `plan`, one object further down, so its handler asks once it knows the plan's type.
-pub(super) fn plan_entries_error(entries: &JsonValue<'_>, mode: Mode) -> Option<String> {
-    items_error("plan_update", "plan.entries", entries, &PLAN_ENTRY, mode)
-}
-
 /// The error of the first field of update `u` (of variant `kind`) with the wrong type, if
 /// any, under the rules of `mode`.
 pub(super) fn field_error(kind: &str, u: &Members<'_>, mode: Mode) -> Option<String> {
     let (_, fields) = FIELD_TYPES.iter().find(|(k, _)| *k == kind)?;
+    let idle_only = idle_only(kind, u);
     for &field in *fields {
         let (name, ty, _) = field;
+        if idle_only && IDLE_MEMBERS.contains(&name) {
+            continue;
+        }
         let value = member(u, name);
         if let Some((a, or_null)) = mismatch(value, field) {
             return Some(format!("{kind}: {name} must be {a}{or_null}"));
@@ -388,4 +393,231 @@ pub(super) fn field_error(kind: &str, u: &Members<'_>, mode: Mode) -> Option<Str
         }
     }
     None
+}
+
+/// Members only an idle `state_update` has: on another state they are unknown fields.
+const IDLE_MEMBERS: [&str; 2] = ["stopReason", "usage"];
+
+fn idle_only(kind: &str, u: &Members<'_>) -> bool {
+    kind == "state_update" && !matches!(member(u, "state"), Some(JsonValue::Str(s)) if s == "idle")
+}
+
+// What a field or item that does not fit its rule comes to (the schemas mark every optional
+// field `x-deserialize-default-on-error` and every array of items
+// `x-deserialize-skip-invalid-items`): the field falls back to its default, absence, and the
+// item is left out. Each is an error record; the rest of the update is applied.
+const IGNORED: &str = " (ignored)";
+const DROPPED: &str = " (item dropped)";
+
+/// A required part of an update that does not fit, and why: the update is not applied.
+pub(super) struct Refused(pub(super) String);
+
+/// An object's members, owned where a repair changed them.
+pub(super) type Pairs<'s> = Vec<(Cow<'s, str>, JsonValue<'s>)>;
+
+/// Sets member `key` (its last occurrence, the one read) to `value`, or removes every
+/// occurrence when `value` is `None`.
+fn set_member<'s>(o: &mut Pairs<'s>, key: &str, value: Option<JsonValue<'s>>) {
+    match value {
+        None => o.retain(|(k, _)| k != key),
+        Some(value) => {
+            if let Some(slot) = o.iter_mut().rev().find(|(k, _)| k == key) {
+                slot.1 = value;
+            }
+        }
+    }
+}
+
+/// Object `o` (at `at`) with each optional member of `fields` that does not fit left out, each
+/// noted in `notes`; `None` when all fit. A required one that does not fit refuses.
+fn repair_members<'s>(
+    kind: &str,
+    at: At<'_>,
+    o: &Members<'s>,
+    fields: &[Field],
+    notes: &mut Vec<String>,
+) -> Result<Option<Pairs<'s>>, Refused> {
+    let mut fixed: Option<Pairs<'s>> = None;
+    for &field in fields {
+        let key = field.0;
+        let Some((a, or_null)) = mismatch(member(o, key), field) else {
+            continue;
+        };
+        let reason = format!("{kind}: {at}.{key} must be {a}{or_null}");
+        if field.2 == Need::Req {
+            return Err(Refused(reason));
+        }
+        notes.push(reason + IGNORED);
+        set_member(fixed.get_or_insert_with(|| o.to_vec()), key, None);
+    }
+    Ok(fixed)
+}
+
+/// One item (at `at`) against `item`, repaired as [`repair_members`] repairs an object;
+/// `None` when it fits as it is. An item that cannot be read refuses.
+fn repair_item<'s>(
+    kind: &str,
+    at: At<'_>,
+    value: &JsonValue<'s>,
+    item: &Item,
+    mode: Mode,
+    notes: &mut Vec<String>,
+) -> Result<Option<JsonValue<'s>>, Refused> {
+    let JsonValue::Object(o) = value else {
+        return Err(Refused(format!("{kind}: {at} must be an object")));
+    };
+    let mut own = Vec::new();
+    let mut fixed = repair_members(kind, at, o, item.members, &mut own)?;
+    for (tag, ver, fields) in item.by_type {
+        let base: &Members<'s> = fixed.as_deref().unwrap_or(o);
+        let applies = match ver {
+            Ver::Both => true,
+            Ver::V1 => mode == Mode::V1,
+            Ver::V2 => mode == Mode::V2,
+        };
+        if !applies || !matches!(member(base, "type"), Some(JsonValue::Str(t)) if t == tag) {
+            continue;
+        }
+        if let Some(next) = repair_members(kind, at, base, fields, &mut own)? {
+            fixed = Some(next);
+        }
+    }
+    notes.append(&mut own);
+    Ok(fixed.map(|pairs| JsonValue::Object(Arc::new(pairs))))
+}
+
+/// The items of array `items` (field `name`) that can be read, each repaired; `None` when all
+/// fit as they are. An item that cannot be read is left out and noted.
+fn repair_items<'s>(
+    kind: &str,
+    name: &str,
+    items: &[JsonValue<'s>],
+    item: &Item,
+    mode: Mode,
+    notes: &mut Vec<String>,
+) -> Option<Vec<JsonValue<'s>>> {
+    let mut out: Option<Vec<JsonValue<'s>>> = None;
+    for (i, x) in items.iter().enumerate() {
+        let at = At {
+            name,
+            index: Some(i),
+        };
+        match repair_item(kind, at, x, item, mode, notes) {
+            Err(Refused(reason)) => {
+                notes.push(reason + DROPPED);
+                out.get_or_insert_with(|| items[..i].to_vec());
+            }
+            Ok(None) => {
+                if let Some(kept) = &mut out {
+                    kept.push(x.clone());
+                }
+            }
+            Ok(Some(y)) => out.get_or_insert_with(|| items[..i].to_vec()).push(y),
+        }
+    }
+    out
+}
+
+/// Update `u` (of variant `kind`, with a field [`field_error`] finds wrong) with what does not
+/// fit its rules repaired, and one reason per part left out. A required part that cannot be
+/// read refuses the update.
+pub(super) fn repair<'s>(
+    kind: &str,
+    u: &Members<'s>,
+    mode: Mode,
+) -> Result<(Pairs<'s>, Vec<String>), Refused> {
+    let mut notes = Vec::new();
+    let mut fixed = u.to_vec();
+    let Some((_, fields)) = FIELD_TYPES.iter().find(|(k, _)| *k == kind) else {
+        return Ok((fixed, notes));
+    };
+    let idle_only = idle_only(kind, u);
+    for &field in *fields {
+        let (name, ty, need) = field;
+        let Some(value) = member(u, name) else {
+            continue;
+        };
+        if matches!(value, JsonValue::Null) || (idle_only && IDLE_MEMBERS.contains(&name)) {
+            continue;
+        }
+        let at = At { name, index: None };
+        let new = if need != Need::Inner && !ty.admits(value) {
+            notes.push(format!(
+                "{kind}: {name} must be {} or null{IGNORED}",
+                ty.name()
+            ));
+            None
+        } else {
+            match (ty, value) {
+                (Ty::Shaped(members), JsonValue::Object(o)) => {
+                    let mut own = Vec::new();
+                    match repair_members(kind, at, o, members, &mut own) {
+                        Ok(next) => {
+                            notes.append(&mut own);
+                            next.map(|pairs| Some(JsonValue::Object(Arc::new(pairs))))
+                                .unwrap_or(Some(value.clone()))
+                        }
+                        Err(Refused(reason)) => {
+                            notes.push(format!("{reason} ({name} ignored)"));
+                            None
+                        }
+                    }
+                }
+                (Ty::Items(item), JsonValue::Array(items)) => {
+                    match repair_items(kind, name, items, item, mode, &mut notes) {
+                        Some(kept) => Some(JsonValue::Array(Arc::new(kept))),
+                        None => continue,
+                    }
+                }
+                // A required item: one that cannot be read refuses the update.
+                (Ty::One(item), JsonValue::Object(_)) => {
+                    match repair_item(kind, at, value, item, mode, &mut notes)? {
+                        Some(next) => Some(next),
+                        None => continue,
+                    }
+                }
+                _ => continue,
+            }
+        };
+        set_member(&mut fixed, name, new);
+    }
+    Ok((fixed, notes))
+}
+
+/// A `plan_update`'s plan of known type `plan_type`, its `_meta` and (type `items`) its
+/// entries repaired as [`repair`] repairs an update's fields; `None` when all fit.
+pub(super) fn repair_plan<'s>(
+    plan: &Members<'s>,
+    plan_type: &str,
+    mode: Mode,
+    notes: &mut Vec<String>,
+) -> Option<Pairs<'s>> {
+    let at = At {
+        name: "plan",
+        index: None,
+    };
+    // `_meta` is optional: it never refuses.
+    let mut fixed = repair_members("plan_update", at, plan, &[META], notes).unwrap_or(None);
+    if plan_type == "items" {
+        let base: &Members<'s> = fixed.as_deref().unwrap_or(plan);
+        if let Some(JsonValue::Array(entries)) = member(base, "entries")
+            && let Some(kept) = repair_items(
+                "plan_update",
+                "plan.entries",
+                entries,
+                &PLAN_ENTRY,
+                mode,
+                notes,
+            )
+        {
+            let mut pairs = fixed.take().unwrap_or_else(|| plan.to_vec());
+            set_member(
+                &mut pairs,
+                "entries",
+                Some(JsonValue::Array(Arc::new(kept))),
+            );
+            fixed = Some(pairs);
+        }
+    }
+    fixed
 }

@@ -16,10 +16,11 @@
 //!   reducer accepts the variants of both versions, v2 patch rules, optional `messageId`.
 //! - Patch fields: omitted = unchanged, `null` = clear, a value replaces; arrays replace whole
 //!   and `[]` clears. v1 `tool_call_update` and `subagent_update` treat `null` as omitted.
-//!   Array-typed fields that arrive with another type are ignored (the schema's
-//!   default-on-error); other fields are stored as sent.
 //! - A known variant whose required fields are missing or of the wrong type is an error
-//!   record and changes nothing. A variant unknown to the active version goes to `other`.
+//!   record and changes nothing. An optional field of the wrong type is read as absent and an
+//!   array item that cannot be read is left out (the schemas' `x-deserialize-default-on-error`
+//!   and `x-deserialize-skip-invalid-items`): each is an error record, and the rest of the
+//!   update applies ([`check`]). A variant unknown to the active version goes to `other`.
 //! - Messages are keyed by (role, messageId); v1 chunks without a `messageId` join the current
 //!   message when it has the same role, else start an anonymous message `~1`, `~2`, ... (a
 //!   number already used as a real id of that role is skipped, and anonymous messages are
@@ -1441,10 +1442,22 @@ impl Reducer {
         };
         // Create the session first so that it exists even when the update is rejected.
         self.session(sid);
-        let u: &Members<'_> = update;
-        if known && let Some(reason) = check::field_error(kind, u, mode) {
-            self.error(Some(sid), reason);
-            return;
+        let repaired;
+        let mut u: &Members<'_> = update;
+        if known && check::field_error(kind, u, mode).is_some() {
+            match check::repair(kind, u, mode) {
+                Err(check::Refused(reason)) => {
+                    self.error(Some(sid), reason);
+                    return;
+                }
+                Ok((fixed, notes)) => {
+                    for note in notes {
+                        self.error(Some(sid), note);
+                    }
+                    repaired = fixed;
+                    u = &repaired;
+                }
+            }
         }
         match kind {
             "user_message_chunk" if known => self.chunk(sid, kind, Role::User, u),
@@ -1569,15 +1582,6 @@ impl Reducer {
             self.error(Some(sid), format!("{kind}: messageId must be a string"));
             return;
         };
-        if let Some(JsonValue::Array(items)) = member(u, "content")
-            && !items.iter().all(|item| is_block(Some(item)))
-        {
-            self.error(
-                Some(sid),
-                format!("{kind}: content blocks must be objects with a string type"),
-            );
-            return;
-        }
         let index = self.message(sid, role, id);
         let s = self.session(sid);
         s.current = Some(index);
@@ -1846,14 +1850,16 @@ impl Reducer {
             self.error(Some(sid), reason.to_owned());
             return;
         }
-        if kind == "items"
-            && let Some(entries) = member(plan, "entries")
-            && let Some(reason) = check::plan_entries_error(entries, self.mode())
-        {
-            self.error(Some(sid), reason);
-            return;
+        let mut notes = Vec::new();
+        let repaired = if matches!(kind, "items" | "markdown" | "file") {
+            check::repair_plan(plan, kind, self.mode(), &mut notes)
+        } else {
+            None
+        };
+        for note in notes {
+            self.error(Some(sid), note);
         }
-        let plan = without(plan, &[]);
+        let plan = without(repaired.as_deref().unwrap_or(plan), &[]);
         self.set_plan(sid, id, plan);
     }
 

@@ -252,11 +252,6 @@ def _id_key(rid: Any) -> Any:
     return None
 
 
-def _is_block(value: Any) -> bool:
-    """Whether ``value`` is a content block: an object with a string ``type``."""
-    return type(value) is dict and type(value.get("type")) is str
-
-
 def _sender(sender: Any) -> int | None:
     if sender is None:
         return None
@@ -1257,10 +1252,14 @@ class Sessions(Unpicklable):
         if handler is None or _OTHER_VERSION.get(kind) == self._mode:
             self._other(sid, u)
             return
-        reason = _field_error(kind, u, self._mode)
-        if reason is not None:
-            self._error(sid, reason)
-            return
+        if _field_error(kind, u, self._mode) is not None:
+            try:
+                u, notes = _repair(kind, u, self._mode)
+            except _Refused as refused:
+                self._error(sid, str(refused))
+                return
+            for note in notes:
+                self._error(sid, note)
         handler(self, sid, kind, u)
 
     def _other(self, sid: str, u: dict) -> None:
@@ -1333,10 +1332,6 @@ class Sessions(Unpicklable):
         mid = u.get("messageId")
         if type(mid) is not str:
             self._error(sid, f"{kind}: messageId must be a string")
-            return
-        content = u.get("content")
-        if type(content) is list and not all(_is_block(block) for block in content):
-            self._error(sid, f"{kind}: content blocks must be objects with a string type")
             return
         index = self._message_index(sid, role, mid)
         s = self._sessions[sid]
@@ -1510,14 +1505,19 @@ class Sessions(Unpicklable):
         if required is not None and type(plan.get(required[0])) is not required[1]:
             self._error(sid, required[2])
             return
-        if ptype == "items":
+        if ptype in _PLAN_REQUIRED:
             # The entries follow the rule of a v1 plan's, one object further down.
-            reason = _items_error(
-                "plan_update", "plan.entries", plan["entries"], _PLAN_ENTRY, self._mode
-            )
-            if reason is not None:
-                self._error(sid, reason)
-                return
+            notes: list = []
+            plan = _repair_members("plan_update", "plan", None, plan, (_META,), notes)
+            if ptype == "items":
+                entries = plan["entries"]
+                repaired = _repair_items(
+                    "plan_update", "plan.entries", entries, _PLAN_ENTRY, self._mode, notes
+                )
+                if repaired is not entries:
+                    plan = {**plan, "entries": repaired}
+            for note in notes:
+                self._error(sid, note)
         self._set_plan(sid, pid, _without(plan, ()))
 
     def _plan_removed(self, sid: str, kind: str, u: dict) -> None:
@@ -1743,7 +1743,7 @@ _PLAN_ENTRY = (
     (),
 )
 _CHUNK_FIELDS = (_opt("messageId", _STR), _META)
-_UPSERT_FIELDS = (_opt("content", _ARR), _META)
+_UPSERT_FIELDS = (_opt("content", _ARR, ("items", _CONTENT_BLOCK)), _META)
 _TOOL_CALL_FIELDS = (
     _opt("title", _STR),
     _opt("name", _STR),
@@ -1761,7 +1761,8 @@ _ONLY_META = (_META,)
 # plan and, asked by its handler, of a plan_update); `null` passes for each optional one (v2:
 # clears; v1: omission). Required fields are checked by the handlers; open enums take any
 # string; rawInput/rawOutput and the subagent `state` take anything; unknown fields, and items
-# of unknown type, stay raw. The same table is check.rs's FIELD_TYPES.
+# of unknown type, stay raw. What does not fit is repaired as the schemas' decoding marks say
+# (`_repair`). The same table and rules are check.rs's FIELD_TYPES and repair.
 _FIELD_TYPES = {
     "user_message_chunk": _CHUNK_FIELDS,
     "agent_message_chunk": _CHUNK_FIELDS,
@@ -1777,7 +1778,7 @@ _FIELD_TYPES = {
     "agent_thought": _UPSERT_FIELDS,
     "session_message": (
         _opt("messageId", _STR),
-        _opt("content", _ARR),
+        _opt("content", _ARR, ("items", _CONTENT_BLOCK)),
         _opt("senderSessionId", _STR),
         _opt("recipientSessionId", _STR),
         _META,
@@ -1914,10 +1915,11 @@ def _items_error(kind: str, name: str, v: Any, item: tuple, mode: int) -> str | 
 def _field_error(kind: str, u: dict, mode: int) -> str | None:
     """The error of the first field of update u (of variant kind) with the wrong type, if any,
     under the rules of mode."""
+    idle_only = kind == "state_update" and u.get("state") != "idle"
     for name, types, want, need, inside in _FIELD_TYPES[kind]:
         v = u.get(name)
         # An update's own fields are optional or the handler's: absent and null pass.
-        if v is None:
+        if v is None or (idle_only and name in _IDLE_MEMBERS):
             continue
         if type(v) not in types and need != _INNER:
             return f"{kind}: {name} must be {want} or null"
@@ -1935,6 +1937,116 @@ def _field_error(kind: str, u: dict, mode: int) -> str | None:
         if e is not None:
             return e
     return None
+
+
+# Members only an idle `state_update` has: on another state they are unknown fields.
+_IDLE_MEMBERS = ("stopReason", "usage")
+# What a field or item that does not fit its rule comes to (the schemas mark every optional
+# field `x-deserialize-default-on-error` and every array of items
+# `x-deserialize-skip-invalid-items`): the field falls back to its default, absence, and the
+# item is left out. Each is an error record; the rest of the update is applied.
+_IGNORED = " (ignored)"
+_DROPPED = " (item dropped)"
+_ABSENT = object()
+
+
+class _Refused(Exception):
+    """A required part of an update that does not fit: the update is not applied."""
+
+
+def _repair_members(
+    kind: str, name: str, index: int | None, o: dict, fields: tuple, notes: list
+) -> dict:
+    """Object o (field name, or its item index) with each optional member of fields that does
+    not fit left out, each noted; o itself when all fit. Raises _Refused for a required one."""
+    fixed = None
+    for field in fields:
+        key = field[0]
+        want = _mismatch(o.get(key), field)
+        if want is None:
+            continue
+        reason = f"{kind}: {_at(name, index)}.{key} must be {want}"
+        if field[3] == _REQ:
+            raise _Refused(reason)
+        notes.append(reason + _IGNORED)
+        if fixed is None:
+            fixed = dict(o)
+        del fixed[key]
+    return o if fixed is None else fixed
+
+
+def _repair_item(
+    kind: str, name: str, index: int | None, v: Any, item: tuple, mode: int, notes: list
+) -> Any:
+    """One item (field name, or its item index) against item, repaired as _repair_members
+    repairs an object. Raises _Refused when it cannot be read."""
+    if type(v) is not dict:
+        raise _Refused(f"{kind}: {_at(name, index)} must be an object")
+    members, by_type = item
+    own: list = []
+    v = _repair_members(kind, name, index, v, members, own)
+    tag = v.get("type")
+    if type(tag) is str:
+        for t, version, fields in by_type:
+            if t == tag and (version is None or version == mode):
+                v = _repair_members(kind, name, index, v, fields, own)
+    notes.extend(own)
+    return v
+
+
+def _repair_items(kind: str, name: str, v: list, item: tuple, mode: int, notes: list) -> list:
+    """The items of array v (field name) that can be read, each repaired; v itself when all fit
+    as they are. An item that cannot be read is left out and noted."""
+    out = None
+    for i, x in enumerate(v):
+        try:
+            y = _repair_item(kind, name, i, x, item, mode, notes)
+        except _Refused as refused:
+            notes.append(str(refused) + _DROPPED)
+            y = _ABSENT
+        if y is not x and out is None:
+            out = v[:i]
+        if out is not None and y is not _ABSENT:
+            out.append(y)
+    return v if out is None else out
+
+
+def _repair(kind: str, u: dict, mode: int) -> tuple[dict, list]:
+    """Update u (of variant kind, with a field _field_error finds wrong) with what does not fit
+    its rules repaired, and one reason per part left out. Raises _Refused when a required part
+    cannot be read."""
+    notes: list = []
+    fixed = dict(u)
+    idle_only = kind == "state_update" and u.get("state") != "idle"
+    for name, types, want, need, inside in _FIELD_TYPES[kind]:
+        v = u.get(name)
+        if v is None or (idle_only and name in _IDLE_MEMBERS):
+            continue
+        new = v
+        if type(v) not in types and need != _INNER:
+            notes.append(f"{kind}: {name} must be {want} or null{_IGNORED}")
+            new = _ABSENT
+        elif inside is not None:
+            how, rules = inside
+            if how == "shaped":
+                if type(v) is dict:
+                    own: list = []
+                    try:
+                        new = _repair_members(kind, name, None, v, rules, own)
+                        notes.extend(own)
+                    except _Refused as refused:
+                        notes.append(f"{refused} ({name} ignored)")
+                        new = _ABSENT
+            elif how == "items":
+                if type(v) is list:
+                    new = _repair_items(kind, name, v, rules, mode, notes)
+            elif type(v) is dict:  # "one": a required item
+                new = _repair_item(kind, name, None, v, rules, mode, notes)
+        if new is _ABSENT:
+            del fixed[name]
+        elif new is not v:
+            fixed[name] = new
+    return fixed, notes
 
 
 _HANDLERS = {
