@@ -369,10 +369,10 @@ fn items_error(
 /// any, under the rules of `mode`.
 pub(super) fn field_error(kind: &str, u: &Members<'_>, mode: Mode) -> Option<String> {
     let (_, fields) = FIELD_TYPES.iter().find(|(k, _)| *k == kind)?;
-    let idle_only = idle_only(kind, u);
+    let not_idle = not_idle(kind, u);
     for &field in *fields {
         let (name, ty, _) = field;
-        if idle_only && IDLE_MEMBERS.contains(&name) {
+        if not_idle && IDLE_MEMBERS.contains(&name) {
             continue;
         }
         let value = member(u, name);
@@ -398,7 +398,8 @@ pub(super) fn field_error(kind: &str, u: &Members<'_>, mode: Mode) -> Option<Str
 /// Members only an idle `state_update` has: on another state they are unknown fields.
 const IDLE_MEMBERS: [&str; 2] = ["stopReason", "usage"];
 
-fn idle_only(kind: &str, u: &Members<'_>) -> bool {
+/// A `state_update` to another state than `idle`: [`IDLE_MEMBERS`] are unknown fields there.
+fn not_idle(kind: &str, u: &Members<'_>) -> bool {
     kind == "state_update" && !matches!(member(u, "state"), Some(JsonValue::Str(s)) if s == "idle")
 }
 
@@ -531,13 +532,13 @@ pub(super) fn repair<'s>(
     let Some((_, fields)) = FIELD_TYPES.iter().find(|(k, _)| *k == kind) else {
         return Ok((fixed, notes));
     };
-    let idle_only = idle_only(kind, u);
+    let not_idle = not_idle(kind, u);
     for &field in *fields {
         let (name, ty, need) = field;
         let Some(value) = member(u, name) else {
             continue;
         };
-        if matches!(value, JsonValue::Null) || (idle_only && IDLE_MEMBERS.contains(&name)) {
+        if matches!(value, JsonValue::Null) || (not_idle && IDLE_MEMBERS.contains(&name)) {
             continue;
         }
         let at = At { name, index: None };

@@ -1915,11 +1915,11 @@ def _items_error(kind: str, name: str, v: Any, item: tuple, mode: int) -> str | 
 def _field_error(kind: str, u: dict, mode: int) -> str | None:
     """The error of the first field of update u (of variant kind) with the wrong type, if any,
     under the rules of mode."""
-    idle_only = kind == "state_update" and u.get("state") != "idle"
+    not_idle = kind == "state_update" and u.get("state") != "idle"
     for name, types, want, need, inside in _FIELD_TYPES[kind]:
         v = u.get(name)
         # An update's own fields are optional or the handler's: absent and null pass.
-        if v is None or (idle_only and name in _IDLE_MEMBERS):
+        if v is None or (not_idle and name in _IDLE_MEMBERS):
             continue
         if type(v) not in types and need != _INNER:
             return f"{kind}: {name} must be {want} or null"
@@ -2017,10 +2017,10 @@ def _repair(kind: str, u: dict, mode: int) -> tuple[dict, list]:
     cannot be read."""
     notes: list = []
     fixed = dict(u)
-    idle_only = kind == "state_update" and u.get("state") != "idle"
+    not_idle = kind == "state_update" and u.get("state") != "idle"
     for name, types, want, need, inside in _FIELD_TYPES[kind]:
         v = u.get(name)
-        if v is None or (idle_only and name in _IDLE_MEMBERS):
+        if v is None or (not_idle and name in _IDLE_MEMBERS):
             continue
         new = v
         if type(v) not in types and need != _INNER:
