@@ -540,8 +540,13 @@ def test_invalid_base64_chunk_is_dropped(backend, bad):
             }
         )
     )
-    assert store[SID].snapshot()["terminals"] == {}
-    assert store.errors[-1]["reason"] == "terminal_update: output.data is not valid base64"
+    # An unreadable snapshot is an optional object that cannot be read: left out, and the
+    # rest of the update applies.
+    terminal = store[SID].snapshot()["terminals"]["t"]
+    assert (terminal["command"], terminal["text"], terminal["bytes"]) == ("x", "", 0)
+    assert store.errors[-1]["reason"] == (
+        "terminal_update: output.data is not valid base64 (output ignored)"
+    )
 
 
 # -- plans, compactions, session-level -------------------------------------------------------
@@ -773,11 +778,16 @@ def test_session_level_updates(backend):
             upd(
                 {
                     "sessionUpdate": "available_commands_update",
-                    "availableCommands": [{"name": "test"}],
+                    "availableCommands": [{"name": "test", "description": "Run the tests"}],
                     "_meta": {"m": 2},
                 }
             ),
-            upd({"sessionUpdate": "config_option_update", "configOptions": [{"configId": "mode"}]}),
+            upd(
+                {
+                    "sessionUpdate": "config_option_update",
+                    "configOptions": [{"configId": "mode", "name": "Mode"}],
+                }
+            ),
             upd(
                 {
                     "sessionUpdate": "state_update",
@@ -797,8 +807,8 @@ def test_session_level_updates(backend):
         "size": 200000,
         "cost": {"amount": 0.045, "currency": "USD"},
     }
-    assert snapshot["availableCommands"] == [{"name": "test"}]
-    assert snapshot["configOptions"] == [{"configId": "mode"}]
+    assert snapshot["availableCommands"] == [{"name": "test", "description": "Run the tests"}]
+    assert snapshot["configOptions"] == [{"configId": "mode", "name": "Mode"}]
     assert snapshot["updateExtras"] == {
         "available_commands_update": {"_meta": {"m": 2}},
         "state_update": {"usage": {"totalTokens": 3, "inputTokens": 1, "outputTokens": 2}},
@@ -1269,7 +1279,7 @@ MALFORMED = [
     ({"sessionUpdate": "plan_update"}, "plan_update: plan must be an object"),
     ({"sessionUpdate": "plan_removed", "planId": 1}, "plan_removed: planId must be a string"),
     (
-        {"sessionUpdate": "available_commands_update", "availableCommands": {}},
+        {"sessionUpdate": "available_commands_update"},
         "available_commands_update: availableCommands must be an array",
     ),
     (
@@ -2709,13 +2719,6 @@ def test_changes_report_every_session_key_that_moved(backend, version, before, a
             "plan_update: plan.entries must be an array",
         ),
         (
-            {
-                "sessionUpdate": "plan_update",
-                "plan": {"type": "items", "planId": "p", "entries": "x"},
-            },
-            "plan_update: plan.entries must be an array",
-        ),
-        (
             {"sessionUpdate": "plan_update", "plan": {"type": "markdown", "planId": "p"}},
             "plan_update: plan.content must be a string",
         ),
@@ -3115,6 +3118,39 @@ def without_part(update, path):
 @pytest.mark.parametrize(
     ("version", "before", "update", "reason", "left_out"),
     [
+        (
+            2,
+            [],
+            {
+                "sessionUpdate": "available_commands_update",
+                "availableCommands": [
+                    {"name": "a", "description": "d"},
+                    {"name": 5, "description": "d"},
+                ],
+            },
+            "available_commands_update: availableCommands[1].name must be a string (item dropped)",
+            ("availableCommands", 1),
+        ),
+        (
+            2,
+            [],
+            {
+                "sessionUpdate": "config_option_update",
+                "configOptions": [{"id": "v1-style", "name": "n"}, {"configId": "c", "name": "n"}],
+            },
+            "config_option_update: configOptions[0].configId must be a string (item dropped)",
+            ("configOptions", 0),
+        ),
+        (
+            1,
+            [],
+            {
+                "sessionUpdate": "config_option_update",
+                "configOptions": [{"id": "m", "name": "Model", "category": 5}],
+            },
+            "config_option_update: configOptions[0].category must be a string or null (ignored)",
+            ("configOptions", 0, "category"),
+        ),
         (
             2,
             [],
@@ -3519,6 +3555,96 @@ def test_a_part_that_does_not_fit_is_left_out_with_an_error_record(
             assert [c for c in store.changes() if c[2] != "errors"] == [
                 c for c in reduce().changes()
             ]
+
+
+@pytest.mark.parametrize(
+    ("version", "update", "field", "reason"),
+    [
+        (1, {"sessionUpdate": "plan", "entries": "x"}, None, "plan: entries must be an array"),
+        (
+            2,
+            {"sessionUpdate": "available_commands_update", "availableCommands": {"a": 1}},
+            "availableCommands",
+            "available_commands_update: availableCommands must be an array",
+        ),
+        (
+            2,
+            {"sessionUpdate": "config_option_update", "configOptions": None},
+            "configOptions",
+            "config_option_update: configOptions must be an array",
+        ),
+        (
+            2,
+            {
+                "sessionUpdate": "plan_update",
+                "plan": {"type": "items", "planId": "p", "entries": 5},
+            },
+            None,
+            "plan_update: plan.entries must be an array",
+        ),
+    ],
+)
+def test_a_required_array_of_another_type_reads_as_empty(backend, version, update, field, reason):
+    # Required, but marked x-deserialize-default-on-error: present with another type (null
+    # too) it is its default, []; absent, the update is refused (above).
+    s = snap(backend, [upd(update)], version)
+    assert [e["reason"] for e in s["errors"]] == [reason + " (read as [])"]
+    if field is None:
+        assert next(iter(s["plans"].values()))["entries"] == []
+    else:
+        assert s[field] == []
+
+
+@pytest.mark.parametrize(
+    ("version", "update", "reason"),
+    [
+        (
+            2,
+            {"sessionUpdate": "agent_message_chunk", "messageId": 5, "content": text("a")},
+            "agent_message_chunk: messageId must be a string",
+        ),
+        (
+            1,
+            {"sessionUpdate": "tool_call", "toolCallId": "c", "title": 5},
+            "tool_call: title must be a string",
+        ),
+        (
+            2,
+            {"sessionUpdate": "tool_call_update", "title": 5},
+            "tool_call_update: toolCallId must be a string",
+        ),
+        (
+            2,
+            {"sessionUpdate": "usage_update", "used": -1, "size": 2, "cost": 5},
+            "usage_update: used must be a non-negative integer",
+        ),
+        (
+            2,
+            {"sessionUpdate": "compaction_update", "compactionId": "c", "summary": [5]},
+            "compaction_update: status must be a string",
+        ),
+        (
+            2,
+            {"sessionUpdate": "agent_message", "content": [text("a"), 5]},
+            "agent_message: messageId must be a string",
+        ),
+        (
+            2,
+            {"sessionUpdate": "notice", "severity": "info", "title": "", "description": 7},
+            "notice: title must be a non-empty string",
+        ),
+        (
+            2,
+            {"sessionUpdate": "terminal_output_chunk", "terminalId": "t", "data": "!", "_meta": 1},
+            "terminal_output_chunk: data is not valid base64",
+        ),
+    ],
+)
+def test_a_refused_update_has_only_its_refusal_record(backend, version, update, reason):
+    # What the update would have left out is moot when it is not applied at all.
+    s = snap(backend, [upd(update)], version)
+    assert [e["reason"] for e in s["errors"]] == [reason]
+    assert (s["messages"], s["toolCalls"], s["terminals"], s["compactions"]) == ([], {}, {}, {})
 
 
 def test_every_part_left_out_has_its_own_record_in_field_order(backend):

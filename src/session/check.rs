@@ -72,6 +72,9 @@ pub(super) enum Need {
     /// Required, but its presence and type are the handler's (with its own error); only what
     /// is inside is checked here.
     Inner,
+    /// A required array the schemas mark default-on-error: absent is the handler's error, but
+    /// present with another type (`null` too) it reads as `[]`.
+    Default,
 }
 
 /// A field: its name, type and need.
@@ -87,7 +90,8 @@ pub(super) enum Ver {
 }
 
 /// The rules of an item of an array: an object with `members`, and when `by_type` is not
-/// empty, those of its string `type` (listed in `members`); other types stay raw.
+/// empty, those of its string `type` (listed in `members`; [`ANY_TYPE`] for any item of the
+/// version); other types stay raw.
 #[derive(Debug)]
 pub(super) struct Item {
     members: &'static [Field],
@@ -106,7 +110,14 @@ const fn inner(name: &'static str, ty: Ty) -> Field {
     (name, ty, Need::Inner)
 }
 
+const fn default(name: &'static str, ty: Ty) -> Field {
+    (name, ty, Need::Default)
+}
+
 const META: Field = opt("_meta", Ty::Obj);
+
+/// In [`Item::by_type`], members every item has in that version, whatever its type.
+const ANY_TYPE: &str = "*";
 
 /// `ToolCallContent`: v1 and v2 differ in what a diff carries.
 const TOOL_CALL_CONTENT: Item = Item {
@@ -139,6 +150,30 @@ const TOOL_CALL_LOCATION: Item = Item {
 const CONTENT_BLOCK: Item = Item {
     members: &[req("type", Ty::Str)],
     by_type: &[],
+};
+/// An `AvailableCommand`: `input` is one of several objects.
+const AVAILABLE_COMMAND: Item = Item {
+    members: &[
+        req("name", Ty::Str),
+        req("description", Ty::Str),
+        opt("input", Ty::Obj),
+        META,
+    ],
+    by_type: &[],
+};
+/// A `SessionConfigOption`, named by `id` in v1 and `configId` in v2; `category` is an open
+/// enum, and the members of each kind of option stay raw.
+const CONFIG_OPTION: Item = Item {
+    members: &[
+        req("name", Ty::Str),
+        opt("description", Ty::Str),
+        opt("category", Ty::Str),
+        META,
+    ],
+    by_type: &[
+        (ANY_TYPE, Ver::V1, &[req("id", Ty::Str)]),
+        (ANY_TYPE, Ver::V2, &[req("configId", Ty::Str)]),
+    ],
 };
 /// `priority` and `status` are open enums.
 const PLAN_ENTRY: Item = Item {
@@ -211,11 +246,20 @@ pub(super) const FIELD_TYPES: &[(&str, &[Field])] = &[
         ],
     ),
     ("terminal_output_chunk", ONLY_META),
-    ("plan", &[inner("entries", Ty::Items(&PLAN_ENTRY)), META]),
+    ("plan", &[default("entries", Ty::Items(&PLAN_ENTRY)), META]),
     ("plan_update", ONLY_META),
     ("plan_removed", ONLY_META),
-    ("available_commands_update", ONLY_META),
-    ("config_option_update", ONLY_META),
+    (
+        "available_commands_update",
+        &[
+            default("availableCommands", Ty::Items(&AVAILABLE_COMMAND)),
+            META,
+        ],
+    ),
+    (
+        "config_option_update",
+        &[default("configOptions", Ty::Items(&CONFIG_OPTION)), META],
+    ),
     ("current_mode_update", ONLY_META),
     (
         "session_info_update",
@@ -281,10 +325,10 @@ pub(super) const FIELD_TYPES: &[(&str, &[Field])] = &[
 fn mismatch(value: Option<&JsonValue<'_>>, field: Field) -> Option<(&'static str, &'static str)> {
     let (_, ty, need) = field;
     match (need, value) {
-        (Need::Inner, _) => None,
+        (Need::Inner, _) | (Need::Default, None) => None,
         (_, Some(v)) if ty.admits(v) => None,
         (Need::Opt, None | Some(JsonValue::Null)) => None,
-        (Need::Req, _) => Some((ty.name(), "")),
+        (Need::Req | Need::Default, _) => Some((ty.name(), "")),
         (Need::Opt, _) => Some((ty.name(), " or null")),
     }
 }
@@ -329,13 +373,14 @@ fn item_error(
     if let Some(e) = members_error(kind, at, o, item.members) {
         return Some(e);
     }
-    let Some(JsonValue::Str(tag)) = member(o, "type") else {
-        return None;
+    let tag = match member(o, "type") {
+        Some(JsonValue::Str(tag)) => tag.as_ref(),
+        _ => "",
     };
     item.by_type
         .iter()
         .filter(|(t, ver, _)| {
-            t == tag
+            (*t == ANY_TYPE || *t == tag)
                 && match ver {
                     Ver::Both => true,
                     Ver::V1 => mode == Mode::V1,
@@ -409,6 +454,8 @@ fn not_idle(kind: &str, u: &Members<'_>) -> bool {
 // item is left out. Each is an error record; the rest of the update is applied.
 const IGNORED: &str = " (ignored)";
 const DROPPED: &str = " (item dropped)";
+/// A required array marked default-on-error that is not one reads as its default.
+const READ_EMPTY: &str = " (read as [])";
 
 /// A required part of an update that does not fit, and why: the update is not applied.
 pub(super) struct Refused(pub(super) String);
@@ -476,7 +523,8 @@ fn repair_item<'s>(
             Ver::V1 => mode == Mode::V1,
             Ver::V2 => mode == Mode::V2,
         };
-        if !applies || !matches!(member(base, "type"), Some(JsonValue::Str(t)) if t == tag) {
+        let typed = matches!(member(base, "type"), Some(JsonValue::Str(t)) if t == tag);
+        if !applies || !(*tag == ANY_TYPE || typed) {
             continue;
         }
         if let Some(next) = repair_members(kind, at, base, fields, &mut own)? {
@@ -538,11 +586,16 @@ pub(super) fn repair<'s>(
         let Some(value) = member(u, name) else {
             continue;
         };
-        if matches!(value, JsonValue::Null) || (not_idle && IDLE_MEMBERS.contains(&name)) {
+        if (matches!(value, JsonValue::Null) && need != Need::Default)
+            || (not_idle && IDLE_MEMBERS.contains(&name))
+        {
             continue;
         }
         let at = At { name, index: None };
-        let new = if need != Need::Inner && !ty.admits(value) {
+        let new = if need == Need::Default && !ty.admits(value) {
+            notes.push(format!("{kind}: {name} must be {}{READ_EMPTY}", ty.name()));
+            Some(JsonValue::Array(Arc::new(Vec::new())))
+        } else if need != Need::Inner && !ty.admits(value) {
             notes.push(format!(
                 "{kind}: {name} must be {} or null{IGNORED}",
                 ty.name()
@@ -601,16 +654,26 @@ pub(super) fn repair_plan<'s>(
     let mut fixed = repair_members("plan_update", at, plan, &[META], notes).unwrap_or(None);
     if plan_type == "items" {
         let base: &Members<'s> = fixed.as_deref().unwrap_or(plan);
-        if let Some(JsonValue::Array(entries)) = member(base, "entries")
-            && let Some(kept) = repair_items(
+        let kept = match member(base, "entries") {
+            Some(JsonValue::Array(entries)) => repair_items(
                 "plan_update",
                 "plan.entries",
                 entries,
                 &PLAN_ENTRY,
                 mode,
                 notes,
-            )
-        {
+            ),
+            // Required, but marked default-on-error: present with another type it is `[]`
+            // (absent, the handler refuses the update).
+            Some(_) => {
+                notes.push(format!(
+                    "plan_update: plan.entries must be an array{READ_EMPTY}"
+                ));
+                Some(Vec::new())
+            }
+            None => None,
+        };
+        if let Some(kept) = kept {
             let mut pairs = fixed.take().unwrap_or_else(|| plan.to_vec());
             set_member(
                 &mut pairs,

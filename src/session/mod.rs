@@ -832,6 +832,9 @@ struct Reducer {
     pending: PendingMap,
     errors: VecDeque<ErrorRecord>,
     errors_dropped: u64,
+    /// Error records for the parts of the update being applied that were left out: recorded
+    /// once its handler has applied it, dropped if the handler refuses it (its one record).
+    notes: Vec<String>,
     changes: Vec<Change>,
     change_set: HashSet<Change>,
     /// (session index, message index) of a message whose change is already in `changes`, so
@@ -880,6 +883,7 @@ impl Sessions {
                 pending: PendingMap::default(),
                 errors: VecDeque::new(),
                 errors_dropped: 0,
+                notes: Vec::new(),
                 changes: Vec::new(),
                 change_set: HashSet::new(),
                 message_changed: None,
@@ -1029,6 +1033,8 @@ impl Reducer {
     }
 
     fn error(&mut self, session_id: Option<&str>, reason: String) {
+        // An error while an update is applied refuses it: what was left out of it is moot.
+        self.notes.clear();
         let record = ErrorRecord {
             line: self.pos.map(|p| p.0),
             offset: self.pos.map(|p| p.1),
@@ -1451,9 +1457,7 @@ impl Reducer {
                     return;
                 }
                 Ok((fixed, notes)) => {
-                    for note in notes {
-                        self.error(Some(sid), note);
-                    }
+                    self.notes = notes;
                     repaired = fixed;
                     u = &repaired;
                 }
@@ -1487,6 +1491,9 @@ impl Reducer {
             "compaction_summary_chunk" => self.compaction_chunk(sid, u),
             "subagent_update" => self.subagent(sid, u),
             _ => self.other(sid, raw),
+        }
+        for note in std::mem::take(&mut self.notes) {
+            self.error(Some(sid), note);
         }
     }
 
@@ -1711,21 +1718,21 @@ impl Reducer {
             );
             return;
         };
-        // Decode before touching anything: an invalid snapshot drops the whole update.
-        // The bytes to reset the terminal to (`null` resets it empty), if any.
+        // The bytes to reset the terminal to (`null` resets it empty), if any. A snapshot that
+        // is not base64 cannot be read: like any optional object that cannot, it is left out.
         let mut output: Option<Vec<u8>> = None;
         match member(u, "output") {
             Some(JsonValue::Null) => output = Some(Vec::new()),
             Some(JsonValue::Object(o)) => {
                 if let Some(JsonValue::Str(data)) = member(o, "data") {
-                    let Ok(bytes) = decode_base64(data.as_bytes()) else {
-                        self.error(
-                            Some(sid),
-                            "terminal_update: output.data is not valid base64".to_owned(),
+                    if let Ok(bytes) = decode_base64(data.as_bytes()) {
+                        output = Some(bytes);
+                    } else {
+                        self.notes.push(
+                            "terminal_update: output.data is not valid base64 (output ignored)"
+                                .to_owned(),
                         );
-                        return;
-                    };
-                    output = Some(bytes);
+                    }
                 }
             }
             _ => {}
@@ -1835,7 +1842,8 @@ impl Reducer {
         };
         // The required field of each known plan type; other types are kept raw.
         let required = match kind {
-            "items" if !matches!(member(plan, "entries"), Some(JsonValue::Array(_))) => {
+            // Present with another type, `entries` reads as `[]` (`check::repair_plan`).
+            "items" if member(plan, "entries").is_none() => {
                 Some("plan_update: plan.entries must be an array")
             }
             "markdown" if as_str(member(plan, "content")).is_none() => {
@@ -1850,15 +1858,13 @@ impl Reducer {
             self.error(Some(sid), reason.to_owned());
             return;
         }
-        let mut notes = Vec::new();
+        let mut notes = std::mem::take(&mut self.notes);
         let repaired = if matches!(kind, "items" | "markdown" | "file") {
             check::repair_plan(plan, kind, self.mode(), &mut notes)
         } else {
             None
         };
-        for note in notes {
-            self.error(Some(sid), note);
-        }
+        self.notes = notes;
         let plan = without(repaired.as_deref().unwrap_or(plan), &[]);
         self.set_plan(sid, id, plan);
     }

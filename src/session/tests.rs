@@ -1199,3 +1199,68 @@ fn optional_fields_take_null_and_their_types_only_where_they_belong() {
     );
     assert!(s.errors().next().is_none());
 }
+
+#[test]
+fn a_refused_update_keeps_only_its_refusal_record() {
+    // The handler refuses after the table left parts out: those records are moot.
+    let cases = [
+        (
+            r#"{"sessionUpdate":"tool_call_update","title":5}"#,
+            "tool_call_update: toolCallId must be a string",
+        ),
+        (
+            r#"{"sessionUpdate":"notice","severity":"info","title":"","description":7}"#,
+            "notice: title must be a non-empty string",
+        ),
+    ];
+    for (update, reason) in cases {
+        let mut s = store(Some(2), &[upd(update)]);
+        let reasons: Vec<String> = s.take_errors().into_iter().map(|e| e.reason).collect();
+        assert_eq!(reasons, [reason], "{update}");
+    }
+}
+
+#[test]
+fn unreadable_snapshots_and_required_arrays_follow_the_schemas() {
+    // A snapshot that is not base64 is left out; the rest applies.
+    let mut s = store(
+        Some(2),
+        &[upd(
+            r#"{"sessionUpdate":"terminal_update","terminalId":"t","command":"make","output":{"data":"!!"}}"#,
+        )],
+    );
+    let reasons: Vec<String> = s.take_errors().into_iter().map(|e| e.reason).collect();
+    assert_eq!(
+        reasons,
+        ["terminal_update: output.data is not valid base64 (output ignored)"]
+    );
+    let snap = s.get(SID).unwrap().snapshot();
+    assert_eq!(
+        get(&snap, &["terminals", "t", "command"]),
+        &Json::from("make")
+    );
+    // A required array of another type reads as `[]`; its bad items are left out.
+    let mut s = store(
+        Some(2),
+        &[
+            upd(r#"{"sessionUpdate":"available_commands_update","availableCommands":5}"#),
+            upd(
+                r#"{"sessionUpdate":"config_option_update","configOptions":[{"configId":"m","name":"Mode"},{"id":"m","name":"Mode"}]}"#,
+            ),
+        ],
+    );
+    let reasons: Vec<String> = s.take_errors().into_iter().map(|e| e.reason).collect();
+    assert_eq!(
+        reasons,
+        [
+            "available_commands_update: availableCommands must be an array (read as [])",
+            "config_option_update: configOptions[1].configId must be a string (item dropped)",
+        ]
+    );
+    let snap = s.get(SID).unwrap().snapshot();
+    assert_eq!(get(&snap, &["availableCommands"]), &Json::Array(Vec::new()));
+    let Json::Array(options) = get(&snap, &["configOptions"]) else {
+        panic!("configOptions is an array")
+    };
+    assert_eq!(options.len(), 1);
+}

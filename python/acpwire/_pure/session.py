@@ -631,6 +631,7 @@ class Sessions(Unpicklable):
         "_errors_dropped",
         "_lock",
         "_mode",
+        "_notes",
         "_order",
         "_pending",
         "_pos",
@@ -668,6 +669,9 @@ class Sessions(Unpicklable):
         self._pending: OrderedDict[tuple, tuple] = OrderedDict()
         self._errors: deque = deque()
         self._errors_dropped = 0
+        # Error records for the parts of the update being applied that were left out: recorded
+        # once its handler has applied it, dropped if the handler refuses it (its one record).
+        self._notes: list = []
         self._changes: list[tuple[str, str, str]] = []
         self._change_set: set = set()
         self._pos: tuple | None = None
@@ -972,6 +976,8 @@ class Sessions(Unpicklable):
     # -- bookkeeping -------------------------------------------------------------------------
 
     def _error(self, sid: str | None, reason: str) -> None:
+        # An error while an update is applied refuses it: what was left out of it is moot.
+        self._notes = []
         pos = self._pos
         record = (None, None, sid, reason) if pos is None else (pos[0], pos[1], sid, reason)
         if sid is not None:
@@ -1254,13 +1260,14 @@ class Sessions(Unpicklable):
             return
         if _field_error(kind, u, self._mode) is not None:
             try:
-                u, notes = _repair(kind, u, self._mode)
+                u, self._notes = _repair(kind, u, self._mode)
             except _Refused as refused:
                 self._error(sid, str(refused))
                 return
-            for note in notes:
-                self._error(sid, note)
         handler(self, sid, kind, u)
+        notes, self._notes = self._notes, []
+        for note in notes:
+            self._error(sid, note)
 
     def _other(self, sid: str, u: dict) -> None:
         s = self._sessions[sid]
@@ -1424,7 +1431,8 @@ class Sessions(Unpicklable):
         if type(tid) is not str:
             self._error(sid, "terminal_update: terminalId must be a string")
             return
-        # Decode before touching anything: an invalid snapshot drops the whole update.
+        # A snapshot that is not base64 cannot be read: like any optional object that cannot,
+        # it is left out.
         reset = False
         snapshot = b""
         if "output" in u:
@@ -1436,10 +1444,11 @@ class Sessions(Unpicklable):
                 if type(data) is str:
                     try:
                         snapshot = _decode_base64(data)
+                        reset = True
                     except TerminalDataError:
-                        self._error(sid, "terminal_update: output.data is not valid base64")
-                        return
-                    reset = True
+                        self._notes.append(
+                            "terminal_update: output.data is not valid base64 (output ignored)"
+                        )
         entry = self._terminal_entry(sid, tid)
         fields = entry[0]
         for k, v in u.items():
@@ -1502,22 +1511,26 @@ class Sessions(Unpicklable):
             return
         # The required field of each known plan type; other types are kept raw.
         required = _PLAN_REQUIRED.get(ptype)
-        if required is not None and type(plan.get(required[0])) is not required[1]:
-            self._error(sid, required[2])
-            return
-        if ptype in _PLAN_REQUIRED:
-            # The entries follow the rule of a v1 plan's, one object further down.
-            notes: list = []
+        if required is not None:
+            name, kind_of, reason = required
+            # Present with another type, `entries` reads as `[]` (below).
+            if name not in plan if kind_of is list else type(plan.get(name)) is not kind_of:
+                self._error(sid, reason)
+                return
+            notes = self._notes
             plan = _repair_members("plan_update", "plan", None, plan, (_META,), notes)
             if ptype == "items":
+                # The entries follow the rule of a v1 plan's, one object further down.
                 entries = plan["entries"]
-                repaired = _repair_items(
-                    "plan_update", "plan.entries", entries, _PLAN_ENTRY, self._mode, notes
-                )
+                if type(entries) is list:
+                    repaired = _repair_items(
+                        "plan_update", "plan.entries", entries, _PLAN_ENTRY, self._mode, notes
+                    )
+                else:
+                    notes.append(f"plan_update: plan.entries must be an array{_READ_EMPTY}")
+                    repaired = []
                 if repaired is not entries:
                     plan = {**plan, "entries": repaired}
-            for note in notes:
-                self._error(sid, note)
         self._set_plan(sid, pid, _without(plan, ()))
 
     def _plan_removed(self, sid: str, kind: str, u: dict) -> None:
@@ -1702,8 +1715,9 @@ _ARR = ((list,), "an array")
 _OBJ = ((dict,), "an object")
 # A field's need: absent or null passes (_OPT); present with its type (_REQ); required, but
 # its presence and type are the handler's, with its own error, and only what is inside is
-# checked here (_INNER).
-_OPT, _REQ, _INNER = 0, 1, 2
+# checked here (_INNER); a required array the schemas mark default-on-error: absent is the
+# handler's error, but present with another type (null too) it reads as [] (_DEFAULT).
+_OPT, _REQ, _INNER, _DEFAULT = 0, 1, 2, 3
 # What is inside a field: nothing checked (None); an object whose members are checked
 # ("shaped", fields); an array each item of which is checked ("items", item); one item
 # ("one", item). Members are checked by type only: the rules stop one level down.
@@ -1717,10 +1731,16 @@ def _req(name, ty):
     return (name, *ty, _REQ, None)
 
 
+def _default(name, item):
+    return (name, *_ARR, _DEFAULT, ("items", item))
+
+
 _META = _opt("_meta", _OBJ)
 # An item: (members, by_type) - an object with members and, when by_type is not empty, the
 # members of its string `type` (listed in members) as (type, mode, fields), mode None for
-# both versions; other types stay raw. Before initialize only the rules of both are checked.
+# both versions, type _ANY_TYPE for any item of the version; other types stay raw. Before
+# initialize only the rules of both are checked.
+_ANY_TYPE = "*"
 _TOOL_CALL_CONTENT = (
     (_req("type", _STR),),
     (
@@ -1737,6 +1757,20 @@ _TOOL_CALL_CONTENT = (
 # A ContentBlock, named by its type; the members of each type stay raw.
 _CONTENT_BLOCK = ((_req("type", _STR),), ())
 _TOOL_CALL_LOCATION = ((_req("path", _STR), _opt("line", _INT), _META), ())
+# An AvailableCommand: `input` is one of several objects.
+_AVAILABLE_COMMAND = (
+    (_req("name", _STR), _req("description", _STR), _opt("input", _OBJ), _META),
+    (),
+)
+# A SessionConfigOption, named by `id` in v1 and `configId` in v2; `category` is an open
+# enum, and the members of each kind of option stay raw.
+_CONFIG_OPTION = (
+    (_req("name", _STR), _opt("description", _STR), _opt("category", _STR), _META),
+    (
+        (_ANY_TYPE, _V1, (_req("id", _STR),)),
+        (_ANY_TYPE, _V2, (_req("configId", _STR),)),
+    ),
+)
 # priority and status are open enums.
 _PLAN_ENTRY = (
     (_req("content", _STR), _req("priority", _STR), _req("status", _STR), _META),
@@ -1801,11 +1835,11 @@ _FIELD_TYPES = {
         _META,
     ),
     "terminal_output_chunk": _ONLY_META,
-    "plan": (("entries", *_ARR, _INNER, ("items", _PLAN_ENTRY)), _META),
+    "plan": (_default("entries", _PLAN_ENTRY), _META),
     "plan_update": _ONLY_META,
     "plan_removed": _ONLY_META,
-    "available_commands_update": _ONLY_META,
-    "config_option_update": _ONLY_META,
+    "available_commands_update": (_default("availableCommands", _AVAILABLE_COMMAND), _META),
+    "config_option_update": (_default("configOptions", _CONFIG_OPTION), _META),
     "current_mode_update": _ONLY_META,
     "session_info_update": (_opt("title", _STR), _opt("updatedAt", _STR), _META),
     "usage_update": (
@@ -1863,7 +1897,7 @@ def _mismatch(v: Any, field: tuple) -> str | None:
     _, types, name, need, _ = field
     if need == _INNER or type(v) in types or (v is None and need == _OPT):
         return None
-    return name if need == _REQ else name + " or null"
+    return name + " or null" if need == _OPT else name
 
 
 def _at(name: str, index: int | None) -> str:
@@ -1892,10 +1926,8 @@ def _item_error(
     if e is not None:
         return e
     tag = v.get("type")
-    if type(tag) is not str:
-        return None
     for t, version, fields in by_type:
-        if t == tag and (version is None or version == mode):
+        if t in (_ANY_TYPE, tag) and (version is None or version == mode):
             e = _members_error(kind, name, index, v, fields)
             if e is not None:
                 return e
@@ -1918,11 +1950,14 @@ def _field_error(kind: str, u: dict, mode: int) -> str | None:
     not_idle = kind == "state_update" and u.get("state") != "idle"
     for name, types, want, need, inside in _FIELD_TYPES[kind]:
         v = u.get(name)
-        # An update's own fields are optional or the handler's: absent and null pass.
-        if v is None or (not_idle and name in _IDLE_MEMBERS):
+        # An update's own fields are optional or the handler's: absent and null pass (but a
+        # null required array is one that does not fit).
+        if (v is None and (need != _DEFAULT or name not in u)) or (
+            not_idle and name in _IDLE_MEMBERS
+        ):
             continue
         if type(v) not in types and need != _INNER:
-            return f"{kind}: {name} must be {want} or null"
+            return f"{kind}: {name} must be {want}" + ("" if need == _DEFAULT else " or null")
         if inside is None:
             continue
         how, rules = inside
@@ -1947,6 +1982,8 @@ _IDLE_MEMBERS = ("stopReason", "usage")
 # item is left out. Each is an error record; the rest of the update is applied.
 _IGNORED = " (ignored)"
 _DROPPED = " (item dropped)"
+# A required array marked default-on-error that is not one reads as its default.
+_READ_EMPTY = " (read as [])"
 _ABSENT = object()
 
 
@@ -1985,11 +2022,9 @@ def _repair_item(
     members, by_type = item
     own: list = []
     v = _repair_members(kind, name, index, v, members, own)
-    tag = v.get("type")
-    if type(tag) is str:
-        for t, version, fields in by_type:
-            if t == tag and (version is None or version == mode):
-                v = _repair_members(kind, name, index, v, fields, own)
+    for t, version, fields in by_type:
+        if t in (_ANY_TYPE, v.get("type")) and (version is None or version == mode):
+            v = _repair_members(kind, name, index, v, fields, own)
     notes.extend(own)
     return v
 
@@ -2020,10 +2055,15 @@ def _repair(kind: str, u: dict, mode: int) -> tuple[dict, list]:
     not_idle = kind == "state_update" and u.get("state") != "idle"
     for name, types, want, need, inside in _FIELD_TYPES[kind]:
         v = u.get(name)
-        if v is None or (not_idle and name in _IDLE_MEMBERS):
+        if (v is None and (need != _DEFAULT or name not in u)) or (
+            not_idle and name in _IDLE_MEMBERS
+        ):
             continue
         new = v
-        if type(v) not in types and need != _INNER:
+        if need == _DEFAULT and type(v) not in types:
+            notes.append(f"{kind}: {name} must be {want}{_READ_EMPTY}")
+            new = []
+        elif type(v) not in types and need != _INNER:
             notes.append(f"{kind}: {name} must be {want} or null{_IGNORED}")
             new = _ABSENT
         elif inside is not None:
