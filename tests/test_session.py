@@ -3679,6 +3679,20 @@ def test_stop_reason_and_usage_belong_to_an_idle_state_only(backend):
         store = store_of(backend, [upd(update)], version=2)
         assert store.errors == []
         assert (store[SID].state, store[SID].stop_reason) == (state, None)
+        # Unknown fields, kept raw.
+        extras = store[SID].snapshot()["updateExtras"]["state_update"]
+        assert extras == {k: v for k, v in update.items() if k not in ("sessionUpdate", "state")}
+
+
+def test_an_update_that_sets_the_same_values_is_still_a_change(backend):
+    # Values are not compared; only a plan_removed of a plan that is not there names nothing.
+    update = upd({"sessionUpdate": "session_info_update", "title": "T"})
+    store = store_of(backend, [update], version=2)
+    store.changes()
+    store.apply(update)
+    assert store.changes() == [(SID, "session", "info")]
+    store.apply(upd({"sessionUpdate": "plan_removed", "planId": "absent"}))
+    assert store.changes() == []
 
 
 def test_items_of_unknown_type_stay_raw_and_diffs_follow_the_version(backend):

@@ -1970,12 +1970,13 @@ impl Reducer {
         if state == "idle" {
             s.turn_open = false;
         }
-        let moved = set_extras(
-            &mut s.update_extras,
-            "state_update",
-            u,
-            &["sessionUpdate", "state", "stopReason"],
-        );
+        // `stopReason` is an idle state's; on another it is an unknown field, kept raw.
+        let skip: &[&str] = if state == "idle" {
+            &["sessionUpdate", "state", "stopReason"]
+        } else {
+            &["sessionUpdate", "state"]
+        };
+        let moved = set_extras(&mut s.update_extras, "state_update", u, skip);
         self.change(sid, "session", "state");
         if stopped {
             self.change(sid, "session", "stopReason");

@@ -1599,7 +1599,9 @@ class Sessions(Unpicklable):
         s.state_ = state
         if state == "idle":
             s._turn_open = False
-        moved = _set_extras(s._update_extras, "state_update", u, _STATE_SKIP)
+        # `stopReason` is an idle state's; on another it is an unknown field, kept raw.
+        skip = _STATE_SKIP if state == "idle" else _STATE_SKIP_NOT_IDLE
+        moved = _set_extras(s._update_extras, "state_update", u, skip)
         self._change(sid, "session", "state")
         if stopped:
             self._change(sid, "session", "stopReason")
@@ -1702,6 +1704,7 @@ _REPLACE_SKIP = {
     kind: frozenset(("sessionUpdate", field)) for kind, field in _REPLACE_FIELDS.items()
 }
 _STATE_SKIP = frozenset(("sessionUpdate", "state", "stopReason"))
+_STATE_SKIP_NOT_IDLE = frozenset(("sessionUpdate", "state"))
 # plan type -> (its required field, that field's type, the error when it is missing).
 _PLAN_REQUIRED = {
     "items": ("entries", list, "plan_update: plan.entries must be an array"),
