@@ -1513,8 +1513,12 @@ class Sessions(Unpicklable):
         required = _PLAN_REQUIRED.get(ptype)
         if required is not None:
             name, kind_of, reason = required
-            # Present with another type, `entries` reads as `[]` (below).
-            if name not in plan if kind_of is list else type(plan.get(name)) is not kind_of:
+            if kind_of is list:
+                # Present with another type, `entries` reads as `[]` (below).
+                unreadable = name not in plan
+            else:
+                unreadable = type(plan.get(name)) is not kind_of
+            if unreadable:
                 self._error(sid, reason)
                 return
             notes = self._notes
