@@ -1450,6 +1450,7 @@ impl Reducer {
         self.session(sid);
         let repaired;
         let mut u: &Members<'_> = update;
+        self.notes.clear();
         if known && check::field_error(kind, u, mode).is_some() {
             match check::repair(kind, u, mode) {
                 Err(check::Refused(reason)) => {

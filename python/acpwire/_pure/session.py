@@ -1258,6 +1258,8 @@ class Sessions(Unpicklable):
         if handler is None or _OTHER_VERSION.get(kind) == self._mode:
             self._other(sid, u)
             return
+        # (Reset first: nothing of an update whose handler raised is kept for the next one.)
+        self._notes = []
         if _field_error(kind, u, self._mode) is not None:
             try:
                 u, self._notes = _repair(kind, u, self._mode)
