@@ -147,3 +147,36 @@ def test_replay_takes_a_path_or_a_file_never_a_descriptor(backend, tmp_path):
 def test_iter_messages_refuses_a_text_file_even_an_empty_one(text):
     with pytest.raises(TypeError, match="needs a binary file, not a text file"):
         list(acpwire.iter_messages(io.StringIO(text)))
+
+
+MESSAGES = [{"a": 1}, {"text": "x" * 300_000}, {"b": 2}, {"c": 3}, {"tail": True}]
+
+
+def test_a_reader_that_stops_early_leaves_the_rest_to_the_next(backend):
+    # One chunk holds the whole stream: breaking off, or an error raised, after the first
+    # message must not lose what that chunk decoded beyond it.
+    decoder = backend.FrameDecoder()
+    fp = io.BytesIO(STREAM)
+    for message in acpwire.iter_messages(fp, chunk_size=1 << 20, decoder=decoder):
+        assert message == {"a": 1}
+        break
+    with pytest.raises(backend.FrameError) as raised:
+        list(acpwire.iter_messages(fp, decoder=decoder))
+    assert raised.value.line == 2
+    assert list(acpwire.iter_messages(fp, decoder=decoder)) == MESSAGES[1:]
+    # Nothing is left over for the decoder once a reader finished.
+    assert list(acpwire.iter_messages(io.BytesIO(b""), decoder=decoder)) == []
+
+
+async def test_an_async_reader_that_stops_early_leaves_the_rest_to_the_next(backend):
+    decoder = backend.FrameDecoder()
+    reader = asyncio.StreamReader()
+    reader.feed_data(STREAM)
+    reader.feed_eof()
+    messages = read_messages(reader, chunk_size=1 << 20, decoder=decoder)
+    assert await anext(messages) == {"a": 1}
+    await messages.aclose()
+    errors = []
+    got = [m async for m in read_messages(reader, on_error=errors.append, decoder=decoder)]
+    assert got == MESSAGES[1:]
+    assert [e.line for e in errors] == [2]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import operator
+import weakref
+from collections import deque
 from collections.abc import Callable, Iterator
 from typing import IO, Any
 
@@ -10,22 +12,40 @@ from ._errors import FrameError
 
 OnError = Callable[[FrameError], object]
 
+# What a reader decoded and did not hand out when it stopped (its consumer broke off, or a
+# FrameError was raised), by decoder: the next reader over the same decoder starts with it, so
+# a stream read in several goes loses nothing.
+_UNREAD: weakref.WeakKeyDictionary[Any, deque] = weakref.WeakKeyDictionary()
 
-def _new_decoder() -> Any:
-    from . import FrameDecoder
 
-    return FrameDecoder()
+def take_unread(decoder: Any) -> deque:
+    """What the last reader over ``decoder`` left unread, oldest first (now the caller's)."""
+    return _UNREAD.pop(decoder, None) or deque()
 
 
-def dispatch(events: list[Any], on_error: OnError | None) -> Iterator[Any]:
-    """Yield messages from a mixed list of messages and FrameErrors, in stream order."""
-    for item in events:
+def keep_unread(decoder: Any, events: deque) -> None:
+    """Leave ``events`` for the next reader over ``decoder``."""
+    if events:
+        _UNREAD[decoder] = events
+
+
+def drain(events: deque, on_error: OnError | None) -> Iterator[Any]:
+    """Yield the messages of ``events`` (messages and FrameErrors, in stream order), taking
+    each off as it goes: what the consumer does not take stays in ``events``."""
+    while events:
+        item = events.popleft()
         if isinstance(item, FrameError):
             if on_error is None:
                 raise item
             on_error(item)
         else:
             yield item
+
+
+def _new_decoder() -> Any:
+    from . import FrameDecoder
+
+    return FrameDecoder()
 
 
 def iter_messages(
@@ -60,15 +80,22 @@ def _iter_messages(
     fp: IO[bytes], chunk_size: int, on_error: OnError | None, decoder: Any
 ) -> Iterator[Any]:
     read = getattr(fp, "read1", None) or fp.read
-    while True:
-        chunk = read(chunk_size)
-        if chunk is None:
-            # A non-blocking stream with nothing to read yet: not the end of the stream.
-            raise TypeError("iter_messages needs a blocking binary file: read() returned None")
-        if isinstance(chunk, str):
-            # Refused even when empty: an empty text file is as wrong as a full one.
-            raise TypeError("iter_messages needs a binary file, not a text file")
-        if not chunk:
-            break
-        yield from dispatch(decoder._feed_events(chunk), on_error)
-    yield from dispatch(decoder._finish_events(), on_error)
+    events = take_unread(decoder)
+    try:
+        yield from drain(events, on_error)
+        while True:
+            chunk = read(chunk_size)
+            if chunk is None:
+                # A non-blocking stream with nothing to read yet: not the end of the stream.
+                raise TypeError("iter_messages needs a blocking binary file: read() returned None")
+            if isinstance(chunk, str):
+                # Refused even when empty: an empty text file is as wrong as a full one.
+                raise TypeError("iter_messages needs a binary file, not a text file")
+            if not chunk:
+                break
+            events.extend(decoder._feed_events(chunk))
+            yield from drain(events, on_error)
+        events.extend(decoder._finish_events())
+        yield from drain(events, on_error)
+    finally:
+        keep_unread(decoder, events)

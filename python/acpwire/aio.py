@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
-from ._stream import OnError, _new_decoder, check_chunk_size, dispatch
+from ._stream import OnError, _new_decoder, check_chunk_size, drain, keep_unread, take_unread
 
 __all__ = ["read_messages"]
 
@@ -34,11 +34,19 @@ def read_messages(
 async def _read_messages(
     reader: asyncio.StreamReader, chunk_size: int, on_error: OnError | None, decoder: Any
 ) -> AsyncIterator[Any]:
-    while True:
-        chunk = await reader.read(chunk_size)
-        if not chunk:
-            break
-        for message in dispatch(decoder._feed_events(chunk), on_error):
+    events = take_unread(decoder)
+    try:
+        for message in drain(events, on_error):
             yield message
-    for message in dispatch(decoder._finish_events(), on_error):
-        yield message
+        while True:
+            chunk = await reader.read(chunk_size)
+            if not chunk:
+                break
+            events.extend(decoder._feed_events(chunk))
+            for message in drain(events, on_error):
+                yield message
+        events.extend(decoder._finish_events())
+        for message in drain(events, on_error):
+            yield message
+    finally:
+        keep_unread(decoder, events)

@@ -89,8 +89,9 @@ pub(crate) fn frame_error_to_py<'py>(
     super::frame_error_type(py)?.call1((e.kind.reason(), e.line, e.offset, &e.excerpt, &e.detail))
 }
 
-/// Incremental NDJSON decoder: bytes in, JSON-RPC messages out.
-#[pyclass(module = "acpwire._native")]
+/// Incremental NDJSON decoder: bytes in, JSON-RPC messages out. (Weakly referable: readers
+/// remember what they decoded and did not hand out, by the decoder.)
+#[pyclass(module = "acpwire._native", weakref)]
 pub struct FrameDecoder {
     framer: Framer,
     raw: bool,

@@ -102,6 +102,8 @@ class FrameDecoder(Unpicklable):
     """Incremental NDJSON decoder: bytes in, JSON-RPC messages out."""
 
     __slots__ = (
+        # Readers remember what they decoded and did not hand out, by the decoder.
+        "__weakref__",
         "_errors",
         "_errors_dropped",
         "_frames",
