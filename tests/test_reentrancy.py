@@ -79,6 +79,27 @@ def test_pure_store_refuses_a_nested_change_during_a_feed(how):
     assert store.feed(UPDATE % 3) == 1  # and it still works
 
 
+def test_pure_store_refuses_a_nested_change_during_an_apply():
+    store = _pure.Sessions()
+    update = {
+        "sessionUpdate": "available_commands_update",
+        "availableCommands": [{"name": "a", "description": "d"}, 5],
+    }
+    message = {
+        "jsonrpc": "2.0",
+        "method": "session/update",
+        "params": {"sessionId": "s", "update": update},
+    }
+    _, nested = reentered(lambda: store.apply(message), "_replace", lambda: store.apply(message))
+    assert nested == ("refused", "Already borrowed")
+    _, nested = reentered(lambda: store.apply(message), "_replace", store.take_errors)
+    assert nested == ("refused", "Already borrowed")
+    # Each outer apply kept its record of the item it left out.
+    assert [e["reason"] for e in store.take_errors()] == [
+        "available_commands_update: availableCommands[1] must be an object (item dropped)"
+    ] * 2
+
+
 class Collected:
     """Cyclic garbage whose finalizer runs ``action``."""
 

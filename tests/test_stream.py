@@ -173,10 +173,24 @@ async def test_an_async_reader_that_stops_early_leaves_the_rest_to_the_next(back
     reader = asyncio.StreamReader()
     reader.feed_data(STREAM)
     reader.feed_eof()
-    messages = read_messages(reader, chunk_size=1 << 20, decoder=decoder)
-    assert await anext(messages) == {"a": 1}
-    await messages.aclose()
+    async for message in read_messages(reader, chunk_size=1 << 20, decoder=decoder):
+        assert message == {"a": 1}
+        break  # asyncio closes the generator later, if at all: nothing may wait for that
     errors = []
     got = [m async for m in read_messages(reader, on_error=errors.append, decoder=decoder)]
     assert got == MESSAGES[1:]
     assert [e.line for e in errors] == [2]
+
+
+def test_readers_over_one_decoder_share_what_is_left(backend):
+    # A reader still held when another starts: neither loses nor repeats a message.
+    decoder = backend.FrameDecoder()
+    data = b"".join(b'{"n":%d}\n' % i for i in range(6))
+    held = acpwire.iter_messages(io.BytesIO(data), decoder=decoder)
+    assert next(held) == {"n": 0}
+    # The second reader starts with what the first left (its own file is read when that runs
+    # out: here, never).
+    second = acpwire.iter_messages(io.BytesIO(b'{"n":6}\n'), decoder=decoder)
+    assert next(second) == {"n": 1}
+    del second
+    assert [m["n"] for m in held] == [2, 3, 4, 5]

@@ -12,21 +12,19 @@ from ._errors import FrameError
 
 OnError = Callable[[FrameError], object]
 
-# What a reader decoded and did not hand out when it stopped (its consumer broke off, or a
-# FrameError was raised), by decoder: the next reader over the same decoder starts with it, so
-# a stream read in several goes loses nothing.
+# What readers decoded and did not hand out yet, by decoder: every reader over a decoder takes
+# its messages from this one queue, so what one reader leaves when it stops (its consumer broke
+# off, or a FrameError was raised) is the next one's start, at once, and a stream read in
+# several goes loses nothing.
 _UNREAD: weakref.WeakKeyDictionary[Any, deque] = weakref.WeakKeyDictionary()
 
 
-def take_unread(decoder: Any) -> deque:
-    """What the last reader over ``decoder`` left unread, oldest first (now the caller's)."""
-    return _UNREAD.pop(decoder, None) or deque()
-
-
-def keep_unread(decoder: Any, events: deque) -> None:
-    """Leave ``events`` for the next reader over ``decoder``."""
-    if events:
-        _UNREAD[decoder] = events
+def unread(decoder: Any) -> deque:
+    """The queue of what readers over ``decoder`` decoded and did not hand out, oldest first."""
+    events = _UNREAD.get(decoder)
+    if events is None:
+        events = _UNREAD[decoder] = deque()
+    return events
 
 
 def drain(events: deque, on_error: OnError | None) -> Iterator[Any]:
@@ -80,22 +78,19 @@ def _iter_messages(
     fp: IO[bytes], chunk_size: int, on_error: OnError | None, decoder: Any
 ) -> Iterator[Any]:
     read = getattr(fp, "read1", None) or fp.read
-    events = take_unread(decoder)
-    try:
+    events = unread(decoder)
+    yield from drain(events, on_error)
+    while True:
+        chunk = read(chunk_size)
+        if chunk is None:
+            # A non-blocking stream with nothing to read yet: not the end of the stream.
+            raise TypeError("iter_messages needs a blocking binary file: read() returned None")
+        if isinstance(chunk, str):
+            # Refused even when empty: an empty text file is as wrong as a full one.
+            raise TypeError("iter_messages needs a binary file, not a text file")
+        if not chunk:
+            break
+        events.extend(decoder._feed_events(chunk))
         yield from drain(events, on_error)
-        while True:
-            chunk = read(chunk_size)
-            if chunk is None:
-                # A non-blocking stream with nothing to read yet: not the end of the stream.
-                raise TypeError("iter_messages needs a blocking binary file: read() returned None")
-            if isinstance(chunk, str):
-                # Refused even when empty: an empty text file is as wrong as a full one.
-                raise TypeError("iter_messages needs a binary file, not a text file")
-            if not chunk:
-                break
-            events.extend(decoder._feed_events(chunk))
-            yield from drain(events, on_error)
-        events.extend(decoder._finish_events())
-        yield from drain(events, on_error)
-    finally:
-        keep_unread(decoder, events)
+    events.extend(decoder._finish_events())
+    yield from drain(events, on_error)

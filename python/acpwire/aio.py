@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
-from ._stream import OnError, _new_decoder, check_chunk_size, drain, keep_unread, take_unread
+from ._stream import OnError, _new_decoder, check_chunk_size, drain, unread
 
 __all__ = ["read_messages"]
 
@@ -34,19 +34,16 @@ def read_messages(
 async def _read_messages(
     reader: asyncio.StreamReader, chunk_size: int, on_error: OnError | None, decoder: Any
 ) -> AsyncIterator[Any]:
-    events = take_unread(decoder)
-    try:
+    events = unread(decoder)
+    for message in drain(events, on_error):
+        yield message
+    while True:
+        chunk = await reader.read(chunk_size)
+        if not chunk:
+            break
+        events.extend(decoder._feed_events(chunk))
         for message in drain(events, on_error):
             yield message
-        while True:
-            chunk = await reader.read(chunk_size)
-            if not chunk:
-                break
-            events.extend(decoder._feed_events(chunk))
-            for message in drain(events, on_error):
-                yield message
-        events.extend(decoder._finish_events())
-        for message in drain(events, on_error):
-            yield message
-    finally:
-        keep_unread(decoder, events)
+    events.extend(decoder._finish_events())
+    for message in drain(events, on_error):
+        yield message

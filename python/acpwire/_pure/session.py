@@ -315,11 +315,16 @@ class _StoreLock:
     thread feeds, other threads' calls wait for that feed to return, and a second feeder is
     refused (two streams fed into one store would interleave)."""
 
-    __slots__ = ("_feeding", "_lock")
+    __slots__ = ("_busy", "_feeding", "_lock")
 
     def __init__(self) -> None:
         self._lock = threading.RLock()
         self._feeding = False
+        # A change (feed, apply, taking errors or changes) is running on the thread that holds
+        # the lock: the same thread calling for another in the middle of it (a finalizer run by
+        # a garbage collection, say) is refused, as the native store refuses a second borrow,
+        # instead of changing a half-applied state.
+        self._busy = False
 
     def __enter__(self) -> None:
         self._lock.acquire()
@@ -336,23 +341,30 @@ class _StoreLock:
                     "the store is being fed by another thread: feed one stream from one thread"
                 )
             self._lock.acquire()
-        try:
-            self.refuse_nested()
-        except RuntimeError:
-            self._lock.release()
-            raise
-        self._feeding = True
+        self._refuse_nested()
+        self._busy = self._feeding = True
         try:
             yield
         finally:
-            self._feeding = False
+            self._busy = self._feeding = False
             self._lock.release()
 
-    def refuse_nested(self) -> None:
-        """Refuses a change from the thread that holds the lock while it feeds (a finalizer run
-        by a garbage collection inside a feed, say), as the native store refuses it, instead of
-        reducing into a half-applied feed."""
-        if self._feeding:
+    @contextmanager
+    def changing(self):
+        """A change other than a feed: other threads' calls wait for it, as for a feed."""
+        self._lock.acquire()
+        self._refuse_nested()
+        self._busy = True
+        try:
+            yield
+        finally:
+            self._busy = False
+            self._lock.release()
+
+    def _refuse_nested(self) -> None:
+        # Called holding the lock: a busy store is this thread's own call in progress.
+        if self._busy:
+            self._lock.release()
             raise RuntimeError("Already borrowed")
 
 
@@ -864,7 +876,6 @@ class Sessions(Unpicklable):
             else:
                 message(item)
 
-    @_locked
     def apply(self, message: Any, sender: str | None = None) -> None:
         """Reduce one decoded JSON-RPC message of either direction (a list applies each entry).
 
@@ -873,8 +884,8 @@ class Sessions(Unpicklable):
         not valid UTF-8 (a lone surrogate) is not applied: it becomes one error record. Error
         records from it have no line or offset.
         """
-        self._lock.refuse_nested()
-        self._apply_at(message, sender, None, None)
+        with self._lock.changing():
+            self._apply_at(message, sender, None, None)
 
     @_locked
     def _apply_at(self, message: Any, sender: str | None, line: Any, offset: Any) -> None:
@@ -943,11 +954,11 @@ class Sessions(Unpicklable):
         """Error records not yet taken, oldest first: ``{line, offset, sessionId, reason}``."""
         return [_error_dict(e) for e in self._errors]
 
-    @_locked
     def take_errors(self) -> list[dict]:
         """Return the error records and forget them."""
-        taken = self.errors
-        self._errors.clear()
+        with self._lock.changing():
+            taken = self.errors
+            self._errors.clear()
         return taken
 
     @property
@@ -956,7 +967,6 @@ class Sessions(Unpicklable):
         """Errors dropped because more than 10,000 were waiting to be taken."""
         return self._errors_dropped
 
-    @_locked
     def changes(self) -> list[tuple[str, str, str]]:
         """(sessionId, entity type, id) of everything changed since the last call.
 
@@ -964,9 +974,10 @@ class Sessions(Unpicklable):
         ``terminal``, ``plan``, ``compaction``, ``other`` (id: index in ``other``),
         ``subagent``, and ``session`` (id: the snapshot key that moved).
         """
-        out = self._changes
-        self._changes = []
-        self._change_set = set()
+        with self._lock.changing():
+            out = self._changes
+            self._changes = []
+            self._change_set = set()
         return out
 
     @_locked
