@@ -19,6 +19,7 @@ import math
 import os
 import threading
 from collections import OrderedDict, deque
+from collections.abc import Iterator
 from contextlib import contextmanager
 from itertools import accumulate
 from typing import Any, BinaryIO
@@ -1964,18 +1965,26 @@ def _items_error(kind: str, name: str, v: Any, item: tuple, mode: int) -> str | 
     return None
 
 
-def _field_error(kind: str, u: dict, mode: int) -> str | None:
-    """The error of the first field of update u (of variant kind) with the wrong type, if any,
-    under the rules of mode."""
+def _present_fields(kind: str, u: dict) -> Iterator[tuple]:
+    """(value, name, types, want, need, inside) of each field of update u (of variant kind) that
+    its rules look at: an update's own fields are optional or the handler's, so absent and null
+    pass (but a null required array is one that does not fit), and the members of an idle
+    state_update are unknown fields on another state."""
     not_idle = kind == "state_update" and u.get("state") != "idle"
-    for name, types, want, need, inside in _FIELD_TYPES[kind]:
+    for field in _FIELD_TYPES[kind]:
+        name, _, _, need, _ = field
         v = u.get(name)
-        # An update's own fields are optional or the handler's: absent and null pass (but a
-        # null required array is one that does not fit).
         if (v is None and (need != _DEFAULT or name not in u)) or (
             not_idle and name in _IDLE_MEMBERS
         ):
             continue
+        yield (v, *field)
+
+
+def _field_error(kind: str, u: dict, mode: int) -> str | None:
+    """The error of the first field of update u (of variant kind) with the wrong type, if any,
+    under the rules of mode."""
+    for v, name, types, want, need, inside in _present_fields(kind, u):
         if type(v) not in types and need != _INNER:
             return f"{kind}: {name} must be {want}" + ("" if need == _DEFAULT else " or null")
         if inside is None:
@@ -2072,13 +2081,7 @@ def _repair(kind: str, u: dict, mode: int) -> tuple[dict, list]:
     cannot be read."""
     notes: list = []
     fixed = dict(u)
-    not_idle = kind == "state_update" and u.get("state") != "idle"
-    for name, types, want, need, inside in _FIELD_TYPES[kind]:
-        v = u.get(name)
-        if (v is None and (need != _DEFAULT or name not in u)) or (
-            not_idle and name in _IDLE_MEMBERS
-        ):
-            continue
+    for v, name, types, want, need, inside in _present_fields(kind, u):
         new = v
         if need == _DEFAULT and type(v) not in types:
             notes.append(f"{kind}: {name} must be {want}{_READ_EMPTY}")
