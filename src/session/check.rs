@@ -413,24 +413,16 @@ fn items_error(
 /// The error of the first field of update `u` (of variant `kind`) with the wrong type, if
 /// any, under the rules of `mode`.
 pub(super) fn field_error(kind: &str, u: &Members<'_>, mode: Mode) -> Option<String> {
-    let (_, fields) = FIELD_TYPES.iter().find(|(k, _)| *k == kind)?;
-    let not_idle = not_idle(kind, u);
-    for &field in *fields {
+    for (field, value) in present_fields(kind, u) {
         let (name, ty, _) = field;
-        if not_idle && IDLE_MEMBERS.contains(&name) {
-            continue;
-        }
-        let value = member(u, name);
-        if let Some((a, or_null)) = mismatch(value, field) {
+        if let Some((a, or_null)) = mismatch(Some(value), field) {
             return Some(format!("{kind}: {name} must be {a}{or_null}"));
         }
         let at = At { name, index: None };
         let e = match (ty, value) {
-            (Ty::Shaped(members), Some(JsonValue::Object(o))) => {
-                members_error(kind, at, o, members)
-            }
-            (Ty::Items(item), Some(v)) => items_error(kind, name, v, item, mode),
-            (Ty::One(item), Some(v @ JsonValue::Object(_))) => item_error(kind, at, v, item, mode),
+            (Ty::Shaped(members), JsonValue::Object(o)) => members_error(kind, at, o, members),
+            (Ty::Items(item), v) => items_error(kind, name, v, item, mode),
+            (Ty::One(item), v @ JsonValue::Object(_)) => item_error(kind, at, v, item, mode),
             _ => None,
         };
         if e.is_some() {
@@ -438,6 +430,28 @@ pub(super) fn field_error(kind: &str, u: &Members<'_>, mode: Mode) -> Option<Str
         }
     }
     None
+}
+
+/// Each field of update `u` (of variant `kind`) its rules look at, with its value: an update's
+/// own fields are optional or the handler's, so absent and `null` pass (but a `null` required
+/// array is one that does not fit), and the members of an idle `state_update` are unknown
+/// fields on another state.
+fn present_fields<'a, 's>(
+    kind: &str,
+    u: &'a Members<'s>,
+) -> impl Iterator<Item = (Field, &'a JsonValue<'s>)> {
+    let fields = FIELD_TYPES
+        .iter()
+        .find(|(k, _)| *k == kind)
+        .map_or(&[][..], |(_, fields)| *fields);
+    let not_idle = not_idle(kind, u);
+    fields.iter().filter_map(move |&field| {
+        let (name, _, need) = field;
+        let value = member(u, name)?;
+        let skipped = (matches!(value, JsonValue::Null) && need != Need::Default)
+            || (not_idle && IDLE_MEMBERS.contains(&name));
+        (!skipped).then_some((field, value))
+    })
 }
 
 /// Members only an idle `state_update` has: on another state they are unknown fields.
@@ -577,20 +591,8 @@ pub(super) fn repair<'s>(
 ) -> Result<(Pairs<'s>, Vec<String>), Refused> {
     let mut notes = Vec::new();
     let mut fixed = u.to_vec();
-    let Some((_, fields)) = FIELD_TYPES.iter().find(|(k, _)| *k == kind) else {
-        return Ok((fixed, notes));
-    };
-    let not_idle = not_idle(kind, u);
-    for &field in *fields {
+    for (field, value) in present_fields(kind, u) {
         let (name, ty, need) = field;
-        let Some(value) = member(u, name) else {
-            continue;
-        };
-        if (matches!(value, JsonValue::Null) && need != Need::Default)
-            || (not_idle && IDLE_MEMBERS.contains(&name))
-        {
-            continue;
-        }
         let at = At { name, index: None };
         let new = if need == Need::Default && !ty.admits(value) {
             notes.push(format!("{kind}: {name} must be {}{READ_EMPTY}", ty.name()));
@@ -608,8 +610,10 @@ pub(super) fn repair<'s>(
                     match repair_members(kind, at, o, members, &mut own) {
                         Ok(next) => {
                             notes.append(&mut own);
-                            next.map(|pairs| Some(JsonValue::Object(Arc::new(pairs))))
-                                .unwrap_or(Some(value.clone()))
+                            match next {
+                                Some(pairs) => Some(JsonValue::Object(Arc::new(pairs))),
+                                None => continue,
+                            }
                         }
                         Err(Refused(reason)) => {
                             notes.push(format!("{reason} ({name} ignored)"));
