@@ -737,19 +737,88 @@ def test_following_reads_a_burst_a_window_at_a_time(tmp_path, monkeypatch, recor
     from acpwire import traces
 
     monkeypatch.setattr(traces, "_PLAIN_WINDOW", 100)
-    monkeypatch.setattr(traces, "_RECORD_WINDOW", 400)
+    # A recorded trace's window is the longest record line its store's cap allows.
+    options = {"max_frame_bytes": 300} if recorded else {}
     trace = tmp_path / "live.ndjson"
     trace.write_bytes(_chunk_line("0", recorded=recorded))
-    following = traces.Following(str(trace))
+    following = traces.Following(str(trace), **options)
     with trace.open("ab") as fp:
-        fp.write(b"".join(_chunk_line(str(i), recorded=recorded) for i in range(1, 20)))
+        fp.write(b"".join(_chunk_line(str(i), recorded=recorded) for i in range(1, 100)))
     polls = 0
     while following.position < trace.stat().st_size:
         following.poll()
         polls += 1
     assert polls > 5  # more than one window's worth, read bit by bit
-    text = "".join(str(i) for i in range(20))
+    text = "".join(str(i) for i in range(100))
     assert following.store["s"].message_text("m") == text and following.store.errors == []
+
+
+def test_following_skips_a_record_line_over_the_limit_as_a_whole_replay_does(tmp_path):
+    from acpwire.traces import Following
+
+    # Records of frames up to 100 bytes: a record line may take 6 * 100 + 1024 bytes.
+    options = {"max_frame_bytes": 100}
+    trace = tmp_path / "live.ndjson"
+    first = _chunk_line("before", recorded=True)
+    trace.write_bytes(first)
+    following = Following(str(trace), **options)
+    huge = b'{"t": 0.6, "dir": "agent", "msg": "' + b"x" * 5000 + b'"}\n'
+    with trace.open("ab") as fp:
+        # Written in pieces, each polled: the line is reported once and never held whole.
+        for i in range(0, len(huge) - 1, 700):
+            fp.write(huge[i : min(i + 700, len(huge) - 1)])
+            fp.flush()
+            following.poll()
+            assert following.position <= trace.stat().st_size
+        # Passed over before its newline came: no more than a window of it was read at once.
+        assert following.position == trace.stat().st_size
+        fp.write(b"\n")
+        fp.write(_chunk_line("after", recorded=True))
+    following.poll()
+    assert following.position == trace.stat().st_size
+    assert following.store["s"].message_text("m") == "beforeafter"
+    whole = acpwire.replay(str(trace), **options)
+    assert following.store.errors == whole.errors
+    (error,) = whole.errors
+    assert (error["line"], error["offset"]) == (2, len(first))
+
+
+def test_following_reduces_again_a_trace_rewritten_in_place(tmp_path):
+    from acpwire.traces import Following
+
+    trace = tmp_path / "live.ndjson"
+    trace.write_bytes(_chunk_line("ONE"))
+    following = Following(str(trace))
+    # Cut short and written again past the old end between two polls, in the same file.
+    with trace.open("r+b") as fp:
+        fp.truncate(0)
+        fp.write(_chunk_line("NEW", sid="t") + _chunk_line("MORE", sid="t"))
+    assert following.poll()
+    assert following.store.ids() == ["t"]
+    assert following.store["t"].message_text("m") == "NEWMORE"
+    # Appending after that is an append again.
+    with trace.open("ab") as fp:
+        fp.write(_chunk_line("!", sid="t"))
+    assert following.poll() and following.store["t"].message_text("m") == "NEWMORE!"
+
+
+def test_following_waits_for_a_first_line_longer_than_a_read(tmp_path, monkeypatch):
+    from acpwire import traces
+
+    monkeypatch.setattr(traces, "CHUNK", 16)
+    trace = tmp_path / "live.ndjson"
+    line = _chunk_line("FIRST")
+    trace.write_bytes(b"")
+    following = traces.Following(str(trace))
+    body = line[:-1]
+    for i in range(0, len(body), 10):
+        with trace.open("ab") as fp:
+            fp.write(body[i : i + 10])
+        assert not following.poll() and following.position == 0
+    with trace.open("ab") as fp:
+        fp.write(b"\n")
+    assert following.poll()
+    assert following.store["s"].message_text("m") == "FIRST"
 
 
 def test_replay_lists_frame_errors_before_session_errors_and_fails_only_for_bad_frames(tmp_path):

@@ -86,7 +86,7 @@ def sniff(fp: IO[bytes], strict: bool = True) -> tuple[bytes, bool]:
     parts = [fp.read(CHUNK)]
     # A first line longer than that (a record of a large frame): read on to its end, as far
     # as `iter_lines` would hold one line.
-    limit = 6 * DEFAULT_MAX_FRAME_BYTES + 1024
+    limit = _record_limit(DEFAULT_MAX_FRAME_BYTES)
     total = len(parts[0])
     while parts[-1] and b"\n" not in parts[-1] and total < limit:
         parts.append(fp.read(CHUNK))
@@ -141,12 +141,18 @@ class Following:
     """A trace file that is still being written, reduced as it grows (``replay --follow``).
 
     Only whole lines are reduced: a line still being written waits for its newline. A file
-    that shrinks or is replaced is reduced again from its start.
+    that shrinks, is replaced, or is rewritten in place (the bytes just before where the last
+    poll stopped are no longer the ones read) is reduced again from its start. A record line
+    over the limit ``iter_lines`` keeps is one error record and is skipped to its newline
+    without being held, as in a whole replay.
     """
 
     def __init__(self, path: str, **options: Any) -> None:
         self.path = path
         self.options = options
+        cap = options.get("max_frame_bytes", DEFAULT_MAX_FRAME_BYTES)
+        # A record line up to `iter_lines`' limit, its CR and its newline fit in one window.
+        self._record_window = _record_limit(cap) + 2
         self.store: Sessions
         self._reload()
 
@@ -159,10 +165,16 @@ class Following:
             fp.seek(0)
             whole = _Limited(fp, position)
             lines = sum(chunk.count(b"\n") for chunk in iter(lambda: whole.read(CHUNK), b""))
+            fp.seek(max(0, position - _TAIL))
+            tail = fp.read(position - fp.tell())
         store.changes()  # what the load did is the starting point, not a change
         self.store, self.recorded = store, recorded
-        self.position, self._lines = position, lines
+        self.position, self._lines, self._tail = position, lines, tail
         self._identity = (stat.st_dev, stat.st_ino)
+        # Recorded traces: the line at `position` is over the limit and is being skipped.
+        self._skipping = False
+        # While no line has ended: how far the file is known to hold no newline.
+        self._searched = 0
 
     def _restart(self) -> bool:
         """Reduce the file again from its start; False (the old state kept) if it cannot be
@@ -183,32 +195,77 @@ class Following:
             return self._restart()
         if stat.st_size == self.position:
             return False
+        if self.position == 0:
+            # Only with a whole first line can the trace be told plain or recorded.
+            return self._first_line_ended(stat.st_size) and self._restart()
         # At most a window at a time, so that a burst of output costs bounded memory: a
         # plain trace's store holds a partial line itself; records are read whole, and one
         # may take up to six bytes per byte of its frame.
-        window = _RECORD_WINDOW if self.recorded else _PLAIN_WINDOW
+        window = self._record_window if self.recorded else _PLAIN_WINDOW
         with open(self.path, "rb") as fp:
-            fp.seek(self.position)
-            data = fp.read(min(stat.st_size - self.position, window))
-        if self.position == 0:
-            # Only with a whole first line can the trace be told plain or recorded.
-            return b"\n" in data and self._restart()
+            fp.seek(self.position - len(self._tail))
+            data = fp.read(len(self._tail) + min(stat.st_size - self.position, window))
+        if not data.startswith(self._tail):
+            return self._restart()
+        data = data[len(self._tail) :]
         if self.recorded:
-            end = data.rfind(b"\n") + 1
-            if not end:
-                return False
-            whole = data[:end]
-            _apply_records(self.store, io.BytesIO(whole), self.options, self._lines, self.position)
-            self.position += end
-            self._lines += whole.count(b"\n")
+            self._records(data, window)
         else:
             self.store.feed(data)
-            self.position += len(data)
+            self._advance(data, len(data))
         return bool(self.store.changes())
+
+    def _first_line_ended(self, size: int) -> bool:
+        """Whether the file now holds a newline; each byte is searched once."""
+        with open(self.path, "rb") as fp:
+            fp.seek(self._searched)
+            while self._searched < size:
+                chunk = fp.read(min(CHUNK, size - self._searched))
+                if not chunk:
+                    return False
+                if b"\n" in chunk:
+                    return True
+                self._searched += len(chunk)
+        return False
+
+    def _records(self, data: bytes, window: int) -> None:
+        """Apply the whole record lines at the start of ``data`` (read at ``position``)."""
+        if self._skipping:
+            end = data.find(b"\n") + 1
+            if not end:
+                self._advance(data, len(data))
+                return
+            self._lines += 1
+            self._advance(data, end)
+            self._skipping = False
+            data = data[end:]
+        end = data.rfind(b"\n") + 1
+        if end:
+            whole = data[:end]
+            _apply_records(self.store, io.BytesIO(whole), self.options, self._lines, self.position)
+            self._lines += whole.count(b"\n")
+            self._advance(data, end)
+        elif len(data) >= window:
+            # No newline within the limit: reported once, as `iter_lines` reports it.
+            self.store._record_error(TOO_LONG, self._lines + 1, self.position)
+            self._skipping = True
+            self._advance(data, len(data))
+
+    def _advance(self, data: bytes, end: int) -> None:
+        """Move past ``data[:end]``, remembering the bytes just before the new position."""
+        self._tail = (self._tail + data[max(0, end - _TAIL) : end])[-_TAIL:]
+        self.position += end
 
 
 _PLAIN_WINDOW = 16 * CHUNK
-_RECORD_WINDOW = 6 * DEFAULT_MAX_FRAME_BYTES + 1024 + 2
+# Bytes before the followed position compared at each poll to tell a rewrite from an append.
+_TAIL = 64
+
+
+def _record_limit(max_frame_bytes: int) -> int:
+    """The longest record line ``iter_lines`` holds: six bytes per byte of a frame under the
+    cap (its text escaped), and the record's other members."""
+    return 6 * max_frame_bytes + 1024
 
 
 def _whole_lines(fp: IO[bytes]) -> int:
@@ -287,7 +344,7 @@ def iter_lines(
     Nothing longer is held, so memory stays bounded by the cap however long a line runs.
     """
     # A plain line may end in a CR beyond the cap, which the framing drops.
-    limit = 6 * max_frame_bytes + 1024 if recorded else max_frame_bytes + 1
+    limit = _record_limit(max_frame_bytes) if recorded else max_frame_bytes + 1
 
     def reason_for(frame: bytes) -> str | None:
         # What a plain trace holding this frame as a line would record.
