@@ -2343,7 +2343,7 @@ def test_a_shared_id_goes_to_the_request_whose_response_shape_fits(backend, requ
 
 def test_a_shared_id_undecided_by_shape_keeps_the_outcome_rule(backend):
     permission = _request(2, "session/request_permission", options=[])
-    # v2: a prompt's response requires nothing, so {"messageId"} fits the prompt only...
+    # v2: a prompt's response has a messageId, so {"messageId"} fits the prompt only...
     store = store_of(backend, [_prompt(2), permission, _result(2, {"messageId": "u1"})], 2)
     s = store[SID].snapshot()
     assert s["prompts"][0]["response"] == {"messageId": "u1"}
@@ -2364,6 +2364,128 @@ def test_a_shared_id_undecided_by_shape_keeps_the_outcome_rule(backend):
     assert "error" not in s["prompts"][0] and s["state"] == "running"
     store.apply(_result(2, {"stopReason": "cancelled"}), sender="agent")
     assert store[SID].snapshot()["prompts"][0]["response"] == {"stopReason": "cancelled"}
+
+
+def test_a_type_that_requires_keys_the_result_has_wins_over_one_that_requires_none(backend):
+    # v1: a session/load (its response requires nothing) and the agent's fs/read_text_file
+    # (requires content) share id 1; the file's contents answer the read, not the load.
+    load = _request(1, "session/load", cwd="/", mcpServers=[])
+    read = _request(1, "fs/read_text_file", path="/a")
+    modes = {"modes": {"currentModeId": "ask", "availableModes": []}}
+    for answers in ([{"content": "text"}, modes], [modes, {"content": "text"}]):
+        store = store_of(backend, [load, read, *(_result(1, a) for a in answers)], 1)
+        assert store[SID].snapshot()["currentModeId"] == "ask"
+    # v2: a prompt (messageId) and the agent's elicitation/create (action) share id 1.
+    elicit = _request(1, "elicitation/create", message="ok?")
+    for first, second in [
+        ({"action": "accept"}, {"messageId": "u1"}),
+        ({"messageId": "u1"}, {"action": "accept"}),
+    ]:
+        store = store_of(backend, [_prompt(1), elicit, _result(1, first), _result(1, second)], 2)
+        assert store[SID].snapshot()["prompts"][0]["response"] == {"messageId": "u1"}
+
+
+@pytest.mark.parametrize(
+    "carrier",
+    [
+        {"jsonrpc": "2.0", "id": 5, "method": "session/cancel", "params": {"sessionId": SID}},
+        {"jsonrpc": "2.0", "id": 5, "method": "session/cancel", "params": {}},
+        {"jsonrpc": "2.0", "id": 5, "method": "session/prompt", "params": {"prompt": []}},
+    ],
+)
+def test_a_client_request_sent_with_any_method_keeps_its_response(backend, carrier):
+    # The agent's permission request 5 is pending when the client sends its own request 5
+    # (even a notification given an id, or one refused for its params): the agent's reply
+    # to that must not answer the permission.
+    permission = _request(5, "session/request_permission", toolCall={}, options=[])
+    outcome = {"outcome": {"outcome": "cancelled"}}
+    store = store_of(backend, [permission, carrier, _result(5, {}), _result(5, outcome)], 2)
+    assert store[SID].snapshot()["permissions"][0]["response"] == outcome
+
+
+def test_an_update_sent_with_an_id_keeps_its_response_from_answering_a_prompt(backend):
+    chunk = upd({"sessionUpdate": "agent_message_chunk", "content": text("hi")})
+    for message in (chunk, {**chunk, "id": 5}):
+        # Also through the fast paths of a fed stream.
+        for how in ("apply", "feed"):
+            store = backend.Sessions()
+            sequence = [*init(1), _prompt(5), {**message, "id": 5}, _result(5, {})]
+            sequence.append(_result(5, {"stopReason": "end_turn"}))
+            if how == "apply":
+                for m in sequence:
+                    store.apply(m)
+            else:
+                store.feed(ndjson(sequence))
+            s = store[SID].snapshot()
+            assert s["prompts"][0]["response"] == {"stopReason": "end_turn"}, how
+            assert (s["state"], s["stopReason"], s["errors"]) == ("idle", "end_turn", []), how
+            assert [m["content"] for m in s["messages"]] == [[text("hi")]]
+
+
+def test_params_named_like_an_entrys_own_keys_are_not_kept(backend):
+    forged = {
+        "requestId": "x",
+        "response": {"outcome": {"outcome": "selected", "optionId": "allow"}},
+        "error": {"code": 1},
+        "cancelRequested": True,
+    }
+    permission = _request(1, "session/request_permission", options=[], **forged)
+    prompt = _request(2, "session/prompt", prompt=[text("hi")], **forged)
+    s = store_of(backend, [permission, prompt], 1)[SID].snapshot()
+    assert s["permissions"] == [{"requestId": 1, "options": []}]
+    assert s["prompts"] == [{"requestId": 2, "prompt": [text("hi")]}]
+
+
+def test_changes_name_a_stop_reason_set_to_the_value_it_had(backend):
+    idle = upd({"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"})
+    store = store_of(backend, [idle], 2)
+    store.changes()
+    store.apply(idle)
+    assert store.changes() == [(SID, "session", "state"), (SID, "session", "stopReason")]
+    # A v1 prompt's response likewise.
+    store = store_of(backend, [_prompt(1), _result(1, {"stopReason": "end_turn"})], 1)
+    store.apply(_prompt(2))
+    store.changes()
+    store.apply(_result(2, {"stopReason": "end_turn"}))
+    assert (SID, "session", "stopReason") in store.changes()
+    # Nothing to name when there was none and none is set.
+    store = store_of(backend, [], 2)
+    store.apply(upd({"sessionUpdate": "state_update", "state": "running"}))
+    assert (SID, "session", "stopReason") not in store.changes()
+
+
+def test_before_initialize_a_prompt_result_is_read_by_its_shape(backend):
+    # A trace that starts after `initialize`: the version is not known.
+    running = upd({"sessionUpdate": "state_update", "state": "running"})
+    store = store_of(backend, [_prompt(1), running, _result(1, {"messageId": "u1"})])
+    s = store[SID].snapshot()
+    # A v2 acknowledgement: the turn goes on.
+    assert (s["protocolVersion"], s["state"], s["errors"]) == (None, "running", [])
+    assert s["prompts"][0]["response"] == {"messageId": "u1"}
+    store.apply(upd({"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"}))
+    assert store[SID].snapshot()["state"] == "idle"
+    # A stop reason ends the turn as in v1; a result with neither is v1's malformed one.
+    s = store_of(backend, [_prompt(1), _result(1, {"stopReason": "cancelled"})])[SID].snapshot()
+    assert (s["state"], s["stopReason"], s["errors"]) == ("idle", "cancelled", [])
+    s = store_of(backend, [_prompt(1), _result(1, {})])[SID].snapshot()
+    assert s["state"] == "idle"
+    assert [e["reason"] for e in s["errors"]] == [
+        "session/prompt: result.stopReason must be a string"
+    ]
+
+
+def test_a_response_with_both_result_and_error_is_an_error_record(backend):
+    both = {"jsonrpc": "2.0", "id": 1, "result": {"stopReason": "end_turn"}, "error": {"code": 1}}
+    store = store_of(backend, [_prompt(1), both], 1)
+    s = store[SID].snapshot()
+    assert "response" not in s["prompts"][0] and "error" not in s["prompts"][0]
+    assert s["state"] == "running"
+    assert [e["reason"] for e in store.errors] == [
+        "invalid message: a response has both result and error"
+    ]
+    # The request still waits for its answer.
+    store.apply(_result(1, {"stopReason": "end_turn"}))
+    assert store[SID].snapshot()["state"] == "idle"
 
 
 def test_apply_reads_subclasses_by_their_stored_values(backend):

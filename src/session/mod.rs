@@ -29,10 +29,12 @@
 //! - Responses are matched to the pending request with the same id sent by the other side
 //!   (`meta.json` tells which side handles each method; [`Sessions::apply_from`] may name
 //!   the sender). If both sides have one pending, the result goes to the request whose
-//!   response type's required keys it has (`stopReason` for a v1 prompt, `outcome` for a
-//!   permission, `content` for `fs/read_text_file`, ...); when that does not decide (both or
-//!   neither fit, or an error response), a result with `outcome` answers the agent's
-//!   request, anything else the client's.
+//!   response type's required keys it has (`stopReason` for a v1 prompt, `messageId` for a v2
+//!   one, `outcome` for a permission, `content` for `fs/read_text_file`, ...), and to one
+//!   whose type requires keys over one whose type requires none; when that does not decide
+//!   (both or neither fit, or an error response), a result with `outcome` answers the agent's
+//!   request, anything else the client's. Every request with an id is tracked, notifications
+//!   sent with one and requests refused for their params included.
 //!
 //! # Snapshot
 //! See [`Session::snapshot`] for the shape (also the README, "Session snapshots").
@@ -647,6 +649,8 @@ fn response_keys(method: &str, mode: Mode) -> &'static [&'static str] {
         "session/list" => &["sessions"],
         "session/set_config_option" => &["configOptions"],
         "session/prompt" if mode != Mode::V2 => &["stopReason"],
+        // Not required by the v2 schema, yet the spec's prompt lifecycle returns it.
+        "session/prompt" => &["messageId"],
         "providers/list" => &["providers"],
         "nes/suggest" => &["suggestions"],
         "session/request_permission" => &["outcome"],
@@ -1141,7 +1145,13 @@ impl Reducer {
             let params = member(m, "params");
             self.request(method, id, params);
         } else if let Some(id) = member(m, "id") {
-            if let Some(result) = member(m, "result") {
+            if member(m, "result").is_some() && member(m, "error").is_some() {
+                // JSON-RPC: a response has one or the other; which one holds is not known.
+                self.error(
+                    None,
+                    "invalid message: a response has both result and error".to_owned(),
+                );
+            } else if let Some(result) = member(m, "result") {
                 self.response(id, Some(result), None);
             } else if let Some(error) = member(m, "error") {
                 self.response(id, None, Some(error));
@@ -1186,6 +1196,39 @@ impl Reducer {
         }
     }
 
+    /// A `session/prompt` request: the user's turn.
+    fn prompt(&mut self, id: Option<&JsonValue<'_>>, params: Option<&JsonValue<'_>>) {
+        let method = "session/prompt";
+        let Some(sid) = self.params_session(method, params) else {
+            // Refused, yet its response is still this request's.
+            self.track(Side::Client, id, method, Pending::Other);
+            return;
+        };
+        let entry = request_entry(id, params);
+        let mode = self.mode();
+        let s = self.session(sid);
+        s.prompts.push(entry);
+        s.turn_open = true;
+        let index = s.prompts.len() - 1;
+        // The user's turn: v1 chunks without an id that follow start a new message.
+        s.current = None;
+        if mode != Mode::V2 {
+            s.state = Some("running".to_owned());
+            let stopped = s.stop_reason.take().is_some();
+            self.change(sid, "session", "state");
+            if stopped {
+                self.change(sid, "session", "stopReason");
+            }
+        }
+        self.change(sid, "session", "prompts");
+        self.track(
+            Side::Client,
+            id,
+            method,
+            Pending::Prompt(sid.to_owned(), index),
+        );
+    }
+
     fn request(
         &mut self,
         method: &str,
@@ -1193,37 +1236,16 @@ impl Reducer {
         params: Option<&JsonValue<'_>>,
     ) {
         match method {
-            "session/update" => self.session_update(params),
-            "session/prompt" => {
-                let Some(sid) = self.params_session(method, params) else {
-                    return;
-                };
-                let entry = request_entry(id, params);
-                let mode = self.mode();
-                let s = self.session(sid);
-                s.prompts.push(entry);
-                s.turn_open = true;
-                let index = s.prompts.len() - 1;
-                // The user's turn: v1 chunks without an id that follow start a new message.
-                s.current = None;
-                if mode != Mode::V2 {
-                    s.state = Some("running".to_owned());
-                    let stopped = s.stop_reason.take().is_some();
-                    self.change(sid, "session", "state");
-                    if stopped {
-                        self.change(sid, "session", "stopReason");
-                    }
-                }
-                self.change(sid, "session", "prompts");
-                self.track(
-                    Side::Client,
-                    id,
-                    method,
-                    Pending::Prompt(sid.to_owned(), index),
-                );
+            "session/update" => {
+                // A notification; one sent with an id still waits for its response, which
+                // must not answer another request of that id.
+                self.track(Side::Agent, id, method, Pending::Other);
+                self.session_update(params);
             }
+            "session/prompt" => self.prompt(id, params),
             "session/request_permission" => {
                 let Some(sid) = self.params_session(method, params) else {
+                    self.track(Side::Agent, id, method, Pending::Other);
                     return;
                 };
                 let entry = request_entry(id, params);
@@ -1239,6 +1261,7 @@ impl Reducer {
                 );
             }
             "session/cancel" => {
+                self.track(Side::Client, id, method, Pending::Other);
                 let Some(sid) = self.params_session(method, params) else {
                     return;
                 };
@@ -1262,6 +1285,7 @@ impl Reducer {
             }
             "session/load" | "session/resume" => {
                 let Some(sid) = self.params_session(method, params) else {
+                    self.track(Side::Client, id, method, Pending::Other);
                     return;
                 };
                 self.session(sid);
@@ -1296,6 +1320,44 @@ impl Reducer {
         }
     }
 
+    /// Which side's pending request `key` a response with `result` answers, if any.
+    fn answered_side(&self, key: &str, result: Option<&JsonValue<'_>>) -> Option<Side> {
+        if let Some(sender) = self.sender {
+            // A response answers a request of the other side.
+            return Some(sender.other());
+        }
+        let client = self.pending.expects(Side::Client, key);
+        let agent = self.pending.expects(Side::Agent, key);
+        let (client, agent) = match (client, agent) {
+            (None, None) => return None,
+            (Some(_), None) => return Some(Side::Client),
+            (None, Some(_)) => return Some(Side::Agent),
+            (Some(client), Some(agent)) => (client, agent),
+        };
+        let fits = |keys: &[&str]| match result {
+            Some(JsonValue::Object(r)) => keys.iter().all(|k| member(r, k).is_some()),
+            _ => false,
+        };
+        let (client_fits, agent_fits) = (fits(client), fits(agent));
+        // A type that requires keys the result has tells more than one that requires none
+        // (which any result fits).
+        let named = |fit: bool, keys: &[&str]| fit && !keys.is_empty();
+        Some(
+            match (named(client_fits, client), named(agent_fits, agent)) {
+                (true, false) => Side::Client,
+                (false, true) => Side::Agent,
+                _ => match (client_fits, agent_fits) {
+                    (true, false) => Side::Client,
+                    (false, true) => Side::Agent,
+                    _ => match result {
+                        Some(JsonValue::Object(r)) if member(r, "outcome").is_some() => Side::Agent,
+                        _ => Side::Client,
+                    },
+                },
+            },
+        )
+    }
+
     fn response(
         &mut self,
         id: &JsonValue<'_>,
@@ -1305,33 +1367,8 @@ impl Reducer {
         let Some(key) = id_key(id) else {
             return;
         };
-        let side = if let Some(sender) = self.sender {
-            // A response answers a request of the other side.
-            sender.other()
-        } else {
-            let client = self.pending.expects(Side::Client, &key);
-            let agent = self.pending.expects(Side::Agent, &key);
-            match (client, agent) {
-                (None, None) => return,
-                (Some(_), None) => Side::Client,
-                (None, Some(_)) => Side::Agent,
-                (Some(client), Some(agent)) => {
-                    let fits = |keys: &[&str]| match result {
-                        Some(JsonValue::Object(r)) => keys.iter().all(|k| member(r, k).is_some()),
-                        _ => false,
-                    };
-                    match (fits(client), fits(agent)) {
-                        (true, false) => Side::Client,
-                        (false, true) => Side::Agent,
-                        _ => match result {
-                            Some(JsonValue::Object(r)) if member(r, "outcome").is_some() => {
-                                Side::Agent
-                            }
-                            _ => Side::Client,
-                        },
-                    }
-                }
-            }
+        let Some(side) = self.answered_side(&key, result) else {
+            return;
         };
         let Some(what) = self.pending.take(side, &key) else {
             return;
@@ -1356,14 +1393,23 @@ impl Reducer {
                 }
             }
             Pending::Prompt(sid, index) => {
-                let mode = self.mode();
-                let stop = match result {
-                    Some(JsonValue::Object(r)) => as_str(member(r, "stopReason")),
+                let r = match result {
+                    Some(JsonValue::Object(r)) => Some(r),
                     _ => None,
+                };
+                let stop = r.and_then(|r| as_str(member(r, "stopReason")));
+                // Before `initialize` the result's shape tells the version: a `messageId`
+                // without a `stopReason` is a v2 acknowledgement.
+                let v1 = match self.mode() {
+                    Mode::V2 => false,
+                    Mode::V1 => true,
+                    Mode::Unknown => {
+                        stop.is_some() || r.is_none_or(|r| member(r, "messageId").is_none())
+                    }
                 };
                 // v1: the result ends the turn with its stop reason; a result without one is
                 // malformed, and ends the turn as an error response does.
-                if mode != Mode::V2 && stop.is_none() && result.is_some() {
+                if v1 && stop.is_none() && result.is_some() {
                     self.error(
                         Some(&sid),
                         "session/prompt: result.stopReason must be a string".to_owned(),
@@ -1372,14 +1418,15 @@ impl Reducer {
                 let s = self.session(&sid);
                 answer(&mut s.prompts[index], result, error);
                 // A v2 result only acknowledges the prompt: its turn ends with an idle update.
-                if index + 1 == s.prompts.len() && (mode != Mode::V2 || error.is_some()) {
+                if index + 1 == s.prompts.len() && (v1 || error.is_some()) {
                     s.turn_open = false;
                 }
                 // v1: any answer ends the turn (a response carries a result or an error).
-                if mode != Mode::V2 {
+                if v1 {
                     s.state = Some("idle".to_owned());
                     let stop = stop.map(str::to_owned);
-                    let moved = s.stop_reason != stop;
+                    // Named when set, also to the value it had, or cleared.
+                    let moved = stop.is_some() || s.stop_reason.is_some();
                     s.stop_reason = stop;
                     self.change(&sid, "session", "state");
                     if moved {
@@ -1965,7 +2012,8 @@ impl Reducer {
         } else {
             None
         };
-        let stopped = s.stop_reason != stop;
+        // Named when set, also to the value it had, or cleared.
+        let stopped = stop.is_some() || s.stop_reason.is_some();
         s.stop_reason = stop;
         s.state = Some(state.to_owned());
         if state == "idle" {
@@ -2144,14 +2192,24 @@ fn is_block(v: Option<&JsonValue<'_>>) -> bool {
     }
 }
 
-/// A prompt or permission entry: `requestId` then the params other than `sessionId`.
+/// Keys of a prompt or permission entry that the reducer sets: params of those names are not
+/// kept, so that an unanswered request cannot pass for an answered one.
+const ENTRY_KEYS: [&str; 5] = [
+    "sessionId",
+    "requestId",
+    "response",
+    "error",
+    "cancelRequested",
+];
+
+/// A prompt or permission entry: `requestId` then the params other than [`ENTRY_KEYS`].
 fn request_entry(id: Option<&JsonValue<'_>>, params: Option<&JsonValue<'_>>) -> Fields {
     let mut entry = Fields::new();
     entry.set("requestId", id.map_or(Json::Null, Json::from_value));
     if let Some(JsonValue::Object(p)) = params {
         let fields = dedup(p)
             .into_iter()
-            .filter(|(k, _)| *k != "sessionId")
+            .filter(|(k, _)| !ENTRY_KEYS.contains(k))
             .map(|(k, v)| (k, Some(Json::from_value(v))));
         entry.apply(fields.collect());
     }

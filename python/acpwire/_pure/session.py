@@ -124,7 +124,8 @@ _SENDERS = {"client": _CLIENT, "agent": _AGENT}
 _INITIALIZE, _NEW, _LOAD, _PROMPT, _PERMISSION, _OTHER = range(6)
 # The keys a successful response to a method must have (its response type's required
 # properties in the v1 and v2 schemas): they tell which of two requests sharing an id a result
-# answers. A prompt's response requires stopReason in v1 only.
+# answers. A prompt's response requires stopReason in v1; in v2 the schema requires nothing,
+# yet the spec's prompt lifecycle returns messageId.
 _RESPONSE_KEYS = {
     "initialize": ("protocolVersion",),
     "session/new": ("sessionId",),
@@ -142,7 +143,11 @@ _RESPONSE_KEYS = {
     "elicitation/create": ("action",),
     "mcp/connect": ("connectionId",),
 }
+_V2_PROMPT_KEYS = ("messageId",)
 _U64 = 1 << 64
+# Keys of a prompt or permission entry that the reducer sets: params of those names are not
+# kept, so that an unanswered request cannot pass for an answered one.
+_ENTRY_KEYS = ("sessionId", "requestId", "response", "error", "cancelRequested")
 
 
 def _copy(value: Any, depth: int = 0) -> Any:
@@ -614,9 +619,11 @@ def _set_extras(extras: dict, kind: str, u: dict, skip: frozenset) -> bool:
 
 
 def _request_entry(rid: Any, params: dict, has_id: bool) -> dict:
-    """The params of a request naming its session, that session left out, after its id."""
-    entry = {"requestId": rid if has_id else None, **params}
-    del entry["sessionId"]
+    """The params of a request naming its session after its id, less the _ENTRY_KEYS."""
+    entry = {"requestId": rid if has_id else None}
+    for key, value in params.items():
+        if key not in _ENTRY_KEYS:
+            entry[key] = value
     return entry
 
 
@@ -769,7 +776,12 @@ class Sessions(Unpicklable):
                 else:
                     refused = len(line) >= MIN_DEEP_SIZE and maybe_too_deep(line, value)
             is_update = False
-            if not refused and type(value) is dict and value.get("method") == "session/update":
+            if (
+                not refused
+                and type(value) is dict
+                and value.get("method") == "session/update"
+                and "id" not in value  # sent with an id, it is tracked as a request
+            ):
                 is_update = True
                 try:
                     params = value["params"]
@@ -865,7 +877,7 @@ class Sessions(Unpicklable):
         for item in items:
             kind = type(item)
             if kind is dict:
-                if item.get("method") == "session/update":
+                if item.get("method") == "session/update" and "id" not in item:
                     update(item.get("params"))
                 else:
                     message(item)
@@ -1039,7 +1051,7 @@ class Sessions(Unpicklable):
             side = self._sender
         keys = _RESPONSE_KEYS.get(method, ())
         if method == "session/prompt" and self._mode == _V2:
-            keys = ()
+            keys = _V2_PROMPT_KEYS
         key = (side, rid)
         pending = self._pending
         pending[key] = (keys, what)
@@ -1059,11 +1071,18 @@ class Sessions(Unpicklable):
                 self._error(None, "invalid message: method must be a string")
                 return
             if method == "session/update":
+                if "id" in msg:
+                    # A notification; one sent with an id still waits for its response, which
+                    # must not answer another request of that id.
+                    self._track(_AGENT, True, msg["id"], method, (_OTHER,))
                 self._session_update(msg.get("params"))
             else:
                 self._request(method, "id" in msg, msg.get("id"), msg.get("params"))
         elif "id" in msg:
-            if "result" in msg:
+            if "result" in msg and "error" in msg:
+                # JSON-RPC: a response has one or the other; which one holds is not known.
+                self._error(None, "invalid message: a response has both result and error")
+            elif "result" in msg:
                 self._response(msg["id"], True, msg["result"], None)
             elif "error" in msg:
                 self._response(msg["id"], False, None, msg["error"])
@@ -1086,6 +1105,8 @@ class Sessions(Unpicklable):
         if method == "session/prompt":
             sid = self._params_session(method, params)
             if sid is None:
+                # Refused, yet its response is still this request's.
+                self._track(_CLIENT, has_id, rid, method, (_OTHER,))
                 return
             entry = _request_entry(rid, params, has_id)
             mode = self._mode
@@ -1107,6 +1128,7 @@ class Sessions(Unpicklable):
         elif method == "session/request_permission":
             sid = self._params_session(method, params)
             if sid is None:
+                self._track(_AGENT, has_id, rid, method, (_OTHER,))
                 return
             entry = _request_entry(rid, params, has_id)
             s = self._session(sid)
@@ -1115,6 +1137,7 @@ class Sessions(Unpicklable):
             self._change(sid, "session", "permissions")
             self._track(_AGENT, has_id, rid, method, (_PERMISSION, sid, index))
         elif method == "session/cancel":
+            self._track(_CLIENT, has_id, rid, method, (_OTHER,))
             sid = self._params_session(method, params)
             if sid is None:
                 return
@@ -1132,6 +1155,7 @@ class Sessions(Unpicklable):
         elif method == "session/load" or method == "session/resume":
             sid = self._params_session(method, params)
             if sid is None:
+                self._track(_CLIENT, has_id, rid, method, (_OTHER,))
                 return
             self._session(sid)
             self._track(_CLIENT, has_id, rid, method, (_LOAD, sid))
@@ -1172,7 +1196,13 @@ class Sessions(Unpicklable):
                 if type(result) is dict:
                     fits_client = all(k in result for k in client[0])
                     fits_agent = all(k in result for k in agent[0])
-                if fits_client != fits_agent:
+                # A type that requires keys the result has tells more than one that requires
+                # none (which any result fits).
+                named_client = fits_client and bool(client[0])
+                named_agent = fits_agent and bool(agent[0])
+                if named_client != named_agent:
+                    key = client_key if named_client else agent_key
+                elif fits_client != fits_agent:
                     key = client_key if fits_client else agent_key
                 elif type(result) is dict and "outcome" in result:
                     key = agent_key
@@ -1200,22 +1230,29 @@ class Sessions(Unpicklable):
                 self._session_setup(what[1], result)
         elif kind == _PROMPT:
             sid, index = what[1], what[2]
-            mode = self._mode
             s = self._sessions[sid]  # made by the request; sessions are never removed
             stop = result.get("stopReason") if type(result) is dict else None
             if type(stop) is not str:
                 stop = None
+            mode = self._mode
+            # Before `initialize` the result's shape tells the version: a `messageId` without
+            # a `stopReason` is a v2 acknowledgement.
+            if mode == _UNKNOWN:
+                v1 = stop is not None or type(result) is not dict or "messageId" not in result
+            else:
+                v1 = mode != _V2
             # v1: the result ends the turn with its stop reason; a result without one is
             # malformed, and ends the turn as an error response does.
-            if mode != _V2 and stop is None and has_result:
+            if v1 and stop is None and has_result:
                 self._error(sid, "session/prompt: result.stopReason must be a string")
             _answer(s._prompts[index], has_result, result, error)
             # A v2 result only acknowledges the prompt: its turn ends with an idle update.
-            if index + 1 == len(s._prompts) and (mode != _V2 or not has_result):
+            if index + 1 == len(s._prompts) and (v1 or not has_result):
                 s._turn_open = False
-            if mode != _V2:
+            if v1:
                 s.state_ = "idle"
-                moved = s.stop_reason_ != stop
+                # Named when set, also to the value it had, or cleared.
+                moved = stop is not None or s.stop_reason_ is not None
                 s.stop_reason_ = stop
                 self._change(sid, "session", "state")
                 if moved:
@@ -1612,7 +1649,8 @@ class Sessions(Unpicklable):
         stop = u.get("stopReason") if state == "idle" else None
         if type(stop) is not str:
             stop = None
-        stopped = s.stop_reason_ != stop
+        # Named when set, also to the value it had, or cleared.
+        stopped = stop is not None or s.stop_reason_ is not None
         s.stop_reason_ = stop
         s.state_ = state
         if state == "idle":
