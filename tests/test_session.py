@@ -830,7 +830,7 @@ def test_v1_current_mode_and_session_new_response(backend):
                 "result": {
                     "sessionId": "s1",
                     "modes": {"currentModeId": "ask", "availableModes": []},
-                    "configOptions": [{"configId": "x"}],
+                    "configOptions": [{"id": "x", "name": "X"}],
                 },
             },
             upd({"sessionUpdate": "current_mode_update", "currentModeId": "code"}, sid="s1"),
@@ -838,7 +838,45 @@ def test_v1_current_mode_and_session_new_response(backend):
         version=1,
     )
     s = store["s1"].snapshot()
-    assert (s["currentModeId"], s["configOptions"]) == ("code", [{"configId": "x"}])
+    assert (s["currentModeId"], s["configOptions"]) == ("code", [{"id": "x", "name": "X"}])
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_session_setup_results_are_read_as_the_schemas_say(backend, version):
+    key = "id" if version == 1 else "configId"
+    good = {key: "m", "name": "Model"}
+    new = {"jsonrpc": "2.0", "id": 7, "method": "session/new", "params": {"cwd": "/"}}
+    result = {
+        "sessionId": "s1",
+        "configOptions": [5, good, {key: "e", "name": "Effort", "category": 3}],
+        "modes": {"currentModeId": 5},
+    }
+    store = store_of(backend, [new, {"jsonrpc": "2.0", "id": 7, "result": result}], version)
+    s = store["s1"].snapshot()
+    # As a config_option_update reads them: items that cannot be read are left out, optional
+    # members of the wrong type too, and modes without a current mode id are ignored.
+    assert s["configOptions"] == [good, {key: "e", "name": "Effort"}]
+    assert "currentModeId" not in s or s["currentModeId"] is None
+    assert [e["reason"] for e in s["errors"]] == [
+        "session/new: result.configOptions[0] must be an object (item dropped)",
+        "session/new: result.configOptions[2].category must be a string or null (ignored)",
+        "session/new: result.modes.currentModeId must be a string (modes ignored)",
+    ]
+    # A set_config_option result whose options are not an array changes nothing.
+    store.apply(
+        {
+            "jsonrpc": "2.0",
+            "id": 8,
+            "method": "session/set_config_option",
+            "params": {"sessionId": "s1", "configId": "m", "value": "x"},
+        }
+    )
+    store.apply({"jsonrpc": "2.0", "id": 8, "result": {"configOptions": {"m": 1}}})
+    s = store["s1"].snapshot()
+    assert s["configOptions"] == [good, {key: "e", "name": "Effort"}]
+    assert s["errors"][-1]["reason"] == (
+        "session/set_config_option: result.configOptions must be an array or null (ignored)"
+    )
 
 
 def test_notices_are_a_bounded_ring(backend):
@@ -3916,7 +3954,9 @@ def test_a_v1_prompt_result_without_a_stop_reason_is_an_error_and_ends_the_turn(
 
 
 def test_a_set_config_option_result_replaces_the_config_options(backend):
-    old = [{"id": "mode", "name": "Mode", "type": "select", "currentValue": "ask", "options": []}]
+    old = [
+        {"configId": "mode", "name": "Mode", "type": "select", "currentValue": "ask", "options": []}
+    ]
     new = [dict(old[0], currentValue="code")]
     for sender in (None, "client"):
         store = backend.Sessions()

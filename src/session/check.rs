@@ -581,6 +581,25 @@ fn repair_items<'s>(
     out
 }
 
+/// The config options of the result of session setup `method` that can be read, each
+/// repaired as a `config_option_update`'s (`{method}: result.configOptions[i]...` in the
+/// notes); `None` when all fit.
+pub(super) fn repair_config_options<'s>(
+    method: &str,
+    items: &[JsonValue<'s>],
+    mode: Mode,
+    notes: &mut Vec<String>,
+) -> Option<Vec<JsonValue<'s>>> {
+    repair_items(
+        method,
+        "result.configOptions",
+        items,
+        &CONFIG_OPTION,
+        mode,
+        notes,
+    )
+}
+
 /// Update `u` (of variant `kind`, with a field [`field_error`] finds wrong) with what does not
 /// fit its rules repaired, and one reason per part left out. A required part that cannot be
 /// read refuses the update.

@@ -666,11 +666,12 @@ fn response_keys(method: &str, mode: Mode) -> &'static [&'static str] {
 #[derive(Clone, Debug)]
 enum Pending {
     Initialize,
-    /// `session/new` and `session/fork`: the result names the session.
-    NewSession,
+    /// `session/new` and `session/fork` (the method): the result names the session.
+    NewSession(String),
     /// `session/load` and `session/resume` of a known session, and `session/set_config_option`
-    /// (its result is the full set of options): the result's setup state applies.
-    LoadSession(String),
+    /// (its result is the full set of options): the result's setup state applies. The session
+    /// and the method.
+    LoadSession(String, String),
     Prompt(String, usize),
     Permission(String, usize),
     Other,
@@ -1281,7 +1282,12 @@ impl Reducer {
                 self.track(Side::Client, id, method, Pending::Initialize);
             }
             "session/new" | "session/fork" => {
-                self.track(Side::Client, id, method, Pending::NewSession);
+                self.track(
+                    Side::Client,
+                    id,
+                    method,
+                    Pending::NewSession(method.to_owned()),
+                );
             }
             "session/load" | "session/resume" => {
                 let Some(sid) = self.params_session(method, params) else {
@@ -1293,14 +1299,16 @@ impl Reducer {
                     Side::Client,
                     id,
                     method,
-                    Pending::LoadSession(sid.to_owned()),
+                    Pending::LoadSession(sid.to_owned(), method.to_owned()),
                 );
             }
             "session/set_config_option" => {
                 // A request without a session id is still tracked, as any other.
                 let what = match params {
                     Some(JsonValue::Object(p)) => as_str(member(p, "sessionId"))
-                        .map_or(Pending::Other, |sid| Pending::LoadSession(sid.to_owned())),
+                        .map_or(Pending::Other, |sid| {
+                            Pending::LoadSession(sid.to_owned(), method.to_owned())
+                        }),
                     _ => Pending::Other,
                 };
                 self.track(Side::Client, id, method, what);
@@ -1379,17 +1387,17 @@ impl Reducer {
                     self.set_version("result", member(r, "protocolVersion"));
                 }
             }
-            Pending::NewSession => {
+            Pending::NewSession(method) => {
                 if let Some(JsonValue::Object(r)) = result
                     && let Some(sid) = as_str(member(r, "sessionId"))
                 {
                     self.session(sid);
-                    self.session_setup(sid, r);
+                    self.session_setup(sid, &method, r);
                 }
             }
-            Pending::LoadSession(sid) => {
+            Pending::LoadSession(sid, method) => {
                 if let Some(JsonValue::Object(r)) = result {
-                    self.session_setup(&sid, r);
+                    self.session_setup(&sid, &method, r);
                 }
             }
             Pending::Prompt(sid, index) => {
@@ -1444,19 +1452,58 @@ impl Reducer {
         }
     }
 
-    /// `configOptions` and `modes.currentModeId` of a session/new, load or resume result.
-    fn session_setup(&mut self, sid: &str, r: &Members<'_>) {
-        let s = self.session(sid);
-        let mut moved = [false; 2];
-        if let Some(v @ JsonValue::Array(_)) = member(r, "configOptions") {
-            s.config_options = Some(Json::from_value(v));
-            moved[0] = true;
+    /// `configOptions` and `modes.currentModeId` of the result of session setup `method`
+    /// (new, fork, load, resume, `set_config_option`), read as the schemas say: an option that
+    /// cannot be read is left out, a field of the wrong type is ignored, each with an error
+    /// record, as in a `config_option_update`.
+    fn session_setup(&mut self, sid: &str, method: &str, r: &Members<'_>) {
+        self.session(sid);
+        let mode = self.mode();
+        let mut notes = Vec::new();
+        let options = match member(r, "configOptions") {
+            Some(v @ JsonValue::Array(items)) => Some(
+                match check::repair_config_options(method, items, mode, &mut notes) {
+                    Some(kept) => Json::from_value(&JsonValue::Array(Arc::new(kept))),
+                    None => Json::from_value(v),
+                },
+            ),
+            None | Some(JsonValue::Null) => None,
+            Some(_) => {
+                notes.push(format!(
+                    "{method}: result.configOptions must be an array or null (ignored)"
+                ));
+                None
+            }
+        };
+        let mode_id = match member(r, "modes") {
+            Some(JsonValue::Object(modes)) => {
+                if let Some(JsonValue::Str(id)) = member(modes, "currentModeId") {
+                    Some(id.to_string())
+                } else {
+                    notes.push(format!(
+                        "{method}: result.modes.currentModeId must be a string (modes ignored)"
+                    ));
+                    None
+                }
+            }
+            None | Some(JsonValue::Null) => None,
+            Some(_) => {
+                notes.push(format!(
+                    "{method}: result.modes must be an object or null (ignored)"
+                ));
+                None
+            }
+        };
+        for note in notes {
+            self.error(Some(sid), note);
         }
-        if let Some(JsonValue::Object(modes)) = member(r, "modes")
-            && let Some(mode) = as_str(member(modes, "currentModeId"))
-        {
-            s.current_mode_id = Some(mode.to_owned());
-            moved[1] = true;
+        let s = self.session(sid);
+        let moved = [options.is_some(), mode_id.is_some()];
+        if let Some(options) = options {
+            s.config_options = Some(options);
+        }
+        if let Some(id) = mode_id {
+            s.current_mode_id = Some(id);
         }
         if moved[0] {
             self.change(sid, "session", "configOptions");

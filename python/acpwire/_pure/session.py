@@ -1151,19 +1151,19 @@ class Sessions(Unpicklable):
                 self._set_version("params", params)
             self._track(_CLIENT, has_id, rid, method, (_INITIALIZE,))
         elif method == "session/new" or method == "session/fork":
-            self._track(_CLIENT, has_id, rid, method, (_NEW,))
+            self._track(_CLIENT, has_id, rid, method, (_NEW, method))
         elif method == "session/load" or method == "session/resume":
             sid = self._params_session(method, params)
             if sid is None:
                 self._track(_CLIENT, has_id, rid, method, (_OTHER,))
                 return
             self._session(sid)
-            self._track(_CLIENT, has_id, rid, method, (_LOAD, sid))
+            self._track(_CLIENT, has_id, rid, method, (_LOAD, sid, method))
         elif method == "session/set_config_option":
             # The result is the full set of options: it applies as a session setup's does. A
             # request without a session id is still tracked, as any other.
             sid = params.get("sessionId") if type(params) is dict else None
-            what = (_LOAD, sid) if type(sid) is str else (_OTHER,)
+            what = (_LOAD, sid, method) if type(sid) is str else (_OTHER,)
             self._track(_CLIENT, has_id, rid, method, what)
         else:
             client = method in _AGENT_METHODS
@@ -1224,10 +1224,10 @@ class Sessions(Unpicklable):
                 sid = result.get("sessionId")
                 if type(sid) is str:
                     self._session(sid)
-                    self._session_setup(sid, result)
+                    self._session_setup(sid, what[1], result)
         elif kind == _LOAD:
             if type(result) is dict:
-                self._session_setup(what[1], result)
+                self._session_setup(what[1], what[2], result)
         elif kind == _PROMPT:
             sid, index = what[1], what[2]
             s = self._sessions[sid]  # made by the request; sessions are never removed
@@ -1264,22 +1264,41 @@ class Sessions(Unpicklable):
             _answer(s._permissions[index], has_result, result, error)
             self._change(sid, "session", "permissions")
 
-    def _session_setup(self, sid: str, r: dict) -> None:
+    def _session_setup(self, sid: str, method: str, r: dict) -> None:
+        """configOptions and modes.currentModeId of the result of session setup method (new,
+        fork, load, resume, set_config_option), read as the schemas say: an option that cannot
+        be read is left out, a field of the wrong type is ignored, each with an error record,
+        as in a config_option_update."""
         s = self._session(sid)
+        notes: list = []
         options = r.get("configOptions")
-        moved_options = type(options) is list
-        if moved_options:
-            s._config_options = options
+        if type(options) is list:
+            options = _repair_items(
+                method, "result.configOptions", options, _CONFIG_OPTION, self._mode, notes
+            )
+        elif options is not None:
+            notes.append(f"{method}: result.configOptions must be an array or null (ignored)")
+            options = None
         modes = r.get("modes")
-        moved_mode = False
+        mode_id = None
         if type(modes) is dict:
-            mode = modes.get("currentModeId")
-            if type(mode) is str:
-                s._current_mode_id = mode
-                moved_mode = True
-        if moved_options:
+            mode_id = modes.get("currentModeId")
+            if type(mode_id) is not str:
+                notes.append(
+                    f"{method}: result.modes.currentModeId must be a string (modes ignored)"
+                )
+                mode_id = None
+        elif modes is not None:
+            notes.append(f"{method}: result.modes must be an object or null (ignored)")
+        for note in notes:
+            self._error(sid, note)
+        if options is not None:
+            s._config_options = options
+        if mode_id is not None:
+            s._current_mode_id = mode_id
+        if options is not None:
             self._change(sid, "session", "configOptions")
-        if moved_mode:
+        if mode_id is not None:
             self._change(sid, "session", "currentModeId")
 
     # -- session/update ----------------------------------------------------------------------
