@@ -13,6 +13,7 @@ import time
 import zipfile
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -565,6 +566,63 @@ def test_commands_reading_a_closed_standard_input_exit_2_without_a_traceback():
         result = _closed_stdin(*command)
         assert result.returncode == 2, (command, result.stderr)
         assert message in result.stderr and b"Traceback" not in result.stderr
+
+
+def _with_stdout(stdout: Any, *args: str, closed: bool = False) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "acpwire", *args],
+        stdin=subprocess.DEVNULL,
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        check=False,
+        timeout=300,
+        # Standard output closed in the child, as `acpwire check >&-` does.
+        preexec_fn=(lambda: os.close(1)) if closed else None,
+    )
+
+
+@pytest.mark.skipif(os.name != "posix", reason="closes the child's standard output")
+def test_commands_with_a_closed_standard_output_exit_2_without_a_traceback(tmp_path):
+    for command in (("check", "--json"), ("stats", "--json", str(SAMPLE)), ("replay", str(SAMPLE))):
+        result = _with_stdout(subprocess.DEVNULL, *command, closed=True)
+        assert result.returncode == 2, (command, result.stderr)
+        assert result.stderr == b"acpwire: standard output is closed\n", command
+    # `replay --out` does not need it.
+    out = tmp_path / "out.txt"
+    result = _with_stdout(subprocess.DEVNULL, "replay", str(SAMPLE), "--out", str(out), closed=True)
+    assert result.returncode == 0 and out.stat().st_size > 0
+    # The recorder would open its trace in standard output's place.
+    trace = tmp_path / "t.ndjson"
+    agent = [sys.executable, "-m", "acpwire", "fake-agent"]
+    result = _with_stdout(
+        subprocess.DEVNULL, "record", "--out", str(trace), "--", *agent, closed=True
+    )
+    assert result.returncode == 2
+    assert b"standard input or output is closed" in result.stderr and not trace.exists()
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_commands_whose_standard_output_fails_exit_2_and_say_so():
+    with open("/dev/full", "wb") as full:
+        for command in (("check",), ("check", "--json"), ("stats", "--json", str(SAMPLE))):
+            result = _with_stdout(full, *command)
+            assert result.returncode == 2, (command, result.stderr)
+            assert result.stderr == (
+                b"acpwire: cannot write standard output: No space left on device\n"
+            ), command
+        result = _with_stdout(full, "replay", str(SAMPLE))
+        assert result.returncode == 2 and result.stderr == (
+            b"acpwire replay: cannot write standard output: No space left on device\n"
+        )
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="needs file names of any bytes")
+def test_check_json_names_a_trace_whose_path_is_not_utf8(tmp_path):
+    name = os.fsdecode(bytes(tmp_path) + b"/bad\xffname.ndjson")
+    shutil.copy(SAMPLE, name)
+    result = cli("check", "--json", name)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["trace"].endswith("/bad\\xffname.ndjson")
 
 
 @pytest.mark.parametrize(

@@ -248,10 +248,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Whoever read the output stopped early (`acpwire check | head`): end quietly with
         # the status a shell reports for a tool stopped by SIGPIPE. Standard output is
         # pointed at /dev/null first, so the interpreter's last flush cannot fail again.
-        with contextlib.suppress(OSError, ValueError):
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
+        _drop_stdout()
         return 128 + 13
+    except OSError as exc:
+        # Commands report what they cannot read or write to a named file themselves: what
+        # gets here is standard output failing (a full disk, an I/O error).
+        _drop_stdout()
+        print(f"acpwire: cannot write standard output: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+
+
+def _drop_stdout() -> None:
+    """Point standard output at /dev/null, dropping what is buffered for it."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
 
 
 def _run(argv: Sequence[str] | None) -> int:
@@ -263,6 +274,11 @@ def _run(argv: Sequence[str] | None) -> int:
         return record_main(arguments[1:])
     parser = build_parser()
     args = parser.parse_args(arguments)
+    writes_stdout = not (args.command == "replay" and args.out) and args.command != "fake-agent"
+    if writes_stdout and sys.stdout is None:
+        # Started with standard output closed (`acpwire check >&-`).
+        print("acpwire: standard output is closed", file=sys.stderr)
+        return 2
     if args.version:
         from . import BACKEND, __version__
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 import tempfile
 import time
@@ -128,7 +129,8 @@ def check(path: str | None, *, max_frame_bytes: int, as_json: bool) -> int:
     size = decoder.position
     rate = size / elapsed / 1e6 if elapsed > 0 else 0.0
     report = {
-        "trace": name,
+        # A path is bytes on POSIX: one that is not UTF-8 is shown with its bytes escaped.
+        "trace": os.fsencode(name).decode("utf-8", "backslashreplace"),
         "backend": BACKEND,
         "bytes": size,
         "frames": decoder.frames,
@@ -250,13 +252,14 @@ def replay(
 
     try:
         emit(render(store))
+        if following is not None:
+            _follow(following, render, emit, clear=fmt == "ansi" and out is None)
+            store = following.store
     except BrokenPipeError:
         raise  # the reader went away: `main` ends with 141
     except OSError as exc:
-        return _fail("replay", f"cannot write {out}: {exc.strerror or exc}")
-    if following is not None:
-        _follow(following, render, emit, clear=fmt == "ansi" and out is None)
-        store = following.store
+        target = out if out is not None else "standard output"
+        return _fail("replay", f"cannot write {target}: {exc.strerror or exc}")
     # No rendering shows error records: those placed in the trace are listed here, bad
     # frames and malformed messages of no session first, then malformed updates by session.
     placed = [e for e in store.errors if e.get("line") is not None]

@@ -277,6 +277,14 @@ def _exit_status(returncode: int) -> int:
     return 128 - returncode if returncode < 0 else returncode
 
 
+def _closed(fd: int) -> bool:
+    try:
+        os.fstat(fd)
+    except OSError:
+        return True
+    return False
+
+
 def main(argv: Sequence[str]) -> int:
     """Run ``acpwire record`` with ``argv`` (the arguments after ``record``); return the status.
 
@@ -292,6 +300,10 @@ def main(argv: Sequence[str]) -> int:
         parser.error("missing the agent command: acpwire record --out TRACE -- AGENT_CMD ...")
     if args.max_frame_bytes <= 0:
         parser.error("--max-frame-bytes must be positive")
+    if _closed(0) or _closed(1):
+        # The trace would be opened on the free descriptor and take the client's place.
+        print(f"{_PROG}: standard input or output is closed", file=sys.stderr)
+        return 2
     try:
         out = open(args.out, "wb", buffering=1 << 20)  # noqa: SIM115 (closed by the Recorder)
     except OSError as exc:
