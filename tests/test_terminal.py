@@ -144,6 +144,24 @@ def test_tab_stops_set_and_cleared(backend):
     assert backend.render_text(b"\x1b[3g\x1b[6G\x1bH\rab\tc\td") == "ab   c" + " " * 8185 + "d"
 
 
+@pytest.mark.parametrize(
+    ("cols", "data", "col"),
+    [
+        (9, b"123456789", 0),  # the last column is a stop: it does not count
+        (17, b"x" * 17, 8),
+        (20, b"\x1b[20G\x1bH\r" + b"x" * 20, 16),  # HTS on the last column
+        (20, b"x" * 20, 16),
+    ],
+)
+def test_cbt_from_a_pending_wrap_counts_back_from_the_last_column(backend, cols, data, col):
+    # xterm's TabPrev scans left of the cursor, which a pending wrap leaves on the last column.
+    t = make(backend, cols=cols, rows=2)
+    t.feed(data + b"\x1b[Z")
+    assert t.cursor == (0, col)
+    t.feed(b"X")
+    assert t.screen()[0][col] == "X" and t.screen()[1] == ""
+
+
 def test_origin_mode_addresses_rows_from_the_top_margin(backend):
     t = make(backend, cols=20, rows=12)
     t.feed(b"\x1b[5;10r")  # DECSTBM homes the cursor: to the screen's top outside DECOM

@@ -2388,6 +2388,8 @@ impl Terminal {
                 }
             }
             b'Z' => {
+                // From a pending wrap, back from the last column (only stops left of it).
+                self.reset_wrap();
                 for _ in 0..a0 {
                     if self.col == 0 {
                         break;

@@ -1467,6 +1467,8 @@ class Terminal(Unpicklable):
                     break
                 self.col = self._next_tab(self.col)
         elif f == "Z":
+            # From a pending wrap, back from the last column (only stops left of it).
+            self._reset_wrap()
             for _ in range(self._arg(0, 1)):
                 if self.col == 0:
                     break
