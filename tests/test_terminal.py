@@ -162,6 +162,17 @@ def test_cbt_from_a_pending_wrap_counts_back_from_the_last_column(backend, cols,
     assert t.screen()[0][col] == "X" and t.screen()[1] == ""
 
 
+def test_a_soft_wrapped_row_counts_against_max_bytes_as_wide_as_the_views_show_it(backend):
+    # ICH pushes a row's cells off its end yet keeps it soft-wrapped: every view pads it to the
+    # full width (8192 columns in a transcript), so that is what it costs in scrollback.
+    step = b"\x1b[8192Gab\x1b[A\r\x1b[8192@\x1b[B"
+    t = backend.Terminal(scrollback=1_000_000, max_bytes=1 << 20)
+    t.feed(step * 1000)
+    assert t.truncated
+    assert len(t.text) <= (1 << 20) + 24 * 8192 + 24
+    assert t.text.endswith("b")
+
+
 def test_origin_mode_addresses_rows_from_the_top_margin(backend):
     t = make(backend, cols=20, rows=12)
     t.feed(b"\x1b[5;10r")  # DECSTBM homes the cursor: to the screen's top outside DECOM

@@ -2304,7 +2304,7 @@ impl Terminal {
                 if line.cells.capacity() > 2 * line.cells.len() + LINE_CAPACITY {
                     line.cells.shrink_to_fit();
                 }
-                self.sb_cost += line.cells.len() + LINE_COST;
+                self.sb_cost += self.line_cost(&line);
                 self.sb.push_back(line);
                 self.trim_scrollback();
                 self.prim[k].cells = std::mem::take(&mut self.spare);
@@ -2322,11 +2322,18 @@ impl Terminal {
         shift_down(&mut self.grid().make_contiguous()[top..=bot], n);
     }
 
+    /// What a scrollback line counts against `max_bytes`: the cells the views show (a
+    /// soft-wrapped row is padded to the width, whatever cells it holds) and a fixed part.
+    fn line_cost(&self, line: &Line) -> usize {
+        let padding = if line.wrapped { self.wrap_pad(line) } else { 0 };
+        line.cells.len() + padding + LINE_COST
+    }
+
     fn trim_scrollback(&mut self) {
         while !self.sb.is_empty() && (self.sb.len() > self.sb_max || self.sb_cost > self.max_bytes)
         {
             if let Some(old) = self.sb.pop_front() {
-                self.sb_cost -= old.cells.len() + LINE_COST;
+                self.sb_cost -= self.line_cost(&old);
                 self.truncated = true;
                 // Reused for the next blank line: a steady stream then allocates nothing.
                 let mut cells = old.cells;
