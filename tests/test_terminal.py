@@ -173,6 +173,27 @@ def test_a_soft_wrapped_row_counts_against_max_bytes_as_wide_as_the_views_show_i
     assert t.text.endswith("b")
 
 
+def test_decstr_resets_modes_margins_rendition_and_the_saved_cursor(backend):
+    t = make(backend, cols=10, rows=5)
+    # Margins 2-3, origin mode, no autowrap, red; a cursor saved at row 3, column 5.
+    t.feed(b"\x1b[2;3r\x1b[?6h\x1b[?7l\x1b[31m\x1b[2;5H\x1b7\x1b[1;2H")
+    assert t.cursor == (1, 1)
+    t.feed(b"\x1b[!p")
+    assert t.cursor == (1, 1)  # the cursor stays where it was
+    t.feed(b"abcdefghijkl")  # autowrap is on again, in the default style
+    assert t.screen()[1:3] == [" abcdefghi", "jkl"]
+    assert {span.fg for row in t.spans() for span in row} == {None}
+    t.feed(b"\x1b[1;1H")  # origin mode is off
+    assert t.cursor == (0, 0)
+    t.feed(b"\x1b[5;1H\nz")  # the margins are the whole screen: the top row scrolls away
+    assert t.screen() == [" abcdefghi", "jkl", "", "", "z"]
+    t.feed(b"\x1b8")  # the saved cursor is home
+    assert t.cursor == (0, 0)
+    # Tab stops stay.
+    t.feed(b"\x1b[3g\x1b[1;4H\x1bH\x1b[!p\r\t")
+    assert t.cursor == (0, 3)
+
+
 def test_origin_mode_addresses_rows_from_the_top_margin(backend):
     t = make(backend, cols=20, rows=12)
     t.feed(b"\x1b[5;10r")  # DECSTBM homes the cursor: to the screen's top outside DECOM

@@ -41,7 +41,8 @@
 //! # Bounds
 //! OSC payloads over 64 KiB are discarded whole; DCS/SOS/PM/APC payloads are never stored; a
 //! CSI takes at most 32 parameters and sub-parameters (more: ignored), each saturating at
-//! 65535, and every count is clamped to the grid; scrollback is capped by `scrollback` lines
+//! 65535, and every count but REP's is clamped to the grid (REP repeats as many times as it
+//! says, as xterm does: up to 65,535 cells per sequence, wrapping and scrolling); scrollback is capped by `scrollback` lines
 //! and by `max_bytes` (one unit per stored cell plus 128 per line); at most 65,536 styles,
 //! 4,096 OSC 8 links (URIs over 2083 bytes are ignored) and 65,536 grapheme clusters of at most
 //! 16 code points are interned (beyond: default style, no link, extra marks dropped).
@@ -920,6 +921,32 @@ impl Terminal {
         self.repeatable = None;
         self.origin = false;
         self.tabs = None;
+    }
+
+    /// DECSTR (`CSI ! p`), as xterm's soft reset: the margins, origin mode, autowrap and the
+    /// rendition (not an OSC 8 link, as SGR 0) to their defaults, and this screen's saved
+    /// cursor to home with them; the cursor, the screens, tab stops and scrollback stay.
+    fn decstr(&mut self) {
+        self.top = 0;
+        self.bot = self.rows - 1;
+        self.origin = false;
+        self.autowrap = true;
+        self.pen = StyleKey {
+            link: self.pen.link,
+            ..StyleKey::default()
+        };
+        self.pen_id = if self.pen == StyleKey::default() {
+            Some(0)
+        } else {
+            None
+        };
+        let slot = usize::from(self.alt.is_some());
+        self.saved[slot] = Some(Saved {
+            row: 0,
+            col: 0,
+            pen: self.pen,
+            origin: false,
+        });
     }
 
     fn reset_params(&mut self) {
@@ -2360,6 +2387,10 @@ impl Terminal {
                 b'K' => self.erase_line(self.params.arg(0, 0)),
                 _ => {}
             }
+            return;
+        }
+        if inter == b"!" && f == b'p' {
+            self.decstr();
             return;
         }
         if !inter.is_empty() {

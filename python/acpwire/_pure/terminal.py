@@ -1119,6 +1119,19 @@ class Terminal(Unpicklable):
             self._pen_id = sid
         return sid
 
+    def _decstr(self) -> None:
+        """DECSTR (``CSI ! p``), as xterm's soft reset: the margins, origin mode, autowrap and
+        the rendition (not an OSC 8 link, as SGR 0) to their defaults, and this screen's saved
+        cursor to home with them; the cursor, the screens, tab stops and scrollback stay."""
+        self._top = 0
+        self._bot = self._rows - 1
+        self._origin = False
+        self._autowrap = True
+        self._fg = self._bg = self._flags = 0
+        self._pen_id = 0 if self._link == 0 else -1
+        slot = 0 if self._alt is None else 1
+        self._saved[slot] = (0, 0, 0, 0, 0, self._link, False)
+
     def _save_cursor(self) -> None:
         slot = 0 if self._alt is None else 1
         self._saved[slot] = (
@@ -1429,6 +1442,9 @@ class Terminal(Unpicklable):
                 self._erase_display(self._arg(0, 0))
             elif f == "K":
                 self._erase_line(self._arg(0, 0))
+            return
+        if inter == "!" and f == "p":
+            self._decstr()
             return
         if inter:
             return
