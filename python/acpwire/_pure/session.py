@@ -1328,7 +1328,7 @@ class Sessions(Unpicklable):
             return
         # (Reset first: nothing of an update whose handler raised is kept for the next one.)
         self._notes = []
-        if _field_error(kind, u, self._mode) is not None:
+        if _needs_repair(kind, u, self._mode):
             try:
                 u, self._notes = _repair(kind, u, self._mode)
             except _Refused as refused:
@@ -1967,6 +1967,10 @@ _FIELD_TYPES = {
         _META,
     ),
 }
+# The same rules by field name, for walking an update's own keys.
+_FIELD_RULES = {
+    kind: {field[0]: field for field in fields} for kind, fields in _FIELD_TYPES.items()
+}
 
 
 def _mismatch(v: Any, field: tuple) -> str | None:
@@ -2038,26 +2042,35 @@ def _present_fields(kind: str, u: dict) -> Iterator[tuple]:
         yield (v, *field)
 
 
-def _field_error(kind: str, u: dict, mode: int) -> str | None:
-    """The error of the first field of update u (of variant kind) with the wrong type, if any,
-    under the rules of mode."""
-    for v, name, types, want, need, inside in _present_fields(kind, u):
+def _needs_repair(kind: str, u: dict, mode: int) -> bool:
+    """Whether a field of update u (of variant kind) does not fit its rule under mode (the
+    fields _present_fields gives), found by walking the update's own keys, which are fewer
+    than its rules."""
+    rules = _FIELD_RULES[kind]
+    not_idle = kind == "state_update" and u.get("state") != "idle"
+    for name, v in u.items():
+        field = rules.get(name)
+        if field is None or (not_idle and name in _IDLE_MEMBERS):
+            continue
+        _, types, _, need, inside = field
+        if v is None:
+            if need == _DEFAULT:
+                return True  # a required array, null: read as []
+            continue
         if type(v) not in types and need != _INNER:
-            return f"{kind}: {name} must be {want}" + ("" if need == _DEFAULT else " or null")
+            return True
         if inside is None:
             continue
-        how, rules = inside
-        e = None
+        how, inner = inside
         if how == "shaped":
-            if type(v) is dict:
-                e = _members_error(kind, name, None, v, rules)
+            if type(v) is dict and _members_error(kind, name, None, v, inner) is not None:
+                return True
         elif how == "items":
-            e = _items_error(kind, name, v, rules, mode)
-        elif type(v) is dict:  # "one"
-            e = _item_error(kind, name, None, v, rules, mode)
-        if e is not None:
-            return e
-    return None
+            if _items_error(kind, name, v, inner, mode) is not None:
+                return True
+        elif type(v) is dict and _item_error(kind, name, None, v, inner, mode) is not None:
+            return True
+    return False
 
 
 # Members only an idle `state_update` has: on another state they are unknown fields.
