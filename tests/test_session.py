@@ -2512,6 +2512,16 @@ def test_before_initialize_a_prompt_result_is_read_by_its_shape(backend):
     ]
 
 
+def test_a_v1_answer_to_an_earlier_prompt_leaves_the_latest_turn_going(backend):
+    store = store_of(backend, [_prompt(1), _prompt(2), _result(1, {"stopReason": "cancelled"})], 1)
+    s = store[SID].snapshot()
+    assert s["prompts"][0]["response"] == {"stopReason": "cancelled"}
+    assert (s["state"], s["stopReason"]) == ("running", None)
+    store.apply(_result(2, {"stopReason": "end_turn"}))
+    s = store[SID].snapshot()
+    assert (s["state"], s["stopReason"]) == ("idle", "end_turn")
+
+
 def test_a_response_with_both_result_and_error_is_an_error_record(backend):
     both = {"jsonrpc": "2.0", "id": 1, "result": {"stopReason": "end_turn"}, "error": {"code": 1}}
     store = store_of(backend, [_prompt(1), both], 1)

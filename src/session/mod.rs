@@ -1429,8 +1429,9 @@ impl Reducer {
                 if index + 1 == s.prompts.len() && (v1 || error.is_some()) {
                     s.turn_open = false;
                 }
-                // v1: any answer ends the turn (a response carries a result or an error).
-                if v1 {
+                // v1: any answer ends the turn (a response carries a result or an error); the
+                // answer to an earlier prompt than the last one ends no turn that is going on.
+                if v1 && index + 1 == s.prompts.len() {
                     s.state = Some("idle".to_owned());
                     let stop = stop.map(str::to_owned);
                     // Named when set, also to the value it had, or cleared.

@@ -1249,7 +1249,9 @@ class Sessions(Unpicklable):
             # A v2 result only acknowledges the prompt: its turn ends with an idle update.
             if index + 1 == len(s._prompts) and (v1 or not has_result):
                 s._turn_open = False
-            if v1:
+            # v1: any answer ends the turn (a response carries a result or an error); the answer
+            # to an earlier prompt than the last one ends no turn that is going on.
+            if v1 and index + 1 == len(s._prompts):
                 s.state_ = "idle"
                 # Named when set, also to the value it had, or cleared.
                 moved = stop is not None or s.stop_reason_ is not None
