@@ -123,6 +123,43 @@ def test_bench_on_a_trace_with_a_plot(tmp_path):
     assert png.read_bytes().startswith(b"\x89PNG")
 
 
+def test_bench_on_a_trace_a_baseline_cannot_read_times_the_others(tmp_path):
+    trace = tmp_path / "bad.ndjson"
+    trace.write_bytes(SAMPLE.read_bytes() + b"{broken\n")
+    out = tmp_path / "bench.json"
+    only = "native,pure,dict"
+    result = cli("bench", "--trace", str(trace), "--rounds", "2", "--no-progress", "--only", only)
+    assert result.returncode == 0, result.stderr
+    text = result.stdout.decode()
+    assert "orjson + dict reducer" in text and "not comparable: could not reduce it:" in text
+    result = cli(
+        "bench", "--trace", str(trace), "--rounds", "1", "--no-progress", "--only", only,
+        "--json", str(out),
+    )  # fmt: skip
+    rows = {r["contender"]: r for r in json.loads(out.read_bytes())["results"]}
+    assert rows["dict"]["excluded"] and rows["dict"]["mb_per_s"] is None
+    assert rows["native"]["mb_per_s"] > 0 and rows["native"]["check"] == rows["pure"]["check"]
+
+
+def test_bench_on_a_recorded_trace_times_the_messages_it_holds(tmp_path):
+    recorded = tmp_path / "recorded.ndjson"
+    with recorded.open("w") as fp:
+        for i, line in enumerate(SAMPLE.read_text().splitlines()):
+            record = {"t": i / 100, "dir": "agent", "msg": json.loads(line)}
+            fp.write(json.dumps(record) + "\n")
+    digests = []
+    for trace in (SAMPLE, recorded):
+        out = tmp_path / "bench.json"
+        args = ("--trace", str(trace), "--rounds", "1", "--no-progress", "--only", "native,pure")
+        result = cli("bench", *args, "--json", str(out))
+        assert result.returncode == 0, result.stderr
+        rows = json.loads(out.read_bytes())["results"]
+        digests.append({r["check"] for r in rows})
+    assert "(its recorded messages)" in result.stdout.decode()
+    # The same messages: the same final state as the plain trace's.
+    assert digests[0] == digests[1] and len(digests[0]) == 1
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

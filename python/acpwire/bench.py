@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import __version__, baselines
+from . import __version__, baselines, dumps
 from .workloads.sessions import heavy_terminal, mixed_sessions, token_stream
 
 __all__ = ["Result", "run_bench"]
@@ -89,6 +89,7 @@ class Result:
         return self.bytes / (seconds if seconds is not None else self.median) / 1e6
 
     def as_dict(self) -> dict[str, Any]:
+        timed = bool(self.seconds)  # a contender that could not reduce the input has no times
         return {
             "workload": self.workload,
             "contender": self.contender,
@@ -96,11 +97,11 @@ class Result:
             "bytes": self.bytes,
             "messages": self.messages,
             "seconds": self.seconds,
-            "median_seconds": self.median,
-            "mb_per_s": self.rate(),
-            "mb_per_s_min": self.rate(max(self.seconds)),
-            "mb_per_s_max": self.rate(min(self.seconds)),
-            "messages_per_s": self.messages / self.median,
+            "median_seconds": self.median if timed else None,
+            "mb_per_s": self.rate() if timed else None,
+            "mb_per_s_min": self.rate(max(self.seconds)) if timed else None,
+            "mb_per_s_max": self.rate(min(self.seconds)) if timed else None,
+            "messages_per_s": self.messages / self.median if timed else None,
             "check": self.check,
             "excluded": self.excluded,
         }
@@ -172,11 +173,11 @@ def run_bench(
 ) -> dict[str, Any]:
     """Run the benchmark; return a JSON-serializable report (see ``acpwire bench --json``)."""
     if trace is not None:
-        with open(trace, "rb") as fp:
-            data = fp.read()
+        data, recorded = _trace_input(trace)
         if not data.strip():
             raise ValueError(f"{trace} holds no frames to reduce")
-        workloads = {trace: lambda: data}
+        name = f"{trace} (its recorded messages)" if recorded else trace
+        workloads = {name: lambda: data}
     else:
         workloads = _workloads(scale)
     chosen = _contenders(contenders)
@@ -200,11 +201,27 @@ def run_bench(
             plan.append((workload, key, label, run, prepare(piece)))
     bar = _progress(len(plan) * rounds, progress)
     finals: dict[tuple[str, str], Any] = {}
+    failed: set[tuple[str, str]] = set()
     for _ in range(rounds):
         for workload, key, label, run, piece in plan:
             bar.set_description(f"{workload}: {label}")
+            if (workload, key) in failed:
+                bar.update(1)
+                continue
             start = time.perf_counter()
-            outcome = run(piece)
+            try:
+                outcome = run(piece)
+            except Exception as exc:
+                if key in ("native", "pure"):
+                    raise
+                # A baseline's parser or models refuse what a trace holds (a bad line, say):
+                # it is listed as such, and the others are still timed.
+                failed.add((workload, key))
+                result = results[(workload, key)]
+                result.check = f"could not reduce it: {type(exc).__name__}: {str(exc)[:120]}"
+                result.excluded = True
+                bar.update(1)
+                continue
             results[(workload, key)].seconds.append(time.perf_counter() - start)
             finals[(workload, key)] = outcome
             bar.update(1)
@@ -220,6 +237,19 @@ def run_bench(
         "results": [r.as_dict() for r in results.values()],
         "mismatches": mismatches,
     }
+
+
+def _trace_input(path: str) -> tuple[bytes, bool]:
+    """A trace's bytes, and whether it holds records: a recorded trace is timed on the
+    messages its records hold, one per line, as the traffic they were recorded from."""
+    from .traces import iter_trace, sniff
+
+    with open(path, "rb") as fp:
+        head, recorded = sniff(fp, strict=False)
+        if not recorded:
+            return head + fp.read(), False
+    messages = (entry.message for entry in iter_trace(path) if entry.error is None)
+    return b"".join(dumps(message) for message in messages if message is not None), True
 
 
 def native_build() -> str | None:
@@ -331,7 +361,7 @@ def format_table(report: dict[str, Any]) -> str:
         lines.append(f"{workload}")
         header = f"  {'contender':<38} {'MB/s':>9} {'spread':>17} {'msg/s':>12} {'vs native':>10}"
         lines.append(header)
-        for r in sorted(rows, key=lambda r: (r["excluded"], -r["mb_per_s"])):
+        for r in sorted(rows, key=lambda r: (r["excluded"], -(r["mb_per_s"] or 0))):
             if r["excluded"]:
                 lines.append(f"  {r['label']:<38} not comparable: {r['check']}")
                 continue
