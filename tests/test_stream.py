@@ -149,6 +149,22 @@ def test_iter_messages_refuses_a_text_file_even_an_empty_one(text):
         list(acpwire.iter_messages(io.StringIO(text)))
 
 
+@pytest.mark.parametrize("chunk", ["", '{"a":1}\n', None])
+async def test_read_messages_refuses_a_reader_of_anything_but_bytes(chunk):
+    class Reader:
+        async def read(self, size: int):
+            return chunk
+
+    with pytest.raises(TypeError, match="needs a reader of bytes: read\\(\\) returned"):
+        async for _ in read_messages(Reader()):
+            pass
+
+
+def test_replay_refuses_a_text_file_with_a_clear_error():
+    with pytest.raises(TypeError, match="a trace is read as bytes"):
+        acpwire.replay(io.StringIO('{"a":1}\n'))
+
+
 MESSAGES = [{"a": 1}, {"text": "x" * 300_000}, {"b": 2}, {"c": 3}, {"tail": True}]
 
 

@@ -39,6 +39,11 @@ async def _read_messages(
         yield message
     while True:
         chunk = await reader.read(chunk_size)
+        if not isinstance(chunk, (bytes, bytearray, memoryview)):
+            # As iter_messages: a reader of text, or of nothing (None), is not a byte stream.
+            raise TypeError(
+                f"read_messages needs a reader of bytes: read() returned {type(chunk).__name__}"
+            )
         if not chunk:
             break
         events.extend(decoder._feed_events(chunk))

@@ -84,6 +84,9 @@ def sniff(fp: IO[bytes], strict: bool = True) -> tuple[bytes, bool]:
     With ``strict``, a start that holds lines but no JSON message raises ``TraceError``.
     """
     parts = [fp.read(CHUNK)]
+    if not isinstance(parts[0], (bytes, bytearray)):
+        kind = type(parts[0]).__name__
+        raise TypeError(f"a trace is read as bytes (a file opened 'rb'), not {kind}")
     # A first line longer than that (a record of a large frame): read on to its end, as far
     # as `iter_lines` would hold one line.
     limit = _record_limit(DEFAULT_MAX_FRAME_BYTES)
