@@ -200,6 +200,23 @@ def test_replay_text_shows_the_conversation():
     assert "Thought:" not in hidden and "Agent: Fixed." in hidden
 
 
+def test_replay_to_a_terminal_that_cannot_show_unicode(tmp_path):
+    ascii_out = {"PYTHONIOENCODING": "ascii"}
+    for fmt in ("json", "html"):
+        # Documents are UTF-8 whatever the terminal's encoding.
+        out = tmp_path / f"out.{fmt}"
+        assert cli("replay", str(SAMPLE), "--format", fmt, "--out", str(out)).returncode == 0
+        result = cli("replay", str(SAMPLE), "--format", fmt, env=ascii_out)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout == out.read_bytes()
+    # Text shows what the encoding can, the rest replaced rather than a traceback.
+    utf8 = cli("replay", str(SAMPLE), "--format", "text").stdout.decode()
+    assert any(ord(c) > 127 for c in utf8)
+    result = cli("replay", str(SAMPLE), "--format", "text", env=ascii_out)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == utf8.encode("ascii", "replace")
+
+
 def test_replay_formats(tmp_path):
     ansi = cli("replay", str(SAMPLE), "--format", "ansi").stdout.decode()
     assert "\x1b[1;32mAgent:\x1b[0m" in ansi and "\x1b[38;5;" in ansi

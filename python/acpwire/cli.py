@@ -244,7 +244,16 @@ def replay(
 
     def emit(text: str) -> None:
         if out is None:
-            write_out(text.encode(sys.stdout.encoding or "utf-8", sys.stdout.errors or "strict"))
+            if fmt in ("json", "html"):
+                # Documents in UTF-8 whatever the terminal's encoding (the page says so).
+                data = text.encode("utf-8")
+            else:
+                # What the terminal's encoding cannot show is replaced, not a traceback.
+                errors = sys.stdout.errors or "strict"
+                data = text.encode(
+                    sys.stdout.encoding or "utf-8", "replace" if errors == "strict" else errors
+                )
+            write_out(data)
             sys.stdout.flush()
         else:
             with open(out, "w", encoding="utf-8") as fp:
