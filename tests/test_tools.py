@@ -737,6 +737,7 @@ def test_check_lists_every_bad_frame_in_bounded_memory(tmp_path):
                 "line": 200_001,
                 "offset": 31 + 2 * 199_999,
                 "reason": "invalid JSON",
+                "detail": "expected value at line 1 column 1",
                 "excerpt": "x",
             }
         else:

@@ -89,6 +89,7 @@ class _ErrorLog:
                 "line": error.line,
                 "offset": error.offset,
                 "reason": error.reason,
+                "detail": error.detail,
                 "excerpt": error.excerpt,
             }
             self._spool.write(dumps(entry))
