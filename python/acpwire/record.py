@@ -241,9 +241,11 @@ def build_parser() -> argparse.ArgumentParser:
             "error is passed through. Point a client at this command instead of the agent."
         ),
         epilog=(
-            "Exit status: the agent's (128+N when it dies of signal N); 2 for a usage error "
-            "or an unwritable trace; 126 when AGENT_CMD cannot be run, 127 when it is not "
-            "found. SIGTERM, SIGHUP and SIGINT are passed on to the agent. "
+            "Exit status: the agent's (128+N when it dies of signal N); 2 for a usage error, "
+            "a trace that cannot be opened, or standard input or output closed; 126 when "
+            "AGENT_CMD cannot be run, 127 when it is not found. A trace that fails while "
+            "being written stops the recording, with a message, and never the traffic. "
+            "SIGTERM, SIGHUP and SIGINT are passed on to the agent. "
             "Example: acpwire record --out session.ndjson -- my-agent --acp"
         ),
     )
