@@ -123,6 +123,35 @@ def test_bench_on_a_trace_with_a_plot(tmp_path):
     assert png.read_bytes().startswith(b"\x89PNG")
 
 
+def test_check_counts_the_messages_of_a_recorded_trace(tmp_path):
+    recorded = tmp_path / "recorded.ndjson"
+    lines = SAMPLE.read_text().splitlines()
+    with recorded.open("w") as fp:
+        for i, line in enumerate(lines):
+            fp.write(json.dumps({"t": i / 100, "dir": "agent", "msg": json.loads(line)}) + "\n")
+        # A batch recorded as one frame, and a frame that was not JSON.
+        batch = [json.loads(lines[0]), json.loads(lines[1])]
+        fp.write(json.dumps({"t": 1.0, "dir": "client", "msg": batch}) + "\n")
+        fp.write(json.dumps({"t": 1.1, "dir": "client", "raw": "{oops"}) + "\n")
+    plain = json.loads(cli("check", "--json", str(SAMPLE)).stdout)
+    result = cli("check", "--json", str(recorded))
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    first, second = (cli_kind(json.loads(line)) for line in lines[:2])
+    expected = dict(plain["methods"])
+    for kind in (first, second):
+        expected[kind] = expected.get(kind, 0) + 1
+    expected["(recorded raw: not JSON)"] = 1
+    assert report["methods"] == expected
+    assert report["messages"] == plain["messages"] + 3
+
+
+def cli_kind(message: dict) -> str:
+    from acpwire.cli import _kind
+
+    return _kind(message)[0]
+
+
 def test_bench_on_a_trace_a_baseline_cannot_read_times_the_others(tmp_path):
     trace = tmp_path / "bad.ndjson"
     trace.write_bytes(SAMPLE.read_bytes() + b"{broken\n")

@@ -54,6 +54,8 @@ def write_out(data: bytes) -> None:
 
 def _kind(message: Any) -> tuple[str, str | None]:
     """The method (or response kind) of a message, and its sessionUpdate kind if any."""
+    if message is _RAW_RECORD:
+        return "(recorded raw: not JSON)", None
     if not isinstance(message, dict):
         return "(not an object)", None
     method = message.get("method")
@@ -70,6 +72,22 @@ def _kind(message: Any) -> tuple[str, str | None]:
     if "result" in message:
         return "(response)", None
     return "(unrecognised)", None
+
+
+_RAW_RECORD = object()
+
+
+def _recorded(value: Any) -> list[Any]:
+    """The messages a trace's line holds: itself, or what an ``acpwire record`` record holds
+    (a batch's entries, as the framing gives a plain batch's)."""
+    from .traces import is_record
+
+    if not is_record(value):
+        return [value]
+    if "msg" not in value:
+        return [_RAW_RECORD]
+    inner = value["msg"]
+    return inner if isinstance(inner, list) else [inner]
 
 
 class _ErrorLog:
@@ -117,11 +135,12 @@ def check(path: str | None, *, max_frame_bytes: int, as_json: bool) -> int:
     try:
         with open_trace(path) as (name, fp):
             start = time.perf_counter()
-            for message in iter_messages(fp, on_error=errors, decoder=decoder):
-                method, update = _kind(message)
-                methods[method] += 1
-                if update is not None:
-                    updates[update] += 1
+            for line in iter_messages(fp, on_error=errors, decoder=decoder):
+                for message in _recorded(line):
+                    method, update = _kind(message)
+                    methods[method] += 1
+                    if update is not None:
+                        updates[update] += 1
             elapsed = time.perf_counter() - start
     except OSError as exc:
         errors.close()
