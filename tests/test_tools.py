@@ -384,6 +384,30 @@ def test_replay_follow_rerenders_as_the_trace_grows(tmp_path):
     assert b"8 tests pass" in seen  # the re-render after the trace grew
 
 
+def test_replay_follow_reports_a_trace_it_can_no_longer_read(tmp_path, monkeypatch, capsys):
+    import errno
+
+    from acpwire import cli as commands
+    from acpwire import traces
+
+    def unreadable(self):
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(traces.Following, "poll", unreadable)
+    monkeypatch.setattr(commands.time, "sleep", lambda seconds: None)
+    status = commands.replay(
+        str(SAMPLE),
+        fmt="text",
+        session=None,
+        out=str(tmp_path / "out.txt"),
+        thoughts=True,
+        follow=True,
+        terminal_cols=None,
+    )
+    assert status == 2
+    assert f"acpwire replay: cannot read {SAMPLE}: Input/output error" in capsys.readouterr().err
+
+
 def test_replay_html_in_headless_chromium(tmp_path):
     browser = shutil.which("chromium") or shutil.which("chromium-browser")
     if browser is None:
@@ -895,10 +919,13 @@ def test_following_reads_a_burst_a_window_at_a_time(tmp_path, monkeypatch, recor
     assert following.store["s"].message_text("m") == text and following.store.errors == []
 
 
-def test_following_skips_a_record_line_over_the_limit_as_a_whole_replay_does(tmp_path):
-    from acpwire.traces import Following
+def test_following_skips_a_record_line_over_the_limit_as_a_whole_replay_does(tmp_path, monkeypatch):
+    from acpwire import traces
 
-    # Records of frames up to 100 bytes: a record line may take 6 * 100 + 1024 bytes.
+    # Records of frames up to 100 bytes: a record line may take 6 * 100 + 1024 bytes, and
+    # a poll reads no more than that (the window a larger cap gives, made small here).
+    monkeypatch.setattr(traces, "_PLAIN_WINDOW", 100)
+    Following = traces.Following
     options = {"max_frame_bytes": 100}
     trace = tmp_path / "live.ndjson"
     first = _chunk_line("before", recorded=True)
@@ -923,6 +950,44 @@ def test_following_skips_a_record_line_over_the_limit_as_a_whole_replay_does(tmp
     assert following.store.errors == whole.errors
     (error,) = whole.errors
     assert (error["line"], error["offset"]) == (2, len(first))
+
+
+def test_following_tells_a_trace_by_its_first_line_that_is_not_blank(tmp_path):
+    from acpwire.traces import Following
+
+    trace = tmp_path / "live.ndjson"
+    record = _chunk_line("ONE", recorded=True)
+    trace.write_bytes(b"\n \r\n" + record[:20])
+    following = Following(str(trace))
+    assert following.position == 0 and not following.poll()
+    with trace.open("ab") as fp:
+        fp.write(record[20:] + _chunk_line("TWO", recorded=True))
+    assert following.poll() and following.recorded
+    assert following.store["s"].message_text("m") == "ONETWO"
+    assert following.store.errors == acpwire.replay(str(trace)).errors == []
+
+
+def test_following_a_first_line_cut_short_and_written_again(tmp_path):
+    from acpwire.traces import Following
+
+    trace = tmp_path / "live.ndjson"
+    trace.write_bytes(b'{"t": 0.5, "dir": "agent", "msg": "' + b"x" * 200_000)
+    following = Following(str(trace))
+    assert not following.poll()  # searched to its end: no line has ended
+    # The recorder run again over the same file: cut short, then written anew.
+    with trace.open("r+b") as fp:
+        fp.truncate(0)
+        fp.write(_chunk_line("NEW", recorded=True))
+    assert following.poll() and following.store["s"].message_text("m") == "NEW"
+    # Cut short and written past where the search stopped between two polls: the bytes
+    # before there are not the ones searched.
+    trace.write_bytes(b'{"t": 0.5, "dir": "agent", "msg": "' + b"x" * 200_000)
+    following = Following(str(trace))
+    assert not following.poll()
+    lines = [_chunk_line(str(i % 10)) for i in range(3000)]
+    trace.write_bytes(b"".join(lines))
+    assert trace.stat().st_size > 200_000
+    assert following.poll() and following.store["s"].message_text("m").startswith("0123")
 
 
 def test_following_reduces_again_a_trace_rewritten_in_place(tmp_path):

@@ -286,6 +286,8 @@ def replay(
             store = following.store
     except BrokenPipeError:
         raise  # the reader went away: `main` ends with 141
+    except _Unreadable as exc:
+        return _fail("replay", f"cannot read {path}: {exc.args[0].strerror or exc.args[0]}")
     except OSError as exc:
         target = out if out is not None else "standard output"
         return _fail("replay", f"cannot write {target}: {exc.strerror or exc}")
@@ -312,12 +314,20 @@ def replay(
 FRAME_REASONS = frozenset((INVALID_UTF8, INVALID_JSON, TRAILING_DATA, EMPTY_BATCH, TOO_LONG))
 
 
+class _Unreadable(Exception):
+    """The followed trace could not be read (the OSError in args[0])."""
+
+
 def _follow(following: Any, render: Any, emit: Any, *, clear: bool) -> None:
     """Reduce what is appended to the trace and re-render whenever a session changed."""
     try:
         while True:
             time.sleep(0.2)
-            if following.poll():
+            try:
+                changed = following.poll()
+            except OSError as exc:
+                raise _Unreadable(exc) from exc
+            if changed:
                 emit(("\x1b[H\x1b[2J" if clear else "") + render(following.store))
     except KeyboardInterrupt:
         pass

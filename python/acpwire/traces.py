@@ -143,19 +143,21 @@ def _load_kind(path: str | Path | IO[bytes], strict: bool, options: dict) -> tup
 class Following:
     """A trace file that is still being written, reduced as it grows (``replay --follow``).
 
-    Only whole lines are reduced: a line still being written waits for its newline. A file
-    that shrinks, is replaced, or is rewritten in place (the bytes just before where the last
-    poll stopped are no longer the ones read) is reduced again from its start. A record line
-    over the limit ``iter_lines`` keeps is one error record and is skipped to its newline
-    without being held, as in a whole replay.
+    Only whole lines are reduced: a line still being written waits for its newline, and the
+    trace is told plain or recorded by its first line that is not blank. A file that shrinks,
+    is replaced, or is rewritten in place (the 64 bytes just before where the last poll
+    stopped are no longer the ones read) is reduced again from its start. A record line over
+    the limit ``iter_lines`` keeps is one error record and is skipped to its newline without
+    being held, as in a whole replay.
     """
 
     def __init__(self, path: str, **options: Any) -> None:
         self.path = path
         self.options = options
         cap = options.get("max_frame_bytes", DEFAULT_MAX_FRAME_BYTES)
-        # A record line up to `iter_lines`' limit, its CR and its newline fit in one window.
-        self._record_window = _record_limit(cap) + 2
+        # A record line up to `iter_lines`' limit, its CR and its newline fit in one window;
+        # under a small cap, a window still takes in a burst.
+        self._record_window = max(_record_limit(cap) + 2, _PLAIN_WINDOW)
         self.store: Sessions
         self._reload()
 
@@ -163,6 +165,8 @@ class Following:
         with open(self.path, "rb") as fp:
             stat = os.fstat(fp.fileno())
             position = _whole_lines(fp)
+            if not _holds_a_line(fp, position):
+                position = 0  # blank lines only: not yet told plain or recorded
             fp.seek(0)
             store, recorded = _load_kind(_Limited(fp, position), True, self.options)
             fp.seek(0)
@@ -176,8 +180,11 @@ class Following:
         self._identity = (stat.st_dev, stat.st_ino)
         # Recorded traces: the line at `position` is over the limit and is being skipped.
         self._skipping = False
-        # While no line has ended: how far the file is known to hold no newline.
+        # While no line with content has ended: how far the file is known to hold none, the
+        # bytes just before there, and whether the line being written there has content.
         self._searched = 0
+        self._searched_tail = b""
+        self._content = False
 
     def _restart(self) -> bool:
         """Reduce the file again from its start; False (the old state kept) if it cannot be
@@ -201,13 +208,20 @@ class Following:
         if self.position == 0:
             # Only with a whole first line can the trace be told plain or recorded.
             return self._first_line_ended(stat.st_size) and self._restart()
+        try:
+            return self._read_on(stat.st_size)
+        except FileNotFoundError:
+            return False  # replaced between the two looks: the next poll sees the new file
+
+    def _read_on(self, size: int) -> bool:
+        """``poll`` past the first line, the file ``size`` bytes long."""
         # At most a window at a time, so that a burst of output costs bounded memory: a
         # plain trace's store holds a partial line itself; records are read whole, and one
         # may take up to six bytes per byte of its frame.
         window = self._record_window if self.recorded else _PLAIN_WINDOW
         with open(self.path, "rb") as fp:
             fp.seek(self.position - len(self._tail))
-            data = fp.read(len(self._tail) + min(stat.st_size - self.position, window))
+            data = fp.read(len(self._tail) + min(size - self.position, window))
         if not data.startswith(self._tail):
             return self._restart()
         data = data[len(self._tail) :]
@@ -219,16 +233,30 @@ class Following:
         return bool(self.store.changes())
 
     def _first_line_ended(self, size: int) -> bool:
-        """Whether the file now holds a newline; each byte is searched once."""
-        with open(self.path, "rb") as fp:
-            fp.seek(self._searched)
-            while self._searched < size:
-                chunk = fp.read(min(CHUNK, size - self._searched))
-                if not chunk:
-                    return False
-                if b"\n" in chunk:
-                    return True
-                self._searched += len(chunk)
+        """Whether the file now holds a line that is not blank, ended; each byte is searched
+        once, unless the file was cut short or rewritten under the search."""
+        try:
+            with open(self.path, "rb") as fp:
+                seen = len(self._searched_tail)
+                if size < self._searched or (
+                    seen and _read_at(fp, self._searched - seen, seen) != self._searched_tail
+                ):
+                    self._searched, self._searched_tail, self._content = 0, b"", False
+                fp.seek(self._searched)
+                while self._searched < size:
+                    chunk = fp.read(min(CHUNK, size - self._searched))
+                    if not chunk:
+                        return False
+                    *ended, rest = chunk.split(b"\n")
+                    for line in ended:
+                        if self._content or line.strip(_BLANKS):
+                            return True
+                        self._content = False
+                    self._content = self._content or bool(rest.strip(_BLANKS))
+                    self._searched += len(chunk)
+                    self._searched_tail = (self._searched_tail + chunk[-_TAIL:])[-_TAIL:]
+        except FileNotFoundError:
+            return False  # being replaced
         return False
 
     def _records(self, data: bytes, window: int) -> None:
@@ -261,8 +289,29 @@ class Following:
 
 
 _PLAIN_WINDOW = 16 * CHUNK
+# What a line holds that leaves it blank, to the framing (which skips such lines).
+_BLANKS = b" \t\r"
 # Bytes before the followed position compared at each poll to tell a rewrite from an append.
 _TAIL = 64
+
+
+def _holds_a_line(fp: IO[bytes], size: int) -> bool:
+    """Whether the first ``size`` bytes of the file hold a line that is not blank (read up to
+    the first such byte)."""
+    fp.seek(0)
+    while size > 0:
+        chunk = fp.read(min(CHUNK, size))
+        if not chunk:
+            return False
+        if chunk.strip(_BLANKS + b"\n"):
+            return True
+        size -= len(chunk)
+    return False
+
+
+def _read_at(fp: IO[bytes], offset: int, size: int) -> bytes:
+    fp.seek(offset)
+    return fp.read(size)
 
 
 def _record_limit(max_frame_bytes: int) -> int:
