@@ -2460,6 +2460,29 @@ def test_an_update_sent_with_an_id_keeps_its_response_from_answering_a_prompt(ba
             assert [m["content"] for m in s["messages"]] == [[text("hi")]]
 
 
+def test_notifications_sent_with_ids_nothing_answers_keep_no_request_from_its_response(backend):
+    # Tracked only while the other side has a request of that id pending: thousands of them
+    # do not push the prompt out of the table of pending requests.
+    chunk = upd({"sessionUpdate": "agent_message_chunk", "content": text("x")})
+    store = store_of(backend, [_prompt("p")], 1)
+    for i in range(10_050):
+        store.apply({**chunk, "id": i})
+    cancel = {"jsonrpc": "2.0", "id": 3, "method": "session/cancel", "params": {"sessionId": SID}}
+    store.apply(cancel)
+    store.apply(_result("p", {"stopReason": "end_turn"}))
+    s = store[SID].snapshot()
+    assert (s["state"], s["stopReason"]) == ("idle", "end_turn")
+
+
+def test_before_initialize_a_prompt_takes_a_result_of_either_version(backend):
+    write = _request(0, "fs/write_text_file", path="/a", content="x")
+    answers = [_result(0, {"messageId": "m1"}), _result(0, None)]
+    store = store_of(backend, [_prompt(0), write, *answers])
+    s = store[SID].snapshot()
+    assert s["prompts"][0]["response"] == {"messageId": "m1"}
+    assert (s["state"], s["errors"]) == ("running", [])
+
+
 def test_params_named_like_an_entrys_own_keys_are_not_kept(backend):
     forged = {
         "requestId": "x",

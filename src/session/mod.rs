@@ -648,9 +648,13 @@ fn response_keys(method: &str, mode: Mode) -> &'static [&'static str] {
         "session/new" | "session/fork" | "nes/start" => &["sessionId"],
         "session/list" => &["sessions"],
         "session/set_config_option" => &["configOptions"],
-        "session/prompt" if mode != Mode::V2 => &["stopReason"],
-        // Not required by the v2 schema, yet the spec's prompt lifecycle returns it.
-        "session/prompt" => &["messageId"],
+        "session/prompt" => match mode {
+            Mode::V1 => &["stopReason"],
+            // Not required by the v2 schema, yet the spec's prompt lifecycle returns it.
+            Mode::V2 => &["messageId"],
+            // Before `initialize` either version's result is the prompt's.
+            Mode::Unknown => &[],
+        },
         "providers/list" => &["providers"],
         "nes/suggest" => &["suggestions"],
         "session/request_permission" => &["outcome"],
@@ -1197,6 +1201,19 @@ impl Reducer {
         }
     }
 
+    /// A notification sent with an id (`session/update`, `session/cancel`) by `side`: tracked
+    /// only while the other side has a request of that id pending, whose response the
+    /// notification's own could otherwise take (nothing answers one as a rule, and untracked
+    /// it cannot push real requests out of the pending table).
+    fn track_if_contested(&mut self, side: Side, id: Option<&JsonValue<'_>>, method: &str) {
+        let side = self.sender.unwrap_or(side);
+        if let Some(key) = id.and_then(id_key)
+            && self.pending.expects(side.other(), &key).is_some()
+        {
+            self.track(side, id, method, Pending::Other);
+        }
+    }
+
     /// A `session/prompt` request: the user's turn.
     fn prompt(&mut self, id: Option<&JsonValue<'_>>, params: Option<&JsonValue<'_>>) {
         let method = "session/prompt";
@@ -1238,9 +1255,7 @@ impl Reducer {
     ) {
         match method {
             "session/update" => {
-                // A notification; one sent with an id still waits for its response, which
-                // must not answer another request of that id.
-                self.track(Side::Agent, id, method, Pending::Other);
+                self.track_if_contested(Side::Agent, id, method);
                 self.session_update(params);
             }
             "session/prompt" => self.prompt(id, params),
@@ -1262,7 +1277,7 @@ impl Reducer {
                 );
             }
             "session/cancel" => {
-                self.track(Side::Client, id, method, Pending::Other);
+                self.track_if_contested(Side::Client, id, method);
                 let Some(sid) = self.params_session(method, params) else {
                     return;
                 };

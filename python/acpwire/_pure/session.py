@@ -1043,6 +1043,17 @@ class Sessions(Unpicklable):
             self._sessions[sid]._version = value
             self._change(sid, "session", "protocolVersion")
 
+    def _track_if_contested(self, side: int, rid: Any, method: str) -> None:
+        """A notification sent with an id (session/update, session/cancel) by side: tracked
+        only while the other side has a request of that id pending, whose response the
+        notification's own could otherwise take (nothing answers one as a rule, and untracked
+        it cannot push real requests out of the pending table)."""
+        if self._sender is not None:
+            side = self._sender
+        key = _id_key(rid)
+        if key is not None and (1 - side, key) in self._pending:
+            self._track(side, True, rid, method, (_OTHER,))
+
     def _track(self, side: int, has_id: bool, rid: Any, method: str, what: tuple) -> None:
         rid = _id_key(rid) if has_id else None
         if rid is None:
@@ -1050,8 +1061,9 @@ class Sessions(Unpicklable):
         if self._sender is not None:
             side = self._sender
         keys = _RESPONSE_KEYS.get(method, ())
-        if method == "session/prompt" and self._mode == _V2:
-            keys = _V2_PROMPT_KEYS
+        if method == "session/prompt" and self._mode != _V1:
+            # Before `initialize` either version's result is the prompt's.
+            keys = _V2_PROMPT_KEYS if self._mode == _V2 else ()
         key = (side, rid)
         pending = self._pending
         pending[key] = (keys, what)
@@ -1072,9 +1084,7 @@ class Sessions(Unpicklable):
                 return
             if method == "session/update":
                 if "id" in msg:
-                    # A notification; one sent with an id still waits for its response, which
-                    # must not answer another request of that id.
-                    self._track(_AGENT, True, msg["id"], method, (_OTHER,))
+                    self._track_if_contested(_AGENT, msg["id"], method)
                 self._session_update(msg.get("params"))
             else:
                 self._request(method, "id" in msg, msg.get("id"), msg.get("params"))
@@ -1137,7 +1147,8 @@ class Sessions(Unpicklable):
             self._change(sid, "session", "permissions")
             self._track(_AGENT, has_id, rid, method, (_PERMISSION, sid, index))
         elif method == "session/cancel":
-            self._track(_CLIENT, has_id, rid, method, (_OTHER,))
+            if has_id:
+                self._track_if_contested(_CLIENT, rid, method)
             sid = self._params_session(method, params)
             if sid is None:
                 return
