@@ -33,8 +33,9 @@
 //!   one, `outcome` for a permission, `content` for `fs/read_text_file`, ...), and to one
 //!   whose type requires keys over one whose type requires none; when that does not decide
 //!   (both or neither fit, or an error response), a result with `outcome` answers the agent's
-//!   request, anything else the client's. Every request with an id is tracked, notifications
-//!   sent with one and requests refused for their params included.
+//!   request, anything else the client's. Every request with an id is tracked, one refused
+//!   for its params included; a notification sent with an id, while the other side has a
+//!   request of that id pending. Before `initialize` a prompt requires no key of its result.
 //!
 //! # Snapshot
 //! See [`Session::snapshot`] for the shape (also the README, "Session snapshots").
