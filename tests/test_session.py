@@ -2483,6 +2483,31 @@ def test_before_initialize_a_prompt_takes_a_result_of_either_version(backend):
     assert (s["state"], s["errors"]) == ("running", [])
 
 
+def test_an_updates_many_error_records_share_its_session_id(backend):
+    # One small frame can make thousands of records (an item left out each): a long session
+    # id is held once, not once per record (11,000 copies of 100 KB took 1.3 GB).
+    sid = "s" * 100_000
+    bad = upd({"sessionUpdate": "tool_call_update", "toolCallId": "c"}, sid=sid)
+    bad["params"]["update"]["locations"] = [{"path": 1}] * 3000
+    store = store_of(backend, [bad], 2)
+    assert len(store.errors) == 3000
+    assert len({id(e["sessionId"]) for e in store.errors}) == 1
+    errors = store[sid].snapshot()["errors"]
+    assert len(errors) == 1000 and len({id(e["sessionId"]) for e in errors}) == 1
+    assert errors[0]["sessionId"] == sid
+
+
+def test_an_initialize_that_repeats_the_version_changes_nothing(backend):
+    # Each new version walks every session; the same one again is not a change.
+    store = store_of(backend, [upd({"sessionUpdate": "x"}, sid=str(i)) for i in range(50)], 2)
+    store.changes()
+    for m in init(2):
+        store.apply(m)
+    assert store.changes() == []
+    store.apply(init(1)[0])
+    assert store.changes() == [(str(i), "session", "protocolVersion") for i in range(50)]
+
+
 def test_params_named_like_an_entrys_own_keys_are_not_kept(backend):
     forged = {
         "requestId": "x",

@@ -34,6 +34,9 @@ const READ_BYTES: usize = 1 << 20;
 #[derive(Default)]
 struct Keys<'a, 'py> {
     made: ahash::AHashMap<&'a str, Bound<'py, PyString>>,
+    /// The last long string value made, by address: values borrowed from one place (the
+    /// session id of each of a session's error records) become one Python string.
+    last_value: Option<(&'a str, Bound<'py, PyString>)>,
 }
 
 impl<'a, 'py> Keys<'a, 'py> {
@@ -41,6 +44,22 @@ impl<'a, 'py> Keys<'a, 'py> {
     /// or numerous keys (ids in an unknown payload) seldom do; the cache stays small.
     const MAX_LEN: usize = 40;
     const MAX_KEYS: usize = 1024;
+
+    fn value(&mut self, py: Python<'py>, s: &'a str) -> Bound<'py, PyString> {
+        // Short strings cost little to make again, and would take the place of a long one.
+        const SHARED_LEN: usize = 256;
+        if s.len() < SHARED_LEN {
+            return PyString::new(py, s);
+        }
+        if let Some((last, made)) = &self.last_value
+            && std::ptr::eq(*last, s)
+        {
+            return made.clone();
+        }
+        let made = PyString::new(py, s);
+        self.last_value = Some((s, made.clone()));
+        made
+    }
 
     fn get(&mut self, py: Python<'py>, key: &'a str) -> Bound<'py, PyString> {
         if key.len() > Self::MAX_LEN {
@@ -98,7 +117,7 @@ fn view_to_py<'a, 'py>(
     Ok(match view {
         View::Json(json) => json_to_py(py, json, keys)?,
         View::Owned(json) => json_to_py(py, json, keys)?,
-        View::Str(s) => PyString::new(py, s).into_any(),
+        View::Str(s) => keys.value(py, s).into_any(),
         View::Array(items) => super::try_list(
             py,
             items.len(),
@@ -115,14 +134,31 @@ fn view_to_py<'a, 'py>(
     })
 }
 
-/// `{line, offset, sessionId, reason}`, as [`ErrorRecord::to_json`] writes it.
-fn error_to_py<'py>(py: Python<'py>, e: &ErrorRecord) -> PyResult<Bound<'py, PyAny>> {
-    let record = PyDict::new(py);
-    record.set_item(pyo3::intern!(py, "line"), e.line)?;
-    record.set_item(pyo3::intern!(py, "offset"), e.offset)?;
-    record.set_item(pyo3::intern!(py, "sessionId"), e.session_id.as_deref())?;
-    record.set_item(pyo3::intern!(py, "reason"), &e.reason)?;
-    Ok(record.into_any())
+/// Error records as `{line, offset, sessionId, reason}` dicts, as [`ErrorRecord::to_json`]
+/// writes them; records that share a session id share its Python string.
+fn errors_to_py<'a, 'py>(
+    py: Python<'py>,
+    records: impl Iterator<Item = &'a ErrorRecord>,
+) -> PyResult<Bound<'py, PyList>> {
+    let mut last: Option<(Arc<str>, Bound<'py, PyString>)> = None;
+    let mut items = Vec::new();
+    for e in records {
+        let record = PyDict::new(py);
+        record.set_item(pyo3::intern!(py, "line"), e.line)?;
+        record.set_item(pyo3::intern!(py, "offset"), e.offset)?;
+        let sid = e.session_id.as_ref().map(|id| match &last {
+            Some((shared, text)) if Arc::ptr_eq(shared, id) => text.clone(),
+            _ => {
+                let text = PyString::new(py, id);
+                last = Some((Arc::clone(id), text.clone()));
+                text
+            }
+        });
+        record.set_item(pyo3::intern!(py, "sessionId"), sid)?;
+        record.set_item(pyo3::intern!(py, "reason"), &e.reason)?;
+        items.push(record);
+    }
+    PyList::new(py, items)
 }
 
 fn type_name(obj: &Bound<'_, PyAny>) -> String {
@@ -399,25 +435,14 @@ impl Sessions {
     /// Error records not yet taken, oldest first: `{line, offset, sessionId, reason}`.
     #[getter]
     fn errors<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyList>> {
-        let py = slf.py();
         let store = read_store(slf)?;
-        let items = store
-            .inner
-            .errors()
-            .map(|e| error_to_py(py, e))
-            .collect::<PyResult<Vec<_>>>()?;
-        PyList::new(py, items)
+        errors_to_py(slf.py(), store.inner.errors())
     }
 
     /// Return the error records and forget them.
     fn take_errors<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyList>> {
-        let py = slf.py();
         let taken = write_store(slf)?.inner.take_errors();
-        let items = taken
-            .iter()
-            .map(|e| error_to_py(py, e))
-            .collect::<PyResult<Vec<_>>>()?;
-        PyList::new(py, items)
+        errors_to_py(slf.py(), taken.iter())
     }
 
     /// Errors dropped because more than 10,000 were waiting to be taken.

@@ -100,19 +100,38 @@ pub struct ErrorRecord {
     pub line: Option<u64>,
     /// Byte offset of the frame (`None` for [`Sessions::apply`]).
     pub offset: Option<u64>,
-    /// The session concerned, when known.
-    pub session_id: Option<String>,
+    /// The session concerned, when known (shared among the records of one session: an update
+    /// may make thousands, and an id may be long).
+    pub session_id: Option<Arc<str>>,
     /// A fixed phrase, identical on both backends.
     pub reason: String,
 }
 
 impl ErrorRecord {
+    /// `{line, offset, sessionId, reason}`, borrowed (a session's records share its id).
+    fn view(&self) -> View<'_> {
+        View::Object(vec![
+            ("line", View::Owned(self.line.into())),
+            ("offset", View::Owned(self.offset.into())),
+            (
+                "sessionId",
+                self.session_id
+                    .as_deref()
+                    .map_or(View::Owned(Json::Null), View::Str),
+            ),
+            ("reason", View::Str(&self.reason)),
+        ])
+    }
+
     /// `{line, offset, sessionId, reason}`.
     pub fn to_json(&self) -> Json {
         Json::Object(vec![
             ("line".into(), self.line.into()),
             ("offset".into(), self.offset.into()),
-            ("sessionId".into(), self.session_id.clone().into()),
+            (
+                "sessionId".into(),
+                self.session_id.as_deref().map(str::to_owned).into(),
+            ),
             ("reason".into(), self.reason.clone().into()),
         ])
     }
@@ -559,12 +578,7 @@ impl Session {
             ("timeline", View::Array(timeline)),
             (
                 "errors",
-                View::Array(
-                    self.errors
-                        .iter()
-                        .map(|e| View::Owned(e.to_json()))
-                        .collect(),
-                ),
+                View::Array(self.errors.iter().map(ErrorRecord::view).collect()),
             ),
             ("subagents", keyed(&self.subagents)),
             ("updateExtras", View::of_obj(&self.update_extras)),
@@ -842,6 +856,8 @@ struct Reducer {
     pending: PendingMap,
     errors: VecDeque<ErrorRecord>,
     errors_dropped: u64,
+    /// The session id of the last error record, shared with the next of that session.
+    error_session: Option<Arc<str>>,
     /// Error records for the parts of the update being applied that were left out: recorded
     /// once its handler has applied it, dropped if the handler refuses it (its one record).
     notes: Vec<String>,
@@ -893,6 +909,7 @@ impl Sessions {
                 pending: PendingMap::default(),
                 errors: VecDeque::new(),
                 errors_dropped: 0,
+                error_session: None,
                 notes: Vec::new(),
                 changes: Vec::new(),
                 change_set: HashSet::new(),
@@ -1045,10 +1062,18 @@ impl Reducer {
     fn error(&mut self, session_id: Option<&str>, reason: String) {
         // An error while an update is applied refuses it: what was left out of it is moot.
         self.notes.clear();
+        let shared = session_id.map(|sid| match &self.error_session {
+            Some(last) if &**last == sid => Arc::clone(last),
+            _ => {
+                let id: Arc<str> = Arc::from(sid);
+                self.error_session = Some(Arc::clone(&id));
+                id
+            }
+        });
         let record = ErrorRecord {
             line: self.pos.map(|p| p.0),
             offset: self.pos.map(|p| p.1),
-            session_id: session_id.map(str::to_owned),
+            session_id: shared,
             reason,
         };
         if let Some(sid) = session_id {
@@ -1117,6 +1142,9 @@ impl Reducer {
     fn set_version(&mut self, part: &str, v: Option<&JsonValue<'_>>) {
         let v = match v {
             None => return,
+            // The same again: every session has it already (walking them all for each of a
+            // stream of `initialize`s would be quadratic).
+            Some(JsonValue::Int(v)) if self.version == Some(*v) => return,
             Some(JsonValue::Int(v)) if (0..=i64::from(u16::MAX)).contains(v) => v,
             Some(_) => {
                 self.error(

@@ -1037,6 +1037,10 @@ class Sessions(Unpicklable):
                 None, f"initialize: {part}.protocolVersion must be an integer from 0 to 65535"
             )
             return
+        if value == self._version:
+            # The same again: every session has it already (walking them all for each of a
+            # stream of initializes would be quadratic).
+            return
         self._version = value
         self._mode = _V1 if value < 2 else _V2
         for sid in list(self._order):
