@@ -922,9 +922,8 @@ def test_following_reads_a_burst_a_window_at_a_time(tmp_path, monkeypatch, recor
 def test_following_skips_a_record_line_over_the_limit_as_a_whole_replay_does(tmp_path, monkeypatch):
     from acpwire import traces
 
-    # Records of frames up to 100 bytes: a record line may take 6 * 100 + 1024 bytes, and
-    # a poll reads no more than that (the window a larger cap gives, made small here).
-    monkeypatch.setattr(traces, "_PLAIN_WINDOW", 100)
+    # Records of frames up to 100 bytes: a record line may take 6 * 100 + 1024 bytes; one
+    # longer is passed over as soon as that much of it has no newline.
     Following = traces.Following
     options = {"max_frame_bytes": 100}
     trace = tmp_path / "live.ndjson"

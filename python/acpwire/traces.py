@@ -155,9 +155,10 @@ class Following:
         self.path = path
         self.options = options
         cap = options.get("max_frame_bytes", DEFAULT_MAX_FRAME_BYTES)
-        # A record line up to `iter_lines`' limit, its CR and its newline fit in one window;
-        # under a small cap, a window still takes in a burst.
-        self._record_window = max(_record_limit(cap) + 2, _PLAIN_WINDOW)
+        # The longest record line `iter_lines` holds, with its CR and newline: it fits in one
+        # window, which under a small cap still takes in a burst.
+        self._record_line = _record_limit(cap) + 2
+        self._record_window = max(self._record_line, _PLAIN_WINDOW)
         self.store: Sessions
         self._reload()
 
@@ -226,7 +227,7 @@ class Following:
             return self._restart()
         data = data[len(self._tail) :]
         if self.recorded:
-            self._records(data, window)
+            self._records(data)
         else:
             self.store.feed(data)
             self._advance(data, len(data))
@@ -259,7 +260,7 @@ class Following:
             return False  # being replaced
         return False
 
-    def _records(self, data: bytes, window: int) -> None:
+    def _records(self, data: bytes) -> None:
         """Apply the whole record lines at the start of ``data`` (read at ``position``)."""
         if self._skipping:
             end = data.find(b"\n") + 1
@@ -276,7 +277,7 @@ class Following:
             _apply_records(self.store, io.BytesIO(whole), self.options, self._lines, self.position)
             self._lines += whole.count(b"\n")
             self._advance(data, end)
-        elif len(data) >= window:
+        elif len(data) >= self._record_line:
             # No newline within the limit: reported once, as `iter_lines` reports it.
             self.store._record_error(TOO_LONG, self._lines + 1, self.position)
             self._skipping = True
