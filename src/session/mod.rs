@@ -1542,18 +1542,12 @@ impl Reducer {
         for note in notes {
             self.error(Some(sid), note);
         }
-        let s = self.session(sid);
-        let moved = [options.is_some(), mode_id.is_some()];
         if let Some(options) = options {
-            s.config_options = Some(options);
-        }
-        if let Some(id) = mode_id {
-            s.current_mode_id = Some(id);
-        }
-        if moved[0] {
+            self.session(sid).config_options = Some(options);
             self.change(sid, "session", "configOptions");
         }
-        if moved[1] {
+        if let Some(id) = mode_id {
+            self.session(sid).current_mode_id = Some(id);
             self.change(sid, "session", "currentModeId");
         }
     }

@@ -1311,11 +1311,9 @@ class Sessions(Unpicklable):
             self._error(sid, note)
         if options is not None:
             s._config_options = options
-        if mode_id is not None:
-            s._current_mode_id = mode_id
-        if options is not None:
             self._change(sid, "session", "configOptions")
         if mode_id is not None:
+            s._current_mode_id = mode_id
             self._change(sid, "session", "currentModeId")
 
     # -- session/update ----------------------------------------------------------------------
