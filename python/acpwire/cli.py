@@ -15,6 +15,7 @@ from typing import IO, Any
 from . import BACKEND, FrameDecoder, FrameError, dumps, iter_messages
 from ._pure._framing import EMPTY_BATCH, INVALID_JSON, INVALID_UTF8, TOO_LONG, TRAILING_DATA
 from .render import visible
+from .traces import is_record
 
 SAMPLE_TRACE = "sample-v2.ndjson"
 
@@ -80,8 +81,6 @@ _RAW_RECORD = object()
 def _recorded(value: Any) -> list[Any]:
     """The messages a trace's line holds: itself, or what an ``acpwire record`` record holds
     (a batch's entries, as the framing gives a plain batch's)."""
-    from .traces import is_record
-
     if not is_record(value):
         return [value]
     if "msg" not in value:

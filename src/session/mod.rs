@@ -123,17 +123,9 @@ impl ErrorRecord {
         ])
     }
 
-    /// `{line, offset, sessionId, reason}`.
+    /// `{line, offset, sessionId, reason}`, owned.
     pub fn to_json(&self) -> Json {
-        Json::Object(vec![
-            ("line".into(), self.line.into()),
-            ("offset".into(), self.offset.into()),
-            (
-                "sessionId".into(),
-                self.session_id.as_deref().map(str::to_owned).into(),
-            ),
-            ("reason".into(), self.reason.clone().into()),
-        ])
+        self.view().into_json()
     }
 }
 
