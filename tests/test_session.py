@@ -9,6 +9,7 @@ import io
 import json
 import random
 import re
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -493,6 +494,128 @@ def test_terminal_live_handle_follows_updates(backend):
         upd({"sessionUpdate": "terminal_output_chunk", "terminalId": "t", "data": b64(b"hello")})
     )
     assert handle.text == "hello" and handle.bytes_fed == 5
+
+
+def _chunk(tid: str, data: bytes, sid: str = SID) -> dict:
+    return upd(
+        {"sessionUpdate": "terminal_output_chunk", "terminalId": tid, "data": b64(data)}, sid=sid
+    )
+
+
+def _terminal_views(store, sid: str = SID) -> dict:
+    return {
+        tid: (t["text"], t["truncated"]) for tid, t in store[sid].snapshot()["terminals"].items()
+    }
+
+
+def test_terminals_past_the_store_bound_are_cleared_least_recently_written_first(backend):
+    # Each line costs its cells; the screens hold what is written (no scrollback yet).
+    store = backend.Sessions(max_terminal_bytes=2_500)
+    store.apply(
+        upd({"sessionUpdate": "terminal_update", "terminalId": "a", "command": "make", "cwd": "/"})
+    )
+    store.apply(_chunk("a", b"a" * 1000 + b"\r\n"))
+    store.apply(_chunk("b", b"b" * 1000 + b"\r\n"))
+    store.apply(_chunk("a", b"A" * 10))  # `a` is now the most recently written
+    store.changes()
+    store.apply(_chunk("c", b"c" * 1000 + b"\r\n"))
+    # 1,010 + 1,000 + 1,000 > 2,500: `b`, written least recently, is cleared, and only it.
+    assert _terminal_views(store) == {
+        "a": ("a" * 1000 + "\n" + "A" * 10, False),
+        "b": ("", True),
+        "c": ("c" * 1000, False),
+    }
+    assert store.changes() == [(SID, "terminal", "b"), (SID, "terminal", "c")]
+    # Its fields stay, and it goes on from where its cursor was.
+    store.apply(_chunk("b", b"again"))
+    t = store[SID].snapshot()["terminals"]["b"]
+    assert t["text"] == "\nagain" and t["truncated"] and t["bytes"] == 1007
+    assert store[SID].snapshot()["terminals"]["a"]["command"] == "make"
+    assert _terminal_views(store)["a"] == ("a" * 1000 + "\n" + "A" * 10, False)
+    # 1,010 + 1,000 + 505: over; `a` goes next, and that is enough.
+    store.apply(_chunk("b", b"b" * 500))
+    assert _terminal_views(store) == {
+        "a": ("", True),
+        "b": ("\nagain" + "b" * 500, True),
+        "c": ("c" * 1000, False),
+    }
+    assert store[SID].snapshot()["terminals"]["a"]["command"] == "make"
+
+
+def test_the_store_bound_spans_sessions_and_counts_snapshots(backend):
+    store = backend.Sessions(max_terminal_bytes=1_500)
+    store.apply(_chunk("t", b"x" * 1000 + b"\r\n", sid="s1"))
+    store.apply(
+        upd(
+            {
+                "sessionUpdate": "terminal_update",
+                "terminalId": "t",
+                "output": {"data": b64(b"y" * 1000)},
+            },
+            sid="s2",
+        )
+    )
+    assert _terminal_views(store, "s1") == {"t": ("", True)}
+    assert _terminal_views(store, "s2") == {"t": ("y" * 1000, False)}
+    # A snapshot that shrinks a terminal gives its room back.
+    store.apply(
+        upd(
+            {"sessionUpdate": "terminal_update", "terminalId": "t", "output": {"data": b64(b"z")}},
+            sid="s2",
+        )
+    )
+    store.apply(_chunk("t", b"w" * 1000, sid="s1"))
+    assert _terminal_views(store, "s2") == {"t": ("z", False)}
+    # The cursor stayed where it was (the second row).
+    assert _terminal_views(store, "s1") == {"t": ("\n" + "w" * 1000, True)}
+
+
+def test_the_terminal_written_is_never_cleared_and_keeps_its_own_bound(backend):
+    # Alone over the store's bound, a terminal is held by its own `max_bytes`, which is at
+    # most the store's: its oldest lines go, as on any terminal.
+    store = backend.Sessions(max_terminal_bytes=1_000)
+    lines = "".join(f"{i:03d}" + "x" * 100 + "\r\n" for i in range(30))
+    store.apply(_chunk("t", lines.encode()))
+    text, truncated = _terminal_views(store)["t"]
+    lines = text.split("\n")
+    # Seven lines went up from the 24-row screen; scrollback counts 128 per line besides its
+    # cells, so 1,000 hold 4 of 103 cells: lines 3 to 29 are left.
+    assert truncated and len(lines) == 27
+    assert [line[:3] for line in lines] == [f"{i:03d}" for i in range(3, 30)]
+
+
+def test_a_store_bound_of_zero_keeps_only_the_terminal_written_last(backend):
+    store = backend.Sessions(max_terminal_bytes=0)
+    for tid in "abc":
+        store.apply(_chunk(tid, tid.encode()))
+    assert _terminal_views(store) == {"a": ("", True), "b": ("", True), "c": ("c", False)}
+    with pytest.raises(ValueError, match="max_terminal_bytes must not be negative"):
+        backend.Sessions(max_terminal_bytes=-1)
+
+
+def test_many_terminals_stay_within_the_memory_the_store_bound_allows():
+    # Native memory: 1 MB of chunks (a REP repeating one character over 40 rows each) to 1,500
+    # terminals once held 3.8 GB; the store now clears the least recently written.
+    pytest.importorskip("acpwire._native")
+    code = (
+        "import base64, json, resource, acpwire._native as n\n"
+        "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "data = base64.b64encode(b'x\\x1b[8190b\\r\\n' * 40).decode()\n"
+        "store = n.Sessions(max_terminal_bytes=8 << 20)\n"
+        "for i in range(1500):\n"
+        "    store.apply({'jsonrpc': '2.0', 'method': 'session/update', 'params': {\n"
+        "        'sessionId': 's', 'update': {'sessionUpdate': 'terminal_output_chunk',\n"
+        "        'terminalId': str(i), 'data': data}}})\n"
+        "after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "kept = sum(not t['truncated'] for t in store['s'].snapshot()['terminals'].values())\n"
+        "print((after - before) * 1024, kept)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True)
+    grown, kept = map(int, done.stdout.split())
+    # 8 Mi units hold the last few terminals whole (each 40 rows of 8,191 cells); a cell is 8
+    # bytes, a row's buffer at most twice its cells.
+    assert 1 <= kept <= 30
+    assert grown < 16 * (8 << 20) + 64 * (1 << 20), grown
 
 
 def test_handles_on_one_session_or_terminal_are_equal(backend):
@@ -2154,6 +2277,23 @@ def test_native_and_pure_agree(both, seed, cuts):
     data = ndjson(random_stream(random.Random(seed), n=80))
     at = [int(c * len(data)) for c in cuts]
     assert _run(native, data, at) == _run(pure, data, at)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    seed=st.integers(0, 2**32),
+    cuts=st.lists(st.floats(0, 1), max_size=4),
+    budget=st.integers(0, 300),
+)
+def test_native_and_pure_agree_on_clearing_terminals_past_the_store_bound(both, seed, cuts, budget):
+    # Six terminals over two sessions, 20 columns wide, under a bound they soon pass.
+    native, pure = both
+    data = ndjson(random_stream(random.Random(seed), n=80))
+    at = [int(c * len(data)) for c in cuts]
+    options = {"terminal_cols": 20, "max_terminal_bytes": budget}
+    split = _bulk_run(native, data, at, **options)
+    assert _bulk_run(pure, data, at, **options) == split
+    assert _bulk_run(native, data, [], **options)[0] == split[0]
 
 
 def test_native_and_pure_agree_on_workloads(both):

@@ -186,6 +186,11 @@ class Sessions:
     out on demand (``store[session_id].snapshot()``). Bad frames and malformed known updates
     become error records; the rest of the stream is still reduced.
 
+    ``max_terminal_bytes`` bounds what all its terminals hold together, in the units of a
+    terminal's ``max_bytes`` (scrollback as counted there, plus the screens' cells): past it,
+    the terminals written least recently are cleared (their ``truncated`` set, their fields
+    kept). Each terminal's own ``max_bytes`` is at most this.
+
     One thread feeds a store; others may read it meanwhile: their calls wait for the running
     ``feed`` to return. A second thread calling ``feed`` at the same time gets RuntimeError.
     """
@@ -195,6 +200,7 @@ class Sessions:
         max_frame_bytes: int = 33554432,
         terminal_cols: int | None = None,
         scrollback: int = 10000,
+        max_terminal_bytes: int = 67108864,
     ) -> Sessions: ...
     def feed(self, data: _Buffer) -> int:
         """Frame, decode and reduce NDJSON bytes (without the GIL); return frames consumed."""

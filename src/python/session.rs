@@ -306,10 +306,16 @@ impl Sessions {
             max_frame_bytes = Size::of(33_554_432),
             terminal_cols = None,
             scrollback = Size::of(10_000),
+            max_terminal_bytes = Size::of(core::DEFAULT_MAX_TERMINAL_BYTES),
         ),
-        text_signature = "(max_frame_bytes=33554432, terminal_cols=None, scrollback=10000)"
+        text_signature = "(max_frame_bytes=33554432, terminal_cols=None, scrollback=10000, max_terminal_bytes=67108864)"
     )]
-    fn new(max_frame_bytes: Size, terminal_cols: Option<Size>, scrollback: Size) -> PyResult<Self> {
+    fn new(
+        max_frame_bytes: Size,
+        terminal_cols: Option<Size>,
+        scrollback: Size,
+        max_terminal_bytes: Size,
+    ) -> PyResult<Self> {
         let max_frame_bytes = max_frame_bytes
             .0
             .filter(|&n| n > 0)
@@ -326,11 +332,15 @@ impl Sessions {
         let scrollback = scrollback
             .0
             .ok_or_else(|| PyValueError::new_err("scrollback must not be negative"))?;
+        let max_terminal_bytes = max_terminal_bytes
+            .0
+            .ok_or_else(|| PyValueError::new_err("max_terminal_bytes must not be negative"))?;
         Ok(Self {
             inner: core::Sessions::new(core::SessionsConfig {
                 max_frame_bytes,
                 terminal_cols,
                 scrollback,
+                max_terminal_bytes,
             }),
         })
     }
@@ -670,7 +680,7 @@ pub fn replay<'py>(
         for key in options.keys() {
             if !matches!(
                 key.extract::<&str>(),
-                Ok("max_frame_bytes" | "terminal_cols" | "scrollback")
+                Ok("max_frame_bytes" | "terminal_cols" | "scrollback" | "max_terminal_bytes")
             ) {
                 return Err(PyTypeError::new_err(format!(
                     "replay() got an unexpected keyword argument {}",

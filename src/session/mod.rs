@@ -47,7 +47,7 @@ mod scan;
 #[cfg(test)]
 mod tests;
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 
 // SipHash's DoS resistance buys nothing for per-connection ids and costs a visible share of
 // reduction time; aHash is what jiter uses.
@@ -81,7 +81,15 @@ pub struct SessionsConfig {
     pub terminal_cols: Option<usize>,
     /// Lines of scrollback kept per terminal.
     pub scrollback: usize,
+    /// What all the store's terminals may hold together, in the units of a terminal's
+    /// `max_bytes` (see [`Terminal::retained_bytes`]): past it, the terminals written least
+    /// recently are cleared. Each terminal's own `max_bytes` is at most this.
+    pub max_terminal_bytes: usize,
 }
+
+/// The default [`SessionsConfig::max_terminal_bytes`]: four terminals at their own default
+/// bound.
+pub const DEFAULT_MAX_TERMINAL_BYTES: usize = 64 * 1024 * 1024;
 
 impl Default for SessionsConfig {
     fn default() -> Self {
@@ -89,6 +97,7 @@ impl Default for SessionsConfig {
             max_frame_bytes: framing::DEFAULT_MAX_FRAME_BYTES,
             terminal_cols: None,
             scrollback: 10_000,
+            max_terminal_bytes: DEFAULT_MAX_TERMINAL_BYTES,
         }
     }
 }
@@ -299,6 +308,29 @@ impl Message {
 struct TerminalEntry {
     fields: Fields,
     term: Arc<Mutex<Terminal>>,
+    /// When the store last wrote to it (a [`TerminalBudget::writes`] count; 0: not since it
+    /// was created or cleared), and what it held then.
+    written: u64,
+    held: usize,
+}
+
+/// A terminal's lock, poisoned or not, as everywhere in the store.
+fn lock(term: &Mutex<Terminal>) -> std::sync::MutexGuard<'_, Terminal> {
+    term.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The store-wide bound on what terminals hold ([`SessionsConfig::max_terminal_bytes`]).
+#[derive(Default)]
+struct TerminalBudget {
+    limit: usize,
+    /// What the terminals held when last written, together.
+    held: usize,
+    /// Writes so far: the last one's count marks the terminal written last.
+    writes: u64,
+    /// Terminals written since created or cleared, by when last written, least recent first:
+    /// (session index, terminal id).
+    order: BTreeMap<u64, (usize, Box<str>)>,
 }
 
 /// Which rules apply: before `initialize` (0), v1 (1) or v2 (2).
@@ -864,6 +896,7 @@ struct Reducer {
     sender: Option<Side>,
     /// The buffer terminal output chunks are decoded into (see `fast_terminal_chunk`).
     pty_bytes: Vec<u8>,
+    terminal_budget: TerminalBudget,
 }
 
 /// The largest chunk buffer kept between terminal output chunks.
@@ -890,6 +923,9 @@ impl Sessions {
                 terminal_config: TerminalConfig {
                     cols: config.terminal_cols,
                     scrollback: config.scrollback,
+                    max_bytes: TerminalConfig::default()
+                        .max_bytes
+                        .min(config.max_terminal_bytes),
                     ..TerminalConfig::default()
                 },
                 version: None,
@@ -909,6 +945,10 @@ impl Sessions {
                 pos: None,
                 sender: None,
                 pty_bytes: Vec::new(),
+                terminal_budget: TerminalBudget {
+                    limit: config.max_terminal_bytes,
+                    ..TerminalBudget::default()
+                },
             },
         }
     }
@@ -1829,6 +1869,8 @@ impl Reducer {
         let (_, new) = s.terminals.entry(id, || TerminalEntry {
             fields: [("terminalId".to_owned(), id.into())].into_iter().collect(),
             term: Arc::new(Mutex::new(Terminal::new(config))),
+            written: 0,
+            held: 0,
         });
         if new {
             s.timeline.push(("terminal", id.to_owned(), None));
@@ -1876,6 +1918,8 @@ impl Reducer {
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
             term.reset(&output);
+            drop(term);
+            self.hold_terminal_output(sid, id);
         }
         self.change(sid, "terminal", id);
     }
@@ -1913,7 +1957,56 @@ impl Reducer {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .feed(bytes);
+        self.hold_terminal_output(sid, id);
         self.change(sid, "terminal", id);
+    }
+
+    /// Counts what terminal `id` of session `sid`, just written, holds now against the
+    /// store's bound, and clears the terminals written least recently until the total fits
+    /// (never the one just written: its own bounds hold it).
+    fn hold_terminal_output(&mut self, sid: &str, id: &str) {
+        let sidx = self.session_index(sid);
+        let budget = &mut self.terminal_budget;
+        let entry = self.sessions[sidx]
+            .terminals
+            .get_mut(id)
+            .expect("the terminal just written");
+        let held = lock(&entry.term).retained_bytes();
+        budget.held = budget.held - entry.held + held;
+        entry.held = held;
+        // A stream of chunks to one terminal leaves the order as it is.
+        if entry.written == 0 || entry.written != budget.writes {
+            if entry.written != 0 {
+                budget.order.remove(&entry.written);
+            }
+            budget.writes += 1;
+            entry.written = budget.writes;
+            budget.order.insert(budget.writes, (sidx, id.into()));
+        }
+        loop {
+            let budget = &mut self.terminal_budget;
+            if budget.held <= budget.limit {
+                break;
+            }
+            let Some(oldest) = budget.order.first_entry() else {
+                break;
+            };
+            if *oldest.key() == budget.writes {
+                break;
+            }
+            let (victim_index, victim_id) = oldest.remove();
+            let session = &mut self.sessions[victim_index];
+            let victim = session
+                .terminals
+                .get_mut(&victim_id)
+                .expect("terminals are never removed");
+            lock(&victim.term).drop_retained();
+            budget.held -= victim.held;
+            victim.held = 0;
+            victim.written = 0;
+            let victim_session = session.id.clone();
+            self.change(&victim_session, "terminal", &victim_id);
+        }
     }
 
     fn set_plan(&mut self, sid: &str, id: &str, plan: Obj) {

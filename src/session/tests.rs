@@ -1264,3 +1264,35 @@ fn unreadable_snapshots_and_required_arrays_follow_the_schemas() {
     };
     assert_eq!(options.len(), 1);
 }
+
+#[test]
+fn terminals_past_the_store_bound_are_cleared_least_recently_written_first() {
+    let chunk = |tid: &str, data: &[u8]| {
+        let data = base64_simd::STANDARD.encode_to_string(data);
+        upd(&format!(
+            r#"{{"sessionUpdate":"terminal_output_chunk","terminalId":"{tid}","data":"{data}"}}"#
+        ))
+    };
+    let mut s = Sessions::new(SessionsConfig {
+        max_terminal_bytes: 2_500,
+        ..SessionsConfig::default()
+    });
+    for line in [
+        chunk("a", &[b'a'; 1000]),
+        chunk("b", &[b'b'; 1000]),
+        chunk("a", b"\r\nA"),
+        chunk("c", &[b'c'; 1000]),
+    ] {
+        s.feed(line.as_bytes());
+        s.feed(b"\n");
+    }
+    let session = s.get(SID).unwrap();
+    let text = |tid: &str| {
+        let term = session.terminal(tid).unwrap();
+        let term = term.lock().unwrap();
+        (term.text(), term.truncated())
+    };
+    assert_eq!(text("a"), (format!("{}\nA", "a".repeat(1000)), false));
+    assert_eq!(text("b"), (String::new(), true));
+    assert_eq!(text("c"), ("c".repeat(1000), false));
+}

@@ -103,6 +103,8 @@ const LINE_CAPACITY: usize = 128;
 /// allocation, which a short line keeps whole. With at most twice a line's cells in its buffer
 /// (see `scroll_up`), the scrollback's memory stays within 16 bytes per unit of `max_bytes`.
 const LINE_COST: usize = LINE_CAPACITY;
+/// The room a row's buffer may keep beyond four times its cells (see `release_slack`).
+const SLACK_CELLS: usize = 2 * LINE_CAPACITY;
 /// How many lines ahead a view asks for the cells it reads next.
 const PREFETCH_LINES: usize = 4;
 const CLUSTER_BIT: u32 = 1 << 31;
@@ -385,10 +387,21 @@ struct Line {
 }
 
 impl Line {
-    /// Blanks the line, keeping its buffer for what is written next.
+    /// Blanks the line, keeping its buffer for what is written next (unless it is large).
     fn clear(&mut self) {
         self.cells.clear();
+        release_slack(&mut self.cells);
         self.wrapped = false;
+    }
+}
+
+/// Gives back most of a row's buffer once it holds far fewer cells than it has room for: only
+/// cells count against the bounds (`max_bytes`, a store's `max_terminal_bytes`), so a screen
+/// row that was long once must not keep its memory. A row keeps at most
+/// `SLACK_CELLS` cells, or four times its cells, of room.
+fn release_slack(cells: &mut Vec<Cell>) {
+    if cells.capacity() > SLACK_CELLS && cells.capacity() > 4 * cells.len() {
+        cells.shrink_to((2 * cells.len()).max(LINE_CAPACITY));
     }
 }
 
@@ -1011,6 +1024,34 @@ impl Terminal {
     pub fn truncated(&self) -> bool {
         self.truncated
     }
+    /// What the terminal holds, in the units of `max_bytes`: its scrollback as it counts
+    /// there, plus every cell of its screens (a soft-wrapped row as wide as the views show it).
+    pub fn retained_bytes(&self) -> usize {
+        let screens = self.prim.iter().chain(self.alt.iter().flatten());
+        let rows = screens.chain(self.alt_kept.iter());
+        self.sb_cost
+            + rows
+                .map(|line| {
+                    let padding = if line.wrapped { self.wrap_pad(line) } else { 0 };
+                    line.cells.len() + padding
+                })
+                .sum::<usize>()
+    }
+
+    /// Drops everything the terminal shows, scrollback and screens (their memory with it), and
+    /// sets `truncated`; the cursor, modes, rendition, title and counters stay, as does a
+    /// sequence cut short by the last chunk.
+    pub fn drop_retained(&mut self) {
+        self.sb = VecDeque::new();
+        self.sb_cost = 0;
+        self.spare = Vec::new();
+        let screens = self.prim.iter_mut().chain(self.alt.iter_mut().flatten());
+        for line in screens.chain(self.alt_kept.iter_mut()) {
+            *line = Line::default();
+        }
+        self.truncated = true;
+    }
+
     /// (row, col) on the active screen when `cols` is set; col == cols means a pending wrap.
     pub fn cursor(&self) -> Option<(usize, usize)> {
         self.cols.map(|_| (self.row, self.col))
@@ -2334,7 +2375,10 @@ impl Terminal {
                 self.sb_cost += self.line_cost(&line);
                 self.sb.push_back(line);
                 self.trim_scrollback();
-                self.prim[k].cells = std::mem::take(&mut self.spare);
+                let mut spare = std::mem::take(&mut self.spare);
+                // A dropped long line's buffer is not kept for a blank row (see `release_slack`).
+                release_slack(&mut spare);
+                self.prim[k].cells = spare;
             }
         } else {
             for line in g.range_mut(at..=bot) {
@@ -2649,6 +2693,7 @@ impl Terminal {
             0 => {
                 split(&mut line.cells, x);
                 line.cells.truncate(x);
+                release_slack(&mut line.cells);
                 line.wrapped = false;
             }
             1 if x + 1 < w => {
@@ -2708,6 +2753,7 @@ impl Terminal {
         // 8,192-column limit would otherwise keep 8,192 blank cells.
         let kept = cells.iter().rposition(|&c| c != BLANK).map_or(0, |p| p + 1);
         cells.truncate(kept);
+        release_slack(cells);
     }
 
     /// DCH; as in xterm, the row is no longer soft-wrapped.
@@ -2726,6 +2772,7 @@ impl Terminal {
         split(cells, x + n);
         let end = (x + n).min(cells.len());
         cells.drain(x..end);
+        release_slack(cells);
     }
 
     /// ECH; as in xterm (`ClearRight`), the row is no longer soft-wrapped.

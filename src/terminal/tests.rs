@@ -546,3 +546,48 @@ fn sgr_extended_colour_in_the_mixed_form() {
         assert_eq!(t.spans()[0][0].style.fg, fg, "{seq:?}");
     }
 }
+
+#[test]
+fn retained_bytes_counts_scrollback_and_both_screens_and_drop_retained_empties_them() {
+    let mut t = Terminal::new(TerminalConfig {
+        cols: Some(10),
+        rows: 2,
+        ..TerminalConfig::default()
+    });
+    assert_eq!(t.retained_bytes(), 0);
+    // Three rows of 4 cells: one went up to scrollback (4 cells + 128), two are on screen;
+    // then a soft-wrapped row counts the full width.
+    t.feed(b"abcd\r\nefgh\r\nijkl");
+    assert_eq!(t.retained_bytes(), 4 + LINE_COST + 8);
+    // The alternate screen starts where the cursor was: 4 blanks before `xyz`.
+    t.feed(b"\x1b[?1049hxyz");
+    assert_eq!(t.retained_bytes(), 4 + LINE_COST + 8 + 7);
+    // It scrolls `xyz` away (not into scrollback), and a soft-wrapped row counts its width.
+    t.feed(b"\r\n0123456789A");
+    assert_eq!(t.retained_bytes(), 4 + LINE_COST + 8 + 10 + 1);
+    t.drop_retained();
+    assert_eq!(t.retained_bytes(), 0);
+    assert!(t.truncated());
+    assert_eq!(t.screen(), Some(vec![String::new(), String::new()]));
+    // The cursor and the alternate screen stay; leaving it shows the blank primary one.
+    assert_eq!(t.cursor(), Some((1, 1)));
+    t.feed(b"B\x1b[?1049l");
+    assert_eq!(t.text(), "");
+}
+
+#[test]
+fn rows_give_back_room_once_far_emptier_than_it() {
+    let mut t = term(None, 2);
+    t.feed(b"x\x1b[8000b");
+    assert!(t.prim[0].cells.capacity() >= 8001);
+    // EL to the end, and a whole-screen erase.
+    t.feed(b"\x1b[5G\x1b[K");
+    assert!(t.prim[0].cells.capacity() <= SLACK_CELLS.max(4 * 4));
+    t.feed(b"\x1b[8000b\x1b[2J");
+    assert!(t.prim[0].cells.capacity() <= SLACK_CELLS);
+    // A row that fills its room keeps it.
+    t.feed(b"\x1b[Hy\x1b[199b");
+    let room = t.prim[0].cells.capacity();
+    t.feed(b"\x1b[100G\x1b[K");
+    assert_eq!(t.prim[0].cells.capacity(), room);
+}

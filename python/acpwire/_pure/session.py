@@ -543,7 +543,7 @@ class Session(Unpicklable):
                 o[k] = _copy(v)
             messages.append(o)
         terminals = {}
-        for tid, (fields, term) in self._terminals.items():
+        for tid, (fields, term, _) in self._terminals.items():
             o = _copy(fields)
             o["text"] = term.text
             o["bytes"] = term.bytes_fed
@@ -634,6 +634,11 @@ def _answer(entry: dict, has_result: bool, result: Any, error: Any) -> None:
         entry["error"] = error
 
 
+# A store's defaults: what all its terminals may hold together, and each one alone.
+DEFAULT_MAX_TERMINAL_BYTES = 64 * 1024 * 1024
+_TERMINAL_MAX_BYTES = 16 * 1024 * 1024
+
+
 class Sessions(Unpicklable):
     """All sessions of one connection or trace, keyed by ``params.sessionId``.
 
@@ -641,6 +646,10 @@ class Sessions(Unpicklable):
         max_frame_bytes: longest accepted NDJSON frame.
         terminal_cols: width of terminal grids (None: unwrapped transcripts).
         scrollback: lines of scrollback kept per terminal.
+        max_terminal_bytes: what all the store's terminals may hold together, in the units
+            of a terminal's ``max_bytes`` (its scrollback as counted there, plus its screens'
+            cells): past it, the terminals written least recently are cleared (``truncated``).
+            Each terminal's own ``max_bytes`` is at most this.
     """
 
     __slots__ = (
@@ -658,6 +667,9 @@ class Sessions(Unpicklable):
         "_sender",
         "_sessions",
         "_term_args",
+        "_terminal_budget",
+        "_terminal_held",
+        "_terminal_order",
         "_version",
     )
 
@@ -666,11 +678,13 @@ class Sessions(Unpicklable):
         max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
         terminal_cols: int | None = None,
         scrollback: int = 10_000,
+        max_terminal_bytes: int = DEFAULT_MAX_TERMINAL_BYTES,
     ) -> None:
         # Every argument read before any is checked, in the binding's order.
         max_frame_bytes = size(max_frame_bytes)
         terminal_cols = None if terminal_cols is None else size(terminal_cols)
         scrollback = size(scrollback)
+        max_terminal_bytes = size(max_terminal_bytes)
         self._decoder = _Framer(max_frame_bytes)
         if terminal_cols is not None:
             if terminal_cols < 1:
@@ -678,7 +692,18 @@ class Sessions(Unpicklable):
             at_most("terminal_cols", terminal_cols, MAX_COLS)
         if scrollback < 0:
             raise ValueError("scrollback must not be negative")
-        self._term_args = (terminal_cols, scrollback)
+        if max_terminal_bytes < 0:
+            raise ValueError("max_terminal_bytes must not be negative")
+        self._term_args = (
+            terminal_cols,
+            scrollback,
+            min(_TERMINAL_MAX_BYTES, max_terminal_bytes),
+        )
+        self._terminal_budget = max_terminal_bytes
+        # What the terminals held when last written, together; and the terminals written
+        # since created or cleared, least recently written first.
+        self._terminal_held = 0
+        self._terminal_order: OrderedDict[tuple[str, str], list] = OrderedDict()
         self._version: int | None = None
         # The rules in force: _UNKNOWN before `initialize`, then _V1 or _V2.
         self._mode = _UNKNOWN
@@ -1505,8 +1530,10 @@ class Sessions(Unpicklable):
         s = self._sessions[sid]
         entry = s._terminals.get(tid)
         if entry is None:
-            cols, scrollback = s._term_args
-            entry = [{"terminalId": tid}, Terminal(cols=cols, scrollback=scrollback)]
+            cols, scrollback, max_bytes = s._term_args
+            # Fields, the terminal, and what it held when the store last wrote to it.
+            term = Terminal(cols=cols, scrollback=scrollback, max_bytes=max_bytes)
+            entry = [{"terminalId": tid}, term, 0]
             s._terminals[tid] = entry
             s._timeline.append(("terminal", tid, None))
         return entry
@@ -1541,6 +1568,7 @@ class Sessions(Unpicklable):
                 _patch(fields, k, v)
         if reset:
             entry[1].reset(snapshot)
+            self._hold_terminal_output(sid, tid, entry)
         self._change(sid, "terminal", tid)
 
     def _terminal_chunk(self, sid: str, kind: str, u: dict) -> None:
@@ -1557,8 +1585,30 @@ class Sessions(Unpicklable):
         except TerminalDataError:
             self._error(sid, "terminal_output_chunk: data is not valid base64")
             return
-        self._terminal_entry(sid, tid)[1].feed(raw)
+        entry = self._terminal_entry(sid, tid)
+        entry[1].feed(raw)
+        self._hold_terminal_output(sid, tid, entry)
         self._change(sid, "terminal", tid)
+
+    def _hold_terminal_output(self, sid: str, tid: str, entry: list) -> None:
+        """Count what the terminal just written holds now against ``max_terminal_bytes``, and
+        clear the terminals written least recently until the total fits (never this one: its
+        own bounds hold it)."""
+        held = entry[1]._retained_bytes()
+        self._terminal_held += held - entry[2]
+        entry[2] = held
+        order = self._terminal_order
+        key = (sid, tid)
+        # A stream of chunks to one terminal leaves the order as it is.
+        if next(reversed(order), None) != key:
+            order.pop(key, None)
+            order[key] = entry
+        while self._terminal_held > self._terminal_budget and len(order) > 1:
+            (victim_sid, victim_tid), victim = order.popitem(last=False)
+            victim[1]._drop_retained()
+            self._terminal_held -= victim[2]
+            victim[2] = 0
+            self._change(victim_sid, "terminal", victim_tid)
 
     def _set_plan(self, sid: str, pid: str, plan: dict) -> None:
         s = self._sessions[sid]

@@ -651,6 +651,26 @@ class Terminal(Unpicklable):
         """True once scrollback lines were dropped to respect ``scrollback``/``max_bytes``."""
         return self._truncated
 
+    @_locked
+    def _retained_bytes(self) -> int:
+        """What the terminal holds, in the units of ``max_bytes``: its scrollback as it counts
+        there, plus every cell of its screens (a soft-wrapped row as wide as the views show
+        it). A store's ``max_terminal_bytes`` adds these up."""
+        rows = [*self._prim, *(self._alt or ()), *(self._alt_kept or ())]
+        return self._sb_cost + sum(map(self._line_cost, rows)) - _LINE_COST * len(rows)
+
+    @_changing
+    def _drop_retained(self) -> None:
+        """Drop everything the terminal shows, scrollback and screens, and set ``truncated``;
+        the cursor, modes, rendition, title and counters stay, as does a sequence cut short."""
+        self._sb = deque()
+        self._sb_cost = 0
+        for grid in (self._prim, self._alt, self._alt_kept):
+            if grid is not None:
+                # In place: `_grid` is one of these lists.
+                grid[:] = [_BLANK] * len(grid)
+        self._truncated = True
+
     @property
     def cols(self) -> int | None:
         """The grid's width, or None for a transcript whose lines do not wrap."""
