@@ -333,10 +333,149 @@ pub fn diagnose(frame: &[u8], line: u64, offset: u64) -> FrameError {
     }
 }
 
+/// jiter's recursion limit, as it applies to the entries of a batch: an entry whose filled
+/// containers nest this deep makes the whole frame too deep (the batch's array is one more).
+const ENTRY_DEPTH_LIMIT: usize = 200;
+
+/// Whether a frame is a batch: a JSON array (after any leading whitespace).
+pub fn is_batch(frame: &[u8]) -> bool {
+    frame
+        .iter()
+        .find(|b| !matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
+        .is_some_and(|&b| b == b'[')
+}
+
+/// Decodes the entries of a batch frame one at a time, handing each to `each`: none is
+/// kept, so a frame of many small entries costs one entry's memory, not all of theirs.
+fn batch_entries(
+    frame: &[u8],
+    mut each: impl FnMut(&jiter::JsonValue<'_>) -> bool,
+) -> Result<usize, jiter::JiterError> {
+    let mut jiter = jiter::Jiter::new(frame);
+    let mut entries = 0;
+    let mut peek = jiter.next_array()?;
+    while let Some(next) = peek {
+        let entry = jiter.known_value(next)?;
+        if !each(&entry) {
+            return Ok(entries);
+        }
+        entries += 1;
+        peek = jiter.array_step()?;
+    }
+    jiter.finish()?;
+    Ok(entries)
+}
+
+/// Nesting of containers that hold something (what jiter counts against its limit).
+fn filled_depth(value: &jiter::JsonValue<'_>) -> usize {
+    match value {
+        jiter::JsonValue::Array(items) if !items.is_empty() => {
+            1 + items.iter().map(filled_depth).max().unwrap_or(0)
+        }
+        jiter::JsonValue::Object(members) if !members.is_empty() => {
+            1 + members
+                .iter()
+                .map(|(_, v)| filled_depth(v))
+                .max()
+                .unwrap_or(0)
+        }
+        _ => 0,
+    }
+}
+
+/// Checks a batch frame (see [`is_batch`]) entry by entry, accepting exactly what decoding it
+/// whole accepts, without holding its entries: the number of entries, or why it is refused
+/// (an empty batch is [`FrameErrorKind::EmptyBatch`]).
+pub fn check_batch(frame: &[u8]) -> Result<usize, FrameErrorKind> {
+    let mut too_deep = false;
+    let checked = batch_entries(frame, |entry| {
+        too_deep = filled_depth(entry) >= ENTRY_DEPTH_LIMIT;
+        !too_deep
+    });
+    match checked {
+        Ok(_) if too_deep => Err(FrameErrorKind::InvalidJson),
+        Ok(0) => Err(FrameErrorKind::EmptyBatch),
+        Ok(entries) => Ok(entries),
+        Err(_) if std::str::from_utf8(frame).is_err() => Err(FrameErrorKind::InvalidUtf8),
+        Err(jiter::JiterError {
+            error_type: jiter::JiterErrorType::JsonError(jiter::JsonErrorType::TrailingCharacters),
+            ..
+        }) => Err(FrameErrorKind::TrailingData),
+        Err(_) => Err(FrameErrorKind::InvalidJson),
+    }
+}
+
+/// Hands each entry of a batch frame that [`check_batch`] accepted to `each`, in order, each
+/// decoded in turn.
+pub fn for_each_entry(frame: &[u8], mut each: impl FnMut(&jiter::JsonValue<'_>)) {
+    // Checked already: no entry can fail to decode.
+    let _ = batch_entries(frame, |entry| {
+        each(entry);
+        true
+    });
+}
+
 #[cfg(test)]
 #[allow(clippy::similar_names)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn batches_are_checked_entry_by_entry_as_decoding_them_whole_would() {
+        let mut frames: Vec<Vec<u8>> = Vec::new();
+        for depth in 195..=205 {
+            for (open, close) in [("[", "]"), ("{\"k\":", "}")] {
+                let nested = format!("{}1{}", open.repeat(depth), close.repeat(depth));
+                frames.push(format!("[{nested}]").into_bytes());
+                frames.push(format!("[0, {nested}, []]").into_bytes());
+                // Empty containers are not counted.
+                let hollow = format!("{}[]{}", open.repeat(depth), close.repeat(depth));
+                frames.push(format!("[{hollow}]").into_bytes());
+            }
+        }
+        for frame in [
+            &b"[]"[..],
+            b" [1, 2] ",
+            b"[1, 2] x",
+            b"[1 2]",
+            b"[1, ]",
+            b"[\"\xff\"]",
+            b"[\"\\ud800\"]",
+            b"[1e999, -0, 12345678901234567890123]",
+            b"[{\"a\": 1, \"a\": 2}]",
+            b"[[], {}, [[]]]",
+            b"[nan]",
+        ] {
+            frames.push(frame.to_vec());
+        }
+        for frame in &frames {
+            assert!(is_batch(frame));
+            let whole = jiter::JsonValue::parse(frame, false);
+            let expected = match &whole {
+                Ok(jiter::JsonValue::Array(items)) => {
+                    if items.is_empty() {
+                        Err(FrameErrorKind::EmptyBatch)
+                    } else {
+                        Ok(items.len())
+                    }
+                }
+                Ok(_) => unreachable!("a batch"),
+                Err(_) => Err(diagnose(frame, 1, 0).kind),
+            };
+            assert_eq!(
+                check_batch(frame),
+                expected,
+                "{}",
+                String::from_utf8_lossy(frame)
+            );
+            if let Ok(jiter::JsonValue::Array(items)) = whole {
+                let mut entries = Vec::new();
+                for_each_entry(frame, |entry| entries.push(entry.clone().into_static()));
+                assert_eq!(*items, entries);
+            }
+        }
+        assert!(!is_batch(b" {\"a\": [1]}") && !is_batch(b""));
+    }
 
     /// Feed `chunks`, then finish; collect frames as owned bytes and errors.
     type Collected = (Vec<(Vec<u8>, u64, u64)>, Vec<FrameError>, Framer);

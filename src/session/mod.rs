@@ -1059,7 +1059,9 @@ impl Reducer {
                 if self.fast_chunk(frame.bytes) || self.fast_terminal_chunk(frame.bytes) {
                     return;
                 }
-                if let Ok(value) = JsonValue::parse(frame.bytes, false) {
+                if framing::is_batch(frame.bytes) {
+                    self.apply_batch_frame(frame.bytes);
+                } else if let Ok(value) = JsonValue::parse(frame.bytes, false) {
                     self.apply_top(&value);
                 } else {
                     let e = framing::diagnose(frame.bytes, frame.line, frame.offset);
@@ -1070,6 +1072,15 @@ impl Reducer {
                 self.pos = Some((e.line, e.offset));
                 self.error(None, e.kind.reason().to_owned());
             }
+        }
+    }
+
+    /// A batch frame: checked whole (a frame that is not JSON applies no entry), then each entry
+    /// decoded and applied in turn, so a frame of many small entries is never held decoded.
+    fn apply_batch_frame(&mut self, frame: &[u8]) {
+        match framing::check_batch(frame) {
+            Ok(_) => framing::for_each_entry(frame, |entry| self.apply_message(entry)),
+            Err(kind) => self.error(None, kind.reason().to_owned()),
         }
     }
 
