@@ -1982,7 +1982,7 @@ impl Reducer {
             .terminals
             .get_mut(id)
             .expect("the terminal just written");
-        let held = lock(&entry.term).retained_bytes();
+        let held = lock(&entry.term).settle();
         budget.held = budget.held - entry.held + held;
         entry.held = held;
         // A stream of chunks to one terminal leaves the order as it is.

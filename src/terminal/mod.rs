@@ -387,18 +387,15 @@ struct Line {
 }
 
 impl Line {
-    /// Blanks the line, keeping its buffer for what is written next (unless it is large).
+    /// Blanks the line, keeping its buffer for what is written next.
     fn clear(&mut self) {
         self.cells.clear();
-        release_slack(&mut self.cells);
         self.wrapped = false;
     }
 }
 
-/// Gives back most of a row's buffer once it holds far fewer cells than it has room for: only
-/// cells count against the bounds (`max_bytes`, a store's `max_terminal_bytes`), so a screen
-/// row that was long once must not keep its memory. A row keeps at most
-/// `SLACK_CELLS` cells, or four times its cells, of room.
+/// Gives back most of a buffer that holds far fewer cells than it has room for, keeping at
+/// most `SLACK_CELLS` cells, or four times its cells, of room.
 fn release_slack(cells: &mut Vec<Cell>) {
     if cells.capacity() > SLACK_CELLS && cells.capacity() > 4 * cells.len() {
         cells.shrink_to((2 * cells.len()).max(LINE_CAPACITY));
@@ -1024,6 +1021,20 @@ impl Terminal {
     pub fn truncated(&self) -> bool {
         self.truncated
     }
+    /// [`Terminal::retained_bytes`], once every screen row (and the buffer kept for the next
+    /// one) has given back the room it keeps beyond four times its cells, or 256 cells: only
+    /// cells count, so a row erased after holding many must not keep their memory. For a
+    /// store, which settles each terminal it writes; a row that is cleared and written again
+    /// between two settlements reuses its buffer.
+    pub fn settle(&mut self) -> usize {
+        let screens = self.prim.iter_mut().chain(self.alt.iter_mut().flatten());
+        for line in screens.chain(self.alt_kept.iter_mut()) {
+            release_slack(&mut line.cells);
+        }
+        release_slack(&mut self.spare);
+        self.retained_bytes()
+    }
+
     /// What the terminal holds, in the units of `max_bytes`: its scrollback as it counts
     /// there, plus every cell of its screens (a soft-wrapped row as wide as the views show it).
     pub fn retained_bytes(&self) -> usize {
@@ -2375,10 +2386,7 @@ impl Terminal {
                 self.sb_cost += self.line_cost(&line);
                 self.sb.push_back(line);
                 self.trim_scrollback();
-                let mut spare = std::mem::take(&mut self.spare);
-                // A dropped long line's buffer is not kept for a blank row (see `release_slack`).
-                release_slack(&mut spare);
-                self.prim[k].cells = spare;
+                self.prim[k].cells = std::mem::take(&mut self.spare);
             }
         } else {
             for line in g.range_mut(at..=bot) {
@@ -2693,7 +2701,6 @@ impl Terminal {
             0 => {
                 split(&mut line.cells, x);
                 line.cells.truncate(x);
-                release_slack(&mut line.cells);
                 line.wrapped = false;
             }
             1 if x + 1 < w => {
@@ -2753,7 +2760,6 @@ impl Terminal {
         // 8,192-column limit would otherwise keep 8,192 blank cells.
         let kept = cells.iter().rposition(|&c| c != BLANK).map_or(0, |p| p + 1);
         cells.truncate(kept);
-        release_slack(cells);
     }
 
     /// DCH; as in xterm, the row is no longer soft-wrapped.
@@ -2772,7 +2778,6 @@ impl Terminal {
         split(cells, x + n);
         let end = (x + n).min(cells.len());
         cells.drain(x..end);
-        release_slack(cells);
     }
 
     /// ECH; as in xterm (`ClearRight`), the row is no longer soft-wrapped.

@@ -576,18 +576,20 @@ fn retained_bytes_counts_scrollback_and_both_screens_and_drop_retained_empties_t
 }
 
 #[test]
-fn rows_give_back_room_once_far_emptier_than_it() {
+fn settling_gives_back_room_rows_keep_far_beyond_their_cells() {
     let mut t = term(None, 2);
     t.feed(b"x\x1b[8000b");
     assert!(t.prim[0].cells.capacity() >= 8001);
-    // EL to the end, and a whole-screen erase.
+    // Erased (to the end, from column 5) without settling, a row keeps its buffer for what
+    // is written next.
     t.feed(b"\x1b[5G\x1b[K");
-    assert!(t.prim[0].cells.capacity() <= SLACK_CELLS.max(4 * 4));
-    t.feed(b"\x1b[8000b\x1b[2J");
+    assert!(t.prim[0].cells.capacity() >= 8001);
+    assert_eq!(t.settle(), 4);
     assert!(t.prim[0].cells.capacity() <= SLACK_CELLS);
     // A row that fills its room keeps it.
-    t.feed(b"\x1b[Hy\x1b[199b");
+    t.feed(b"\x1b[Hy\x1b[999b");
     let room = t.prim[0].cells.capacity();
-    t.feed(b"\x1b[100G\x1b[K");
+    t.feed(b"\x1b[400G\x1b[K");
+    assert_eq!(t.settle(), 399);
     assert_eq!(t.prim[0].cells.capacity(), room);
 }
