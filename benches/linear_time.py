@@ -84,11 +84,35 @@ def unanswered_requests(n: int) -> tuple[bytes, bytes]:
     return INIT, prompts
 
 
+def alternating_versions(n: int) -> tuple[bytes, bytes]:
+    """n sessions, then n `initialize`s switching between versions 1 and 2 (timed)."""
+    head = b"".join(
+        orjson.dumps(
+            {
+                "jsonrpc": "2.0",
+                "method": "session/update",
+                "params": {"sessionId": f"s{i}", "update": {"sessionUpdate": "x"}},
+            }
+        )
+        + b"\n"
+        for i in range(n)
+    )
+    switches = b"".join(
+        orjson.dumps(
+            {"jsonrpc": "2.0", "method": "initialize", "params": {"protocolVersion": 1 + i % 2}}
+        )
+        + b"\n"
+        for i in range(n)
+    )
+    return head, switches
+
+
 CASES = {
     "update with n fields": (many_fields, 20_000),
     "80,000-field entity, then n chunks": (big_entity_then_chunks, 5_000),
     "n plans added and removed": (plan_churn, 10_000),
     "n unanswered requests": (unanswered_requests, 20_000),
+    "n sessions, n switches of version": (alternating_versions, 4_000),
 }
 
 

@@ -187,6 +187,10 @@ _CALLS = {
     "Sessions.apply(bytes)": lambda m: m.Sessions().apply(_UPDATE),
     "Sessions[int]": lambda m: m.Sessions()[123],
     "Sessions[missing]": lambda m: m.Sessions()["missing"],
+    # The KeyError holds the key, whatever it is (a tuple or None is not its arguments).
+    "Sessions[None]": lambda m: m.Sessions()[None],
+    "Sessions[tuple]": lambda m: m.Sessions()[("a",)],
+    "Sessions[empty tuple]": lambda m: m.Sessions()[()],
     "int in Sessions": lambda m: 123 in m.Sessions(),
     "list in Sessions": lambda m: [1] in m.Sessions(),
     "Sessions[list]": lambda m: m.Sessions()[[1]],

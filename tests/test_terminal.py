@@ -708,6 +708,43 @@ def test_wide_character_wrap_padding_is_not_text(backend):
     assert t.text == "0123456789X"
 
 
+@pytest.mark.parametrize("cols", [1, 2, 9, 17, 40, 65535, None])
+def test_tab_counts_move_as_that_many_single_tabs_on_both_backends(both, cols):
+    # CHT and CBT with counts up to the row's width, over default, cleared, sparse and dense
+    # stops, from any column and from a pending wrap; the pure backend finds the n-th stop
+    # without stepping stop by stop.
+    rng = random.Random(cols)
+    w = cols or 8192
+    for _ in range(60):
+        stops = rng.choice(["default", "none", "sparse", "dense"])
+        data = b"" if stops == "default" else b"\x1b[3g"
+        if stops == "dense":
+            data += b"".join(b"\x1b[%dG\x1bH" % c for c in range(1, w + 1))
+        elif stops == "sparse":
+            data += b"".join(b"\x1b[%dG\x1bH" % c for c in rng.sample(range(1, w + 1), min(5, w)))
+        for _ in range(6):
+            data += b"\x1b[%dG" % rng.randint(1, w)
+            if rng.random() < 0.2:
+                data += b"x" * rng.randint(1, 3)  # maybe a pending wrap at the last column
+            n = rng.choice([1, 2, 3, 7, rng.randint(1, w), 65535])
+            data += b"\x1b[%d%s" % (n, rng.choice([b"I", b"Z"]))
+        native, pure = (fed(b, data, cols=cols, rows=1) for b in both)
+        one_by_one = data.replace(b"I", b"I\x1b[I").replace(b"Z", b"Z\x1b[Z")
+        assert views(native) == views(pure), data[-80:]
+        # A count of n moves as n single moves do (here n + 1 against n, then one more).
+        singles = fed(both[1], one_by_one, cols=cols, rows=1)
+        assert views(singles) == views(fed(both[0], one_by_one, cols=cols, rows=1))
+
+
+def test_ris_then_tab_stop_changes_rebuild_stops_without_stepping_columns(both):
+    # RIS forgets the stops; HTS or TBC after it rebuilds the table of every column.
+    for data in (b"\x1bc\x1b[5G\x1bH\t\t", b"\x1bc\x1b[9G\x1b[g\r\t\t\t"):
+        for cols in (20, None):
+            native, pure = (fed(b, data * 3, cols=cols, rows=2) for b in both)
+            assert views(native) == views(pure)
+    assert fed(both[1], b"\x1bc\x1b[9G\x1b[g\r\t", cols=20, rows=1).cursor == (0, 16)
+
+
 def test_widths_table_is_sane():
     w = pure_terminal.char_width
     assert (w(ord("a")), w(0x0301), w(0x30C7), w(0x1F44D), w(0xFF41), w(0x200D)) == (

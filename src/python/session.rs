@@ -418,12 +418,14 @@ impl Sessions {
     }
 
     fn __getitem__(slf: &Bound<'_, Self>, key: &Bound<'_, PyAny>) -> PyResult<Session> {
-        // Any other key is absent, as from a dict keyed by str.
+        // Any other key is absent, as from a dict keyed by str; the error holds the key itself
+        // (in a tuple: a tuple or None given alone would be taken as the arguments).
+        let missing = || PyKeyError::new_err((key.clone().unbind(),));
         let Ok(session_id) = key.extract::<&str>() else {
-            return Err(PyKeyError::new_err(key.clone().unbind()));
+            return Err(missing());
         };
         if !read_store(slf)?.inner.contains(session_id) {
-            return Err(PyKeyError::new_err(session_id.to_owned()));
+            return Err(missing());
         }
         Ok(Session {
             store: slf.clone().unbind(),

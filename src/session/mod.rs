@@ -52,6 +52,7 @@ use std::collections::{BTreeMap, VecDeque};
 // SipHash's DoS resistance buys nothing for per-connection ids and costs a visible share of
 // reduction time; aHash is what jiter uses.
 use ahash::{AHashMap as HashMap, AHashSet as HashSet};
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use jiter::JsonValue;
@@ -67,6 +68,9 @@ use crate::terminal::{Terminal, TerminalConfig, decode_base64, decode_base64_int
 pub const MAX_ERRORS: usize = 10_000;
 /// Errors kept per session for its snapshot.
 pub const MAX_SESSION_ERRORS: usize = 1_000;
+/// A session's protocol version before `initialize` (a version is 0 to 65,535).
+const NO_VERSION: i64 = i64::MIN;
+
 /// Notices kept per session: a live ring, not history.
 pub const MAX_NOTICES: usize = 100;
 /// Requests awaiting a response; beyond this the oldest is forgotten.
@@ -352,7 +356,9 @@ fn mode_of(version: Option<i64>) -> Mode {
 /// The reduced state of one session.
 pub struct Session {
     id: String,
-    protocol_version: Option<i64>,
+    /// The store's protocol version (every session has the one last negotiated), shared so
+    /// that a change of version costs nothing per session ([`NO_VERSION`]: none yet).
+    protocol_version: Arc<AtomicI64>,
     state: Option<String>,
     stop_reason: Option<String>,
     messages: Vec<Message>,
@@ -434,10 +440,14 @@ impl Session {
         }
     }
 
-    fn new(id: &str, protocol_version: Option<i64>, terminal_config: TerminalConfig) -> Session {
+    fn new(
+        id: &str,
+        protocol_version: &Arc<AtomicI64>,
+        terminal_config: TerminalConfig,
+    ) -> Session {
         Session {
             id: id.to_owned(),
-            protocol_version,
+            protocol_version: Arc::clone(protocol_version),
             state: None,
             stop_reason: None,
             messages: Vec::new(),
@@ -564,7 +574,10 @@ impl Session {
             ("sessionId", View::Str(&self.id)),
             (
                 "protocolVersion",
-                View::Owned(self.protocol_version.map_or(Json::Null, Json::Int)),
+                View::Owned(match self.protocol_version.load(Ordering::Relaxed) {
+                    NO_VERSION => Json::Null,
+                    v => Json::Int(v),
+                }),
             ),
             ("state", View::of_str(self.state.as_deref())),
             ("stopReason", View::of_str(self.stop_reason.as_deref())),
@@ -897,6 +910,10 @@ struct Reducer {
     /// The buffer terminal output chunks are decoded into (see `fast_terminal_chunk`).
     pty_bytes: Vec<u8>,
     terminal_budget: TerminalBudget,
+    /// `version`, as every session reads it ([`NO_VERSION`] until `initialize`).
+    shared_version: Arc<AtomicI64>,
+    /// The first sessions (by index) whose version change is in `changes` already.
+    version_changes_named: usize,
 }
 
 /// The largest chunk buffer kept between terminal output chunks.
@@ -949,6 +966,8 @@ impl Sessions {
                     limit: config.max_terminal_bytes,
                     ..TerminalBudget::default()
                 },
+                shared_version: Arc::new(AtomicI64::new(NO_VERSION)),
+                version_changes_named: 0,
             },
         }
     }
@@ -1046,6 +1065,7 @@ impl Sessions {
     /// Everything changed since the last call, deduplicated, in first-change order.
     pub fn take_changes(&mut self) -> Vec<Change> {
         self.r.change_set.clear();
+        self.r.version_changes_named = 0;
         self.r.message_changed = None;
         std::mem::take(&mut self.r.changes)
     }
@@ -1160,8 +1180,11 @@ impl Reducer {
             i
         } else {
             let i = self.sessions.len();
-            self.sessions
-                .push(Session::new(sid, self.version, self.terminal_config));
+            self.sessions.push(Session::new(
+                sid,
+                &self.shared_version,
+                self.terminal_config,
+            ));
             self.index.insert(sid.to_owned(), i);
             self.change(sid, "session", "sessionId");
             i
@@ -1200,11 +1223,15 @@ impl Reducer {
             }
         };
         self.version = Some(*v);
-        for i in 0..self.sessions.len() {
-            self.sessions[i].protocol_version = Some(*v);
+        self.shared_version.store(*v, Ordering::Relaxed);
+        // Every session's version moved; the sessions named for it since the changes were
+        // last taken need not be named again (walking them all at each switch of version
+        // would be quadratic).
+        for i in self.version_changes_named..self.sessions.len() {
             let sid = self.sessions[i].id.clone();
             self.change(&sid, "session", "protocolVersion");
         }
+        self.version_changes_named = self.sessions.len();
     }
 
     fn apply_message(&mut self, msg: &JsonValue<'_>) {

@@ -1296,3 +1296,33 @@ fn terminals_past_the_store_bound_are_cleared_least_recently_written_first() {
     assert_eq!(text("b"), (String::new(), true));
     assert_eq!(text("c"), ("c".repeat(1000), false));
 }
+
+#[test]
+fn a_switch_of_version_names_each_session_once_until_the_changes_are_taken() {
+    let init = |v: u32| {
+        format!(r#"{{"jsonrpc":"2.0","method":"initialize","params":{{"protocolVersion":{v}}}}}"#)
+    };
+    let other = |sid: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"{sid}","update":{{"sessionUpdate":"x"}}}}}}"#
+        )
+    };
+    let mut s = store(None, &[other("a"), other("b")]);
+    s.take_changes();
+    let named = |s: &mut Sessions| {
+        s.take_changes()
+            .into_iter()
+            .filter(|c| c.2 == "protocolVersion")
+            .count()
+    };
+    for line in [init(1), init(2), init(1)] {
+        s.feed(line.as_bytes());
+        s.feed(b"\n");
+    }
+    assert_eq!(named(&mut s), 2);
+    s.feed(init(2).as_bytes());
+    s.feed(b"\n");
+    assert_eq!(named(&mut s), 2);
+    let snap = s.get("b").unwrap().snapshot();
+    assert_eq!(get(&snap, &["protocolVersion"]), &Json::Int(2));
+}

@@ -415,16 +415,16 @@ class Session(Unpicklable):
         raise TypeError("cannot create 'acpwire.Session' instances")
 
     @classmethod
-    def _of_store(
-        cls, sid: str, version: int | None, term_args: tuple, lock: _StoreLock
-    ) -> Session:
+    def _of_store(cls, sid: str, version: list, term_args: tuple, lock: _StoreLock) -> Session:
         session = cls.__new__(cls)
         session._init(sid, version, term_args, lock)
         return session
 
-    def _init(self, sid: str, version: int | None, term_args: tuple, lock: _StoreLock) -> None:
+    def _init(self, sid: str, version: list, term_args: tuple, lock: _StoreLock) -> None:
         self._id = sid
         self._lock = lock
+        # The store's protocol version, in a one-item list every session shares: every session
+        # has the one last negotiated, and a change of version costs nothing per session.
         self._version = version
         self.state_: str | None = None
         self.stop_reason_: str | None = None
@@ -560,7 +560,7 @@ class Session(Unpicklable):
             timeline.append(entry)
         return {
             "sessionId": self._id,
-            "protocolVersion": self._version,
+            "protocolVersion": self._version[0],
             "state": self.state_,
             "stopReason": self.stop_reason_,
             "messages": messages,
@@ -666,11 +666,13 @@ class Sessions(Unpicklable):
         "_pos",
         "_sender",
         "_sessions",
+        "_shared_version",
         "_term_args",
         "_terminal_budget",
         "_terminal_held",
         "_terminal_order",
         "_version",
+        "_version_changes_named",
     )
 
     def __init__(
@@ -705,6 +707,10 @@ class Sessions(Unpicklable):
         self._terminal_held = 0
         self._terminal_order: OrderedDict[tuple[str, str], list] = OrderedDict()
         self._version: int | None = None
+        # `_version` as every session reads it; the first sessions (in `_order`) whose version
+        # change is in `_changes` already.
+        self._shared_version: list = [None]
+        self._version_changes_named = 0
         # The rules in force: _UNKNOWN before `initialize`, then _V1 or _V2.
         self._mode = _UNKNOWN
         self._sessions: dict[str, Session] = {}
@@ -1016,6 +1022,7 @@ class Sessions(Unpicklable):
             out = self._changes
             self._changes = []
             self._change_set = set()
+            self._version_changes_named = 0
         return out
 
     @_locked
@@ -1046,7 +1053,7 @@ class Sessions(Unpicklable):
     def _session(self, sid: str) -> Session:
         session = self._sessions.get(sid)
         if session is None:
-            session = Session._of_store(sid, self._version, self._term_args, self._lock)
+            session = Session._of_store(sid, self._shared_version, self._term_args, self._lock)
             self._sessions[sid] = session
             self._order.append(sid)
             self._change(sid, "session", "sessionId")
@@ -1066,11 +1073,14 @@ class Sessions(Unpicklable):
             # The same again: every session has it already (walking them all for each of a
             # stream of initializes would be quadratic).
             return
-        self._version = value
+        self._version = self._shared_version[0] = value
         self._mode = _V1 if value < 2 else _V2
-        for sid in list(self._order):
-            self._sessions[sid]._version = value
+        # Every session's version moved; the sessions named for it since the changes were
+        # last taken need not be named again (walking them all at each switch of version
+        # would be quadratic).
+        for sid in self._order[self._version_changes_named :]:
             self._change(sid, "session", "protocolVersion")
+        self._version_changes_named = len(self._order)
 
     def _track_if_contested(self, side: int, rid: Any, method: str) -> None:
         """A notification sent with an id (session/update, session/cancel) by side: tracked

@@ -1189,7 +1189,10 @@ class Terminal(Unpicklable):
     def _tab_stops(self) -> bytearray:
         """The tab stops, made explicit (every 8 columns) the first time they are changed."""
         if self._tabs is None:
-            self._tabs = bytearray(1 if c and c % 8 == 0 else 0 for c in range(self._w))
+            # Made in C: RIS and an HTS may alternate, each rebuilding the table.
+            tabs = bytearray(self._w)
+            tabs[8::8] = b"\x01" * len(range(8, self._w, 8))
+            self._tabs = tabs
         return self._tabs
 
     def _next_tab(self, col: int) -> int:
@@ -1201,11 +1204,52 @@ class Terminal(Unpicklable):
         found = self._tabs.find(1, col + 1)
         return last if found < 0 else found
 
-    def _previous_tab(self, col: int) -> int:
-        """The last tab stop left of ``col`` (above 0), or column 0."""
-        if self._tabs is None:
-            return (min(col, self._w) - 1) // 8 * 8
-        return max(self._tabs.rfind(1, 0, min(col, self._w)), 0)
+    def _tab_forward(self, n: int) -> None:
+        """CHT: ``n`` times to the next tab stop, stopping at the last column. Found by
+        arithmetic or by bisecting on counts of stops, not stop by stop: a count may be as
+        large as the row is wide."""
+        last = self._w - 1
+        col = self.col
+        if col >= last:
+            return
+        tabs = self._tabs
+        if tabs is None:
+            self.col = min((col // 8 + n) * 8, last)
+            return
+        if tabs.count(1, col + 1) < n:
+            self.col = last
+            return
+        # The first column with n stops right of `col` up to it.
+        lo, hi = col + 1, last
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if tabs.count(1, col + 1, mid + 1) >= n:
+                hi = mid
+            else:
+                lo = mid + 1
+        self.col = lo
+
+    def _tab_back(self, n: int) -> None:
+        """CBT: ``n`` times to the previous tab stop, stopping at column 0 (as ``_tab_forward``)."""
+        end = min(self.col, self._w)
+        if end == 0:
+            return
+        tabs = self._tabs
+        if tabs is None:
+            self.col = max(((end - 1) // 8 - (n - 1)) * 8, 0)
+            return
+        if tabs.count(1, 0, end) < n:
+            self.col = 0
+            return
+        # The last column with n stops from it up to `end`.
+        lo, hi = 0, end - 1
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if tabs.count(1, mid, end) >= n:
+                lo = mid
+            else:
+                hi = mid - 1
+        self.col = lo
 
     # ---------------------------------------------------------------- print
     def _print(self, s: str) -> None:
@@ -1506,17 +1550,11 @@ class Terminal(Unpicklable):
             self.row = self._addressed_row(self._arg(0, 1))
             self._reset_wrap()
         elif f == "I":
-            for _ in range(self._arg(0, 1)):
-                if self.col >= w - 1:
-                    break
-                self.col = self._next_tab(self.col)
+            self._tab_forward(self._arg(0, 1))
         elif f == "Z":
             # From a pending wrap, back from the last column (only stops left of it).
             self._reset_wrap()
-            for _ in range(self._arg(0, 1)):
-                if self.col == 0:
-                    break
-                self.col = self._previous_tab(self.col)
+            self._tab_back(self._arg(0, 1))
         elif f == "g":
             mode = self._arg(0, 0)
             if mode == 0:
@@ -1672,9 +1710,25 @@ class Terminal(Unpicklable):
         del chars[w:]
         del styles[w:]
         # Trailing blanks show as nothing but count against max_bytes (as in the Rust core).
+        # Found by comparing slices, in C, of doubling then halving sizes: a run of blanks
+        # may be as long as the row is wide.
         kept = len(chars)
-        while kept and chars[kept - 1] == " " and styles[kept - 1] == 0:
-            kept -= 1
+        size = 1
+        while (
+            kept >= size
+            and chars[kept - size : kept] == [" "] * size
+            and styles[kept - size : kept] == [0] * size
+        ):
+            kept -= size
+            size *= 2
+        while size > 1:
+            size //= 2
+            if (
+                kept >= size
+                and chars[kept - size : kept] == [" "] * size
+                and styles[kept - size : kept] == [0] * size
+            ):
+                kept -= size
         del chars[kept:]
         del styles[kept:]
 
