@@ -1042,10 +1042,7 @@ impl Terminal {
         let rows = screens.chain(self.alt_kept.iter());
         self.sb_cost
             + rows
-                .map(|line| {
-                    let padding = if line.wrapped { self.wrap_pad(line) } else { 0 };
-                    line.cells.len() + padding
-                })
+                .map(|line| self.line_cost(line) - LINE_COST)
                 .sum::<usize>()
     }
 
