@@ -392,11 +392,13 @@ pub fn check_batch(frame: &[u8]) -> Result<usize, FrameErrorKind> {
         too_deep = filled_depth(entry) >= ENTRY_DEPTH_LIMIT;
         !too_deep
     });
+    // As `diagnose`: a frame refused for any reason is named invalid UTF-8 first, if it is.
+    let refused = too_deep || checked.is_err();
     match checked {
+        _ if refused && std::str::from_utf8(frame).is_err() => Err(FrameErrorKind::InvalidUtf8),
         Ok(_) if too_deep => Err(FrameErrorKind::InvalidJson),
         Ok(0) => Err(FrameErrorKind::EmptyBatch),
         Ok(entries) => Ok(entries),
-        Err(_) if std::str::from_utf8(frame).is_err() => Err(FrameErrorKind::InvalidUtf8),
         Err(jiter::JiterError {
             error_type: jiter::JiterErrorType::JsonError(jiter::JsonErrorType::TrailingCharacters),
             ..
@@ -432,6 +434,12 @@ mod tests {
                 let hollow = format!("{}[]{}", open.repeat(depth), close.repeat(depth));
                 frames.push(format!("[{hollow}]").into_bytes());
             }
+        }
+        for depth in [199, 200, 201] {
+            // Too deep and not UTF-8: named invalid UTF-8, as `diagnose` names it.
+            let nested = format!("{}1{}", "[".repeat(depth), "]".repeat(depth));
+            frames.push([format!("[{nested},").as_bytes(), b"\"\xff\"]"].concat());
+            frames.push([format!("[{nested}]").as_bytes(), b"\xff"].concat());
         }
         for frame in [
             &b"[]"[..],

@@ -2038,12 +2038,15 @@ impl Reducer {
                 .terminals
                 .get_mut(&victim_id)
                 .expect("terminals are never removed");
-            lock(&victim.term).drop_retained();
-            budget.held -= victim.held;
-            victim.held = 0;
             victim.written = 0;
-            let victim_session = session.id.clone();
-            self.change(&victim_session, "terminal", &victim_id);
+            // One that holds nothing loses nothing: it is not cleared, nor marked truncated.
+            if victim.held > 0 {
+                lock(&victim.term).drop_retained();
+                budget.held -= victim.held;
+                victim.held = 0;
+                let victim_session = session.id.clone();
+                self.change(&victim_session, "terminal", &victim_id);
+            }
         }
     }
 

@@ -103,6 +103,9 @@ const LINE_CAPACITY: usize = 128;
 /// allocation, which a short line keeps whole. With at most twice a line's cells in its buffer
 /// (see `scroll_up`), the scrollback's memory stays within 16 bytes per unit of `max_bytes`.
 const LINE_COST: usize = LINE_CAPACITY;
+/// What an interned style or grapheme cluster counts in [`Terminal::retained_bytes`] (a
+/// cluster, its UTF-8 bytes besides).
+const INTERNED_COST: usize = 8;
 /// The room a row's buffer may keep beyond four times its cells (see `release_slack`).
 const SLACK_CELLS: usize = 2 * LINE_CAPACITY;
 /// How many lines ahead a view asks for the cells it reads next.
@@ -800,6 +803,8 @@ pub struct Terminal {
     link_ids: HashMap<Arc<str>, u32>,
     clusters: Vec<Box<str>>,
     cluster_ids: HashMap<Box<str>, u32>,
+    /// The clusters' UTF-8 bytes, together.
+    cluster_bytes: usize,
     // screen
     prim: VecDeque<Line>,
     /// The alternate screen while it is shown.
@@ -865,6 +870,7 @@ impl Terminal {
             link_ids: HashMap::new(),
             clusters: Vec::new(),
             cluster_ids: HashMap::new(),
+            cluster_bytes: 0,
             prim: VecDeque::new(),
             alt: None,
             alt_kept: VecDeque::new(),
@@ -906,6 +912,7 @@ impl Terminal {
         self.link_ids = HashMap::new();
         self.clusters = Vec::new();
         self.cluster_ids = HashMap::new();
+        self.cluster_bytes = 0;
         self.alt_kept = VecDeque::new();
         self.soft_reset();
     }
@@ -1021,33 +1028,50 @@ impl Terminal {
     pub fn truncated(&self) -> bool {
         self.truncated
     }
-    /// [`Terminal::retained_bytes`], once every screen row (and the buffer kept for the next
-    /// one) has given back the room it keeps beyond four times its cells, or 256 cells: only
-    /// cells count, so a row erased after holding many must not keep their memory. For a
-    /// store, which settles each terminal it writes; a row that is cleared and written again
-    /// between two settlements reuses its buffer.
+    /// [`Terminal::retained_bytes`], once every screen row has given back the room it keeps
+    /// beyond four times its cells or 256 cells (an empty row, all of it), and the buffer kept
+    /// for the next line any beyond 128 cells: what a row holds is counted by its cells, so a
+    /// row erased after holding many must not keep their memory. For a store, which settles
+    /// each terminal it writes; a row cleared and written again between two settlements
+    /// reuses its buffer.
     pub fn settle(&mut self) -> usize {
         let screens = self.prim.iter_mut().chain(self.alt.iter_mut().flatten());
         for line in screens.chain(self.alt_kept.iter_mut()) {
-            release_slack(&mut line.cells);
+            if line.cells.is_empty() {
+                line.cells = Vec::new();
+            } else {
+                release_slack(&mut line.cells);
+            }
         }
-        release_slack(&mut self.spare);
+        if self.spare.capacity() > LINE_CAPACITY {
+            self.spare = Vec::new();
+        }
         self.retained_bytes()
     }
 
     /// What the terminal holds, in the units of `max_bytes`: its scrollback as it counts
-    /// there, plus every cell of its screens (a soft-wrapped row as wide as the views show it).
+    /// there; each screen row that holds cells as a scrollback line would count (its cells,
+    /// a soft-wrapped row as wide as the views show it, plus 128); and 8 per style interned
+    /// and 8 plus its UTF-8 length per grapheme cluster (the tables that cells refer to).
     pub fn retained_bytes(&self) -> usize {
         let screens = self.prim.iter().chain(self.alt.iter().flatten());
         let rows = screens.chain(self.alt_kept.iter());
+        let rows_cost: usize = rows
+            .map(|line| {
+                let cost = self.line_cost(line);
+                if cost == LINE_COST { 0 } else { cost }
+            })
+            .sum();
         self.sb_cost
-            + rows
-                .map(|line| self.line_cost(line) - LINE_COST)
-                .sum::<usize>()
+            + rows_cost
+            + INTERNED_COST * (self.styles.len() - 1)
+            + INTERNED_COST * self.clusters.len()
+            + self.cluster_bytes
     }
 
-    /// Drops everything the terminal shows, scrollback and screens (their memory with it), and
-    /// sets `truncated`; the cursor, modes, rendition, title and counters stay, as does a
+    /// Drops everything the terminal shows, scrollback and screens (their memory with it),
+    /// with the styles and grapheme clusters that only cells referred to, and sets `truncated`;
+    /// the cursor, modes, rendition (and its link), title and counters stay, as does a
     /// sequence cut short by the last chunk.
     pub fn drop_retained(&mut self) {
         self.sb = VecDeque::new();
@@ -1056,6 +1080,34 @@ impl Terminal {
         let screens = self.prim.iter_mut().chain(self.alt.iter_mut().flatten());
         for line in screens.chain(self.alt_kept.iter_mut()) {
             *line = Line::default();
+        }
+        self.styles = vec![StyleKey::default()];
+        self.style_ids = HashMap::from_iter([(StyleKey::default(), 0)]);
+        self.style_cache = [(StyleKey::default(), 0); STYLE_CACHE];
+        self.pen_id = None;
+        self.clusters = Vec::new();
+        self.cluster_ids = HashMap::new();
+        self.cluster_bytes = 0;
+        // The links the pen and the saved cursors still carry are kept, renumbered in that
+        // order; the rest go.
+        let old = std::mem::replace(&mut self.links, vec![Arc::from("")]);
+        self.link_ids = HashMap::new();
+        let mut relink = |id: u32| -> u32 {
+            if id == 0 {
+                return 0;
+            }
+            let uri = &old[id as usize];
+            if let Some(&new) = self.link_ids.get(uri) {
+                return new;
+            }
+            let new = id32(self.links.len());
+            self.links.push(Arc::clone(uri));
+            self.link_ids.insert(Arc::clone(uri), new);
+            new
+        };
+        self.pen.link = relink(self.pen.link);
+        for saved in self.saved.iter_mut().flatten() {
+            saved.pen.link = relink(saved.pen.link);
         }
         self.truncated = true;
     }
@@ -2321,6 +2373,7 @@ impl Terminal {
             }
             let id = id32(self.clusters.len());
             let boxed: Box<str> = Box::from(new);
+            self.cluster_bytes += boxed.len();
             self.clusters.push(boxed.clone());
             self.cluster_ids.insert(boxed, id);
             id

@@ -548,31 +548,49 @@ fn sgr_extended_colour_in_the_mixed_form() {
 }
 
 #[test]
-fn retained_bytes_counts_scrollback_and_both_screens_and_drop_retained_empties_them() {
+fn retained_bytes_counts_scrollback_both_screens_and_tables_and_drop_retained_empties_them() {
     let mut t = Terminal::new(TerminalConfig {
         cols: Some(10),
         rows: 2,
         ..TerminalConfig::default()
     });
     assert_eq!(t.retained_bytes(), 0);
-    // Three rows of 4 cells: one went up to scrollback (4 cells + 128), two are on screen;
-    // then a soft-wrapped row counts the full width.
+    // Three rows of 4 cells: one went up to scrollback, two are on screen; each counts its
+    // cells plus 128.
     t.feed(b"abcd\r\nefgh\r\nijkl");
-    assert_eq!(t.retained_bytes(), 4 + LINE_COST + 8);
+    assert_eq!(t.retained_bytes(), 3 * (4 + LINE_COST));
     // The alternate screen starts where the cursor was: 4 blanks before `xyz`.
     t.feed(b"\x1b[?1049hxyz");
-    assert_eq!(t.retained_bytes(), 4 + LINE_COST + 8 + 7);
+    assert_eq!(t.retained_bytes(), 3 * (4 + LINE_COST) + 7 + LINE_COST);
     // It scrolls `xyz` away (not into scrollback), and a soft-wrapped row counts its width.
     t.feed(b"\r\n0123456789A");
-    assert_eq!(t.retained_bytes(), 4 + LINE_COST + 8 + 10 + 1);
+    let screens = 3 * (4 + LINE_COST) + (10 + LINE_COST) + (1 + LINE_COST);
+    assert_eq!(t.retained_bytes(), screens);
+    // A style in use counts 8, a grapheme cluster 8 and its bytes (`e` and U+0301: 3).
+    t.feed(b"\x1b[31mR\x1b[me\xcc\x81");
+    assert_eq!(
+        t.retained_bytes(),
+        screens + 2 + INTERNED_COST + INTERNED_COST + 3
+    );
     t.drop_retained();
     assert_eq!(t.retained_bytes(), 0);
     assert!(t.truncated());
     assert_eq!(t.screen(), Some(vec![String::new(), String::new()]));
     // The cursor and the alternate screen stay; leaving it shows the blank primary one.
-    assert_eq!(t.cursor(), Some((1, 1)));
-    t.feed(b"B\x1b[?1049l");
+    assert_eq!(t.cursor(), Some((1, 3)));
+    t.feed(b"\x1b[?1049l");
     assert_eq!(t.text(), "");
+    // The links the pen and the saved cursor carry stay, renumbered; the others go.
+    let mut t = term(None, 2);
+    t.feed(b"\x1b]8;;http://a/\x1b\\\x1b7\x1b]8;;http://c/\x1b\\x\x1b]8;;http://b/\x1b\\L");
+    t.drop_retained();
+    t.feed(b"B\x1b8C");
+    let links: Vec<_> = t.spans()[0].iter().map(|s| s.style.link.clone()).collect();
+    assert_eq!(
+        links,
+        [Some("http://a/".into()), None, Some("http://b/".into())]
+    );
+    assert_eq!(t.links.len(), 3);
 }
 
 #[test]
@@ -584,12 +602,16 @@ fn settling_gives_back_room_rows_keep_far_beyond_their_cells() {
     // is written next.
     t.feed(b"\x1b[5G\x1b[K");
     assert!(t.prim[0].cells.capacity() >= 8001);
-    assert_eq!(t.settle(), 4);
+    assert_eq!(t.settle(), 4 + LINE_COST);
     assert!(t.prim[0].cells.capacity() <= SLACK_CELLS);
     // A row that fills its room keeps it.
     t.feed(b"\x1b[Hy\x1b[999b");
     let room = t.prim[0].cells.capacity();
     t.feed(b"\x1b[400G\x1b[K");
-    assert_eq!(t.settle(), 399);
+    assert_eq!(t.settle(), 399 + LINE_COST);
     assert_eq!(t.prim[0].cells.capacity(), room);
+    // An empty row gives back all of its buffer.
+    t.feed(b"\x1b[2K");
+    t.settle();
+    assert_eq!(t.prim[0].cells.capacity(), 0);
 }

@@ -1615,10 +1615,12 @@ class Sessions(Unpicklable):
             order[key] = entry
         while self._terminal_held > self._terminal_budget and len(order) > 1:
             (victim_sid, victim_tid), victim = order.popitem(last=False)
-            victim[1]._drop_retained()
-            self._terminal_held -= victim[2]
-            victim[2] = 0
-            self._change(victim_sid, "terminal", victim_tid)
+            # One that holds nothing loses nothing: it is not cleared, nor marked truncated.
+            if victim[2]:
+                victim[1]._drop_retained()
+                self._terminal_held -= victim[2]
+                victim[2] = 0
+                self._change(victim_sid, "terminal", victim_tid)
 
     def _set_plan(self, sid: str, pid: str, plan: dict) -> None:
         s = self._sessions[sid]

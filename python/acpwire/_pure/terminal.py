@@ -257,6 +257,10 @@ class _Line:
 # first allocation for a line's cells, which a short line keeps whole).
 _LINE_COST = 128
 
+# What an interned style or grapheme cluster counts in `_retained_bytes` (a cluster, its
+# UTF-8 bytes besides).
+_INTERNED_COST = 8
+
 # The row every untouched or cleared row shares, so a new screen costs one list, not a row
 # object per line. Its cell lists are tuples: writing to it by mistake raises instead of
 # changing every blank row; writers take `Terminal._writable_row()` instead.
@@ -401,6 +405,7 @@ class Terminal(Unpicklable):
         "_bot",
         "_busy",
         "_bytes_fed",
+        "_cluster_bytes",
         "_clusters",
         "_cols",
         "_count",
@@ -492,6 +497,7 @@ class Terminal(Unpicklable):
         self._links: list[str] = [""]
         self._link_ids: dict[str, int] = {}
         self._clusters: set[str] = set()
+        self._cluster_bytes = 0
         # The alternate screen while it is shown, and while it is not (None until first used):
         # ?47 and ?1047 switch back to it as it was left.
         self._alt: list[_Line] | None = None
@@ -654,21 +660,62 @@ class Terminal(Unpicklable):
     @_locked
     def _retained_bytes(self) -> int:
         """What the terminal holds, in the units of ``max_bytes``: its scrollback as it counts
-        there, plus every cell of its screens (a soft-wrapped row as wide as the views show
-        it). A store's ``max_terminal_bytes`` adds these up."""
-        rows = [*self._prim, *(self._alt or ()), *(self._alt_kept or ())]
-        return self._sb_cost + sum(map(self._line_cost, rows)) - _LINE_COST * len(rows)
+        there; each screen row that holds cells as a scrollback line would count; and 8 per
+        style interned and 8 plus its UTF-8 length per grapheme cluster. A store's
+        ``max_terminal_bytes`` adds these up."""
+        rows_cost = 0
+        line_cost = self._line_cost
+        for grid in (self._prim, self._alt, self._alt_kept):
+            if grid is not None:
+                for line in grid:
+                    if line is not _BLANK:
+                        cost = line_cost(line)
+                        if cost != _LINE_COST:
+                            rows_cost += cost
+        return (
+            self._sb_cost
+            + rows_cost
+            + _INTERNED_COST * (len(self._styles) - 1 + len(self._clusters))
+            + self._cluster_bytes
+        )
 
     @_changing
     def _drop_retained(self) -> None:
-        """Drop everything the terminal shows, scrollback and screens, and set ``truncated``;
-        the cursor, modes, rendition, title and counters stay, as does a sequence cut short."""
+        """Drop everything the terminal shows, scrollback and screens, with the styles and
+        grapheme clusters only cells referred to, and set ``truncated``; the cursor, modes,
+        rendition (and its link), title and counters stay, as does a sequence cut short."""
         self._sb = deque()
         self._sb_cost = 0
         for grid in (self._prim, self._alt, self._alt_kept):
             if grid is not None:
                 # In place: `_grid` is one of these lists.
                 grid[:] = [_BLANK] * len(grid)
+        self._styles = [(0, 0, 0, 0)]
+        self._style_ids = {(0, 0, 0, 0): 0}
+        self._pen_id = -1
+        self._clusters = set()
+        self._cluster_bytes = 0
+        # The links the pen and the saved cursors still carry are kept, renumbered in that
+        # order; the rest go.
+        old = self._links
+        self._links = [""]
+        self._link_ids = {}
+
+        def relink(link: int) -> int:
+            if not link:
+                return 0
+            uri = old[link]
+            new = self._link_ids.get(uri)
+            if new is None:
+                new = self._link_ids[uri] = len(self._links)
+                self._links.append(uri)
+            return new
+
+        self._link = relink(self._link)
+        self._saved = [
+            None if saved is None else (*saved[:5], relink(saved[5]), saved[6])
+            for saved in self._saved
+        ]
         self._truncated = True
 
     @property
@@ -1206,8 +1253,8 @@ class Terminal(Unpicklable):
 
     def _tab_forward(self, n: int) -> None:
         """CHT: ``n`` times to the next tab stop, stopping at the last column. Found by
-        arithmetic or by bisecting on counts of stops, not stop by stop: a count may be as
-        large as the row is wide."""
+        arithmetic, or by bisecting on counts of stops (each step counting only the half it
+        tests), not stop by stop: a count may be as large as the row is wide."""
         last = self._w - 1
         col = self.col
         if col >= last:
@@ -1216,17 +1263,21 @@ class Terminal(Unpicklable):
         if tabs is None:
             self.col = min((col // 8 + n) * 8, last)
             return
+        if n == 1:
+            self.col = self._next_tab(col)
+            return
         if tabs.count(1, col + 1) < n:
             self.col = last
             return
-        # The first column with n stops right of `col` up to it.
-        lo, hi = col + 1, last
+        # The first column x with n stops in col+1..=x; `below` counts those before `lo`.
+        lo, hi, below = col + 1, last, 0
         while lo < hi:
             mid = (lo + hi) // 2
-            if tabs.count(1, col + 1, mid + 1) >= n:
+            upto = below + tabs.count(1, lo, mid + 1)
+            if upto >= n:
                 hi = mid
             else:
-                lo = mid + 1
+                lo, below = mid + 1, upto
         self.col = lo
 
     def _tab_back(self, n: int) -> None:
@@ -1238,17 +1289,21 @@ class Terminal(Unpicklable):
         if tabs is None:
             self.col = max(((end - 1) // 8 - (n - 1)) * 8, 0)
             return
+        if n == 1:
+            self.col = max(tabs.rfind(1, 0, end), 0)
+            return
         if tabs.count(1, 0, end) < n:
             self.col = 0
             return
-        # The last column with n stops from it up to `end`.
-        lo, hi = 0, end - 1
+        # The last column x with n stops in x..end; `above` counts those after `hi`.
+        lo, hi, above = 0, end - 1, 0
         while lo < hi:
             mid = (lo + hi + 1) // 2
-            if tabs.count(1, mid, end) >= n:
+            upto = above + tabs.count(1, mid, hi + 1)
+            if upto >= n:
                 lo = mid
             else:
-                hi = mid - 1
+                hi, above = mid - 1, upto
         self.col = lo
 
     # ---------------------------------------------------------------- print
@@ -1432,6 +1487,7 @@ class Terminal(Unpicklable):
             if len(self._clusters) >= MAX_CLUSTERS:
                 return
             self._clusters.add(new)
+            self._cluster_bytes += len(new.encode("utf-8", "surrogatepass"))
         chars[x] = new
 
     # ------------------------------------------------------------ scrolling
