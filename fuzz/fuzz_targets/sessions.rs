@@ -74,6 +74,12 @@ fuzz_target!(|input: &[u8]| {
         max_frame_bytes: 4096,
         terminal_cols: (cols % 41 != 0).then_some(usize::from(cols % 41)),
         scrollback: usize::from(cols % 7),
+        // Small bounds now and then, so that clearing terminals is split-tested too.
+        max_terminal_bytes: if cols % 3 == 0 {
+            usize::from(cols) * 16
+        } else {
+            acpwire::session::DEFAULT_MAX_TERMINAL_BYTES
+        },
     };
     let cuts = usize::from(cut_count % 8).min(rest.len());
     let (sizes, data) = rest.split_at(cuts);
