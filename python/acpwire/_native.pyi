@@ -187,8 +187,9 @@ class Sessions:
     become error records; the rest of the stream is still reduced.
 
     ``max_terminal_bytes`` bounds what all its terminals hold together, in the units of a
-    terminal's ``max_bytes`` (scrollback as counted there, plus the screens' cells): past it,
-    the terminals written least recently are cleared (their ``truncated`` set, their fields
+    terminal's ``max_bytes`` (scrollback as counted there, each screen row with cells the
+    same way, 8 per style and 8 plus its UTF-8 length per grapheme cluster): past it, the
+    terminals written least recently are cleared (their ``truncated`` set, their fields
     kept). Each terminal's own ``max_bytes`` is at most this.
 
     One thread feeds a store; others may read it meanwhile: their calls wait for the running

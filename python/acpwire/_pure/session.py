@@ -647,9 +647,10 @@ class Sessions(Unpicklable):
         terminal_cols: width of terminal grids (None: unwrapped transcripts).
         scrollback: lines of scrollback kept per terminal.
         max_terminal_bytes: what all the store's terminals may hold together, in the units
-            of a terminal's ``max_bytes`` (its scrollback as counted there, plus its screens'
-            cells): past it, the terminals written least recently are cleared (``truncated``).
-            Each terminal's own ``max_bytes`` is at most this.
+            of a terminal's ``max_bytes`` (its scrollback as counted there, each screen row
+            with cells the same way, 8 per style and 8 plus its UTF-8 length per grapheme
+            cluster): past it, the terminals written least recently are cleared
+            (``truncated``). Each terminal's own ``max_bytes`` is at most this.
     """
 
     __slots__ = (
