@@ -337,6 +337,24 @@ struct TerminalBudget {
     order: BTreeMap<u64, (usize, Box<str>)>,
 }
 
+impl TerminalBudget {
+    /// Counts that `entry` (terminal `id` of session `sidx`), just written, holds `held` now,
+    /// and makes it the one written last.
+    fn written(&mut self, entry: &mut TerminalEntry, sidx: usize, id: &str, held: usize) {
+        self.held = self.held - entry.held + held;
+        entry.held = held;
+        // A stream of chunks to one terminal leaves the order as it is.
+        if entry.written == 0 || entry.written != self.writes {
+            if entry.written != 0 {
+                self.order.remove(&entry.written);
+            }
+            self.writes += 1;
+            entry.written = self.writes;
+            self.order.insert(self.writes, (sidx, id.into()));
+        }
+    }
+}
+
 /// Which rules apply: before `initialize` (0), v1 (1) or v2 (2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Mode {
@@ -438,6 +456,21 @@ impl Session {
                 }
             }
         }
+    }
+
+    /// The terminal `id`, made (and placed on the timeline) on first sight.
+    fn terminal_entry(&mut self, id: &str) -> &mut TerminalEntry {
+        let config = self.terminal_config;
+        let (entry, new) = self.terminals.entry(id, || TerminalEntry {
+            fields: [("terminalId".to_owned(), id.into())].into_iter().collect(),
+            term: Arc::new(Mutex::new(Terminal::new(config))),
+            written: 0,
+            held: 0,
+        });
+        if new {
+            self.timeline.push(("terminal", id.to_owned(), None));
+        }
+        entry
     }
 
     fn new(
@@ -638,10 +671,7 @@ fn stored(v: Option<&Json>) -> View<'_> {
 /// A terminal's fields, then what it shows: `text`, `bytes` and `truncated`.
 fn terminal_view(t: &TerminalEntry) -> View<'_> {
     let mut o = t.fields.view_members();
-    let term = t
-        .term
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let term = lock(&t.term);
     view_set(&mut o, "text", View::Owned(Json::Str(term.text())));
     view_set(&mut o, "bytes", View::Owned(term.bytes_fed().into()));
     view_set(
@@ -1901,21 +1931,6 @@ impl Reducer {
         self.change(sid, "toolCall", id);
     }
 
-    fn terminal_entry(&mut self, sid: &str, id: &str) -> &mut TerminalEntry {
-        let s = self.session(sid);
-        let config = s.terminal_config;
-        let (_, new) = s.terminals.entry(id, || TerminalEntry {
-            fields: [("terminalId".to_owned(), id.into())].into_iter().collect(),
-            term: Arc::new(Mutex::new(Terminal::new(config))),
-            written: 0,
-            held: 0,
-        });
-        if new {
-            s.timeline.push(("terminal", id.to_owned(), None));
-        }
-        s.terminals.get_mut(id).expect("created above")
-    }
-
     fn terminal_update(&mut self, sid: &str, u: &Members<'_>) {
         let Some(id) = as_str(member(u, "terminalId")) else {
             self.error(
@@ -1943,7 +1958,8 @@ impl Reducer {
             }
             _ => {}
         }
-        let entry = self.terminal_entry(sid, id);
+        let sidx = self.session_index(sid);
+        let entry = self.sessions[sidx].terminal_entry(id);
         let ops = dedup(u)
             .into_iter()
             .filter(|(k, _)| !matches!(*k, "sessionUpdate" | "terminalId" | "output"))
@@ -1951,13 +1967,13 @@ impl Reducer {
             .collect();
         entry.fields.apply(ops);
         if let Some(output) = output {
-            let mut term = entry
-                .term
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            term.reset(&output);
-            drop(term);
-            self.hold_terminal_output(sid, id);
+            let held = {
+                let mut term = lock(&entry.term);
+                term.reset(&output);
+                term.settle()
+            };
+            self.terminal_budget.written(entry, sidx, id, held);
+            self.clear_past_terminal_bound();
         }
         self.change(sid, "terminal", id);
     }
@@ -1989,38 +2005,21 @@ impl Reducer {
 
     /// Feed one decoded chunk of terminal output.
     fn terminal_output(&mut self, sid: &str, id: &str, bytes: &[u8]) {
-        let entry = self.terminal_entry(sid, id);
-        entry
-            .term
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .feed(bytes);
-        self.hold_terminal_output(sid, id);
+        let sidx = self.session_index(sid);
+        let entry = self.sessions[sidx].terminal_entry(id);
+        let held = {
+            let mut term = lock(&entry.term);
+            term.feed(bytes);
+            term.settle()
+        };
+        self.terminal_budget.written(entry, sidx, id, held);
+        self.clear_past_terminal_bound();
         self.change(sid, "terminal", id);
     }
 
-    /// Counts what terminal `id` of session `sid`, just written, holds now against the
-    /// store's bound, and clears the terminals written least recently until the total fits
-    /// (never the one just written: its own bounds hold it).
-    fn hold_terminal_output(&mut self, sid: &str, id: &str) {
-        let sidx = self.session_index(sid);
-        let budget = &mut self.terminal_budget;
-        let entry = self.sessions[sidx]
-            .terminals
-            .get_mut(id)
-            .expect("the terminal just written");
-        let held = lock(&entry.term).settle();
-        budget.held = budget.held - entry.held + held;
-        entry.held = held;
-        // A stream of chunks to one terminal leaves the order as it is.
-        if entry.written == 0 || entry.written != budget.writes {
-            if entry.written != 0 {
-                budget.order.remove(&entry.written);
-            }
-            budget.writes += 1;
-            entry.written = budget.writes;
-            budget.order.insert(budget.writes, (sidx, id.into()));
-        }
+    /// Clears the terminals written least recently until what they all hold fits the
+    /// store's bound (never the one written last: its own bounds hold it).
+    fn clear_past_terminal_bound(&mut self) {
         loop {
             let budget = &mut self.terminal_budget;
             if budget.held <= budget.limit {
