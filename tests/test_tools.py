@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import io
 import json
 import os
 import re
@@ -949,6 +950,48 @@ def test_following_skips_a_record_line_over_the_limit_as_a_whole_replay_does(tmp
     assert following.store.errors == whole.errors
     (error,) = whole.errors
     assert (error["line"], error["offset"]) == (2, len(first))
+
+
+def test_following_reads_a_record_line_written_slowly_once(tmp_path, monkeypatch):
+    from acpwire import traces
+
+    trace = tmp_path / "live.ndjson"
+    trace.write_bytes(_chunk_line("before", recorded=True))
+    following = traces.Following(str(trace))
+    read = []
+
+    class Counting(io.FileIO):
+        def read(self, size=-1):
+            data = super().read(size)
+            read.append(len(data))
+            return data
+
+    monkeypatch.setattr(traces, "open", lambda path, mode: Counting(path, "r"), raising=False)
+    line = _chunk_line("x" * 200_000, recorded=True)
+    with trace.open("ab") as fp:
+        for i in range(0, len(line), 2_000):
+            fp.write(line[i : i + 2_000])
+            fp.flush()
+            following.poll()
+    # Each poll reads what was appended since the last, and the 64 bytes before it that tell
+    # an append from a rewrite: not the whole unfinished line again.
+    polls = -(-len(line) // 2_000)
+    assert sum(read) <= len(line) + 64 * polls
+    assert following.store["s"].message_text("m") == "before" + "x" * 200_000
+    assert following.position == trace.stat().st_size
+    # Rewritten under the held part of the line: told from an append, reduced again.
+    with trace.open("ab") as fp:
+        fp.write(line[:1000])
+    following.poll()
+    with trace.open("r+b") as fp:
+        fp.seek(trace.stat().st_size - 10)
+        fp.write(b"y" * 10)
+        fp.seek(0, os.SEEK_END)
+        fp.write(line[1000:].replace(b"x", b"z"))
+    assert following.poll()
+    whole = acpwire.replay(str(trace))
+    assert following.store["s"].snapshot() == whole["s"].snapshot()
+    assert following.store.errors == whole.errors
 
 
 def test_following_tells_a_trace_by_its_first_line_that_is_not_blank(tmp_path):

@@ -179,8 +179,10 @@ class Following:
         self.store, self.recorded = store, recorded
         self.position, self._lines, self._tail = position, lines, tail
         self._identity = (stat.st_dev, stat.st_ino)
-        # Recorded traces: the line at `position` is over the limit and is being skipped.
+        # Recorded traces: the line at `position` is over the limit and is being skipped, or
+        # the bytes of it read so far (it has not ended).
         self._skipping = False
+        self._pending = bytearray()
         # While no line with content has ended: how far the file is known to hold none, the
         # bytes just before there, and whether the line being written there has content.
         self._searched = 0
@@ -217,15 +219,22 @@ class Following:
     def _read_on(self, size: int) -> bool:
         """``poll`` past the first line, the file ``size`` bytes long."""
         # At most a window at a time, so that a burst of output costs bounded memory: a
-        # plain trace's store holds a partial line itself; records are read whole, and one
-        # may take up to six bytes per byte of its frame.
+        # plain trace's store holds a partial line itself; a record line is held here until
+        # its newline comes (one may take up to six bytes per byte of its frame), and only
+        # what was appended since is read, so a long record written slowly is read once.
         window = self._record_window if self.recorded else _PLAIN_WINDOW
+        held = len(self._pending)
+        start = self.position + held
+        if held >= _TAIL:
+            before = bytes(self._pending[-_TAIL:])
+        else:
+            before = (self._tail + self._pending)[-_TAIL:]
         with open(self.path, "rb") as fp:
-            fp.seek(self.position - len(self._tail))
-            data = fp.read(len(self._tail) + min(size - self.position, window))
-        if not data.startswith(self._tail):
+            fp.seek(start - len(before))
+            data = fp.read(len(before) + min(size - start, window - held))
+        if not data.startswith(before):
             return self._restart()
-        data = data[len(self._tail) :]
+        data = data[len(before) :]
         if self.recorded:
             self._records(data)
         else:
@@ -261,7 +270,8 @@ class Following:
         return False
 
     def _records(self, data: bytes) -> None:
-        """Apply the whole record lines at the start of ``data`` (read at ``position``)."""
+        """Apply the whole record lines that ``data`` (read where the last poll stopped)
+        completes, and hold the line it leaves unfinished."""
         if self._skipping:
             end = data.find(b"\n") + 1
             if not end:
@@ -273,19 +283,23 @@ class Following:
             data = data[end:]
         end = data.rfind(b"\n") + 1
         if end:
-            whole = data[:end]
+            whole = bytes(self._pending) + data[:end] if self._pending else data[:end]
+            self._pending = bytearray()
             _apply_records(self.store, io.BytesIO(whole), self.options, self._lines, self.position)
             self._lines += whole.count(b"\n")
-            self._advance(data, end)
-        elif len(data) >= self._record_line:
+            self._advance(whole, len(whole))
+            data = data[end:]
+        self._pending += data
+        if len(self._pending) >= self._record_line:
             # No newline within the limit: reported once, as `iter_lines` reports it.
             self.store._record_error(TOO_LONG, self._lines + 1, self.position)
             self._skipping = True
-            self._advance(data, len(data))
+            self._advance(self._pending, len(self._pending))
+            self._pending = bytearray()
 
-    def _advance(self, data: bytes, end: int) -> None:
+    def _advance(self, data: bytes | bytearray, end: int) -> None:
         """Move past ``data[:end]``, remembering the bytes just before the new position."""
-        self._tail = (self._tail + data[max(0, end - _TAIL) : end])[-_TAIL:]
+        self._tail = (self._tail + bytes(data[max(0, end - _TAIL) : end]))[-_TAIL:]
         self.position += end
 
 
