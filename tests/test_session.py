@@ -971,6 +971,50 @@ def test_v1_current_mode_and_session_new_response(backend):
 
 
 @pytest.mark.parametrize("version", [1, 2])
+def test_a_v1_set_mode_answered_with_a_result_makes_its_mode_current(backend, version):
+    def set_mode(rid, mode_id, sid="s1"):
+        params = {"sessionId": sid, "modeId": mode_id}
+        return {"jsonrpc": "2.0", "id": rid, "method": "session/set_mode", "params": params}
+
+    store = store_of(
+        backend,
+        [
+            upd(
+                {"sessionUpdate": "agent_message_chunk", "messageId": "m", "content": text("hi")},
+                sid="s1",
+            )
+        ],
+        version,
+    )
+    store.changes()
+    store.apply(set_mode(4, "code"))
+    # Pending until answered: an error answer changes nothing, nor a malformed request's.
+    assert store["s1"].snapshot().get("currentModeId") is None
+    store.apply({"jsonrpc": "2.0", "id": 4, "error": {"code": -32603, "message": "no"}})
+    store.apply(
+        {"jsonrpc": "2.0", "id": 5, "method": "session/set_mode", "params": {"sessionId": "s1"}}
+    )
+    store.apply({"jsonrpc": "2.0", "id": 5, "result": {}})
+    assert store["s1"].snapshot().get("currentModeId") is None
+    assert store.changes() == []
+    store.apply(set_mode(6, "architect"))
+    store.apply({"jsonrpc": "2.0", "id": 6, "result": {}})
+    # v2 has no modes (its current_mode_update is kept raw): the answer changes nothing.
+    expected = "architect" if version == 1 else None
+    assert store["s1"].snapshot().get("currentModeId") == expected
+    assert store.changes() == ([("s1", "session", "currentModeId")] if version == 1 else [])
+    # A later current_mode_update still wins, and a later answer after it too.
+    if version == 1:
+        store.apply(set_mode("x", "ask"))
+        store.apply(
+            upd({"sessionUpdate": "current_mode_update", "currentModeId": "code"}, sid="s1")
+        )
+        assert store["s1"].snapshot()["currentModeId"] == "code"
+        store.apply({"jsonrpc": "2.0", "id": "x", "result": None})
+        assert store["s1"].snapshot()["currentModeId"] == "ask"
+
+
+@pytest.mark.parametrize("version", [1, 2])
 def test_session_setup_results_are_read_as_the_schemas_say(backend, version):
     key = "id" if version == 1 else "configId"
     good = {key: "m", "name": "Model"}
@@ -2211,6 +2255,7 @@ def random_stream(rng: random.Random, n: int = 60) -> list[Any]:
                     {"stopReason": "end_turn"},
                     {"messageId": "u1"},
                     {"outcome": {"outcome": "cancelled"}},
+                    {},
                     None,
                 ]
             )
@@ -2220,6 +2265,16 @@ def random_stream(rng: random.Random, n: int = 60) -> list[Any]:
             else:
                 resp["result"] = result
             out.append(resp)
+        elif r < 0.91:
+            params = {"sessionId": sid, "modeId": rng.choice(["ask", "code"])}
+            out.append(
+                {
+                    "jsonrpc": "2.0",
+                    "id": rng.randint(1, 4),
+                    "method": "session/set_mode",
+                    "params": params,
+                }
+            )
         elif r < 0.92:
             out.append({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": sid}})
         elif r < 0.95:

@@ -760,6 +760,9 @@ enum Pending {
     LoadSession(String, String),
     Prompt(String, usize),
     Permission(String, usize),
+    /// `session/set_mode` (v1): the session and the mode it asks for, current once answered
+    /// with a result.
+    SetMode(String, String),
     Other,
 }
 
@@ -1446,6 +1449,21 @@ impl Reducer {
                     Pending::LoadSession(sid.to_owned(), method.to_owned()),
                 );
             }
+            "session/set_mode" => {
+                // A request without a session or mode id is still tracked, as any other.
+                let what = match params {
+                    Some(JsonValue::Object(p)) => {
+                        match (as_str(member(p, "sessionId")), as_str(member(p, "modeId"))) {
+                            (Some(sid), Some(mode)) => {
+                                Pending::SetMode(sid.to_owned(), mode.to_owned())
+                            }
+                            _ => Pending::Other,
+                        }
+                    }
+                    _ => Pending::Other,
+                };
+                self.track(Side::Client, id, method, what);
+            }
             "session/set_config_option" => {
                 // A request without a session id is still tracked, as any other.
                 let what = match params {
@@ -1592,6 +1610,13 @@ impl Reducer {
                 let s = self.session(&sid);
                 answer(&mut s.permissions[index], result, error);
                 self.change(&sid, "session", "permissions");
+            }
+            Pending::SetMode(sid, mode) => {
+                // v1 only, as `current_mode_update`: v2 has no modes.
+                if result.is_some() && error.is_none() && self.mode() != Mode::V2 {
+                    self.session(&sid).current_mode_id = Some(mode);
+                    self.change(&sid, "session", "currentModeId");
+                }
             }
             Pending::Other => {}
         }

@@ -121,7 +121,7 @@ _OTHER_VERSION = {**{k: _V2 for k in _V1_ONLY}, **{k: _V1 for k in _V2_ONLY}}
 _CLIENT, _AGENT = 0, 1
 _SENDERS = {"client": _CLIENT, "agent": _AGENT}
 # Pending request kinds.
-_INITIALIZE, _NEW, _LOAD, _PROMPT, _PERMISSION, _OTHER = range(6)
+_INITIALIZE, _NEW, _LOAD, _PROMPT, _PERMISSION, _SET_MODE, _OTHER = range(7)
 # The keys a successful response to a method must have (its response type's required
 # properties in the v1 and v2 schemas): they tell which of two requests sharing an id a result
 # answers. A prompt's response requires stopReason in v1; in v2 the schema requires nothing,
@@ -1210,6 +1210,16 @@ class Sessions(Unpicklable):
                 return
             self._session(sid)
             self._track(_CLIENT, has_id, rid, method, (_LOAD, sid, method))
+        elif method == "session/set_mode":
+            # Answered with a result, the mode asked for is current. A request without a
+            # session or mode id is still tracked, as any other.
+            what = (_OTHER,)
+            if type(params) is dict:
+                sid = params.get("sessionId")
+                mode_id = params.get("modeId")
+                if type(sid) is str and type(mode_id) is str:
+                    what = (_SET_MODE, sid, mode_id)
+            self._track(_CLIENT, has_id, rid, method, what)
         elif method == "session/set_config_option":
             # The result is the full set of options: it applies as a session setup's does. A
             # request without a session id is still tracked, as any other.
@@ -1316,6 +1326,11 @@ class Sessions(Unpicklable):
             s = self._sessions[sid]
             _answer(s._permissions[index], has_result, result, error)
             self._change(sid, "session", "permissions")
+        elif kind == _SET_MODE and has_result and self._mode != _V2:
+            # v1 only, as current_mode_update: v2 has no modes.
+            sid = what[1]
+            self._session(sid)._current_mode_id = what[2]
+            self._change(sid, "session", "currentModeId")
 
     def _session_setup(self, sid: str, method: str, r: dict) -> None:
         """configOptions and modes.currentModeId of the result of session setup method (new,
