@@ -1648,6 +1648,35 @@ def test_removing_a_plan_that_is_not_there_changes_nothing(backend):
     assert store[SID].snapshot()["plans"] == {}
 
 
+def test_a_plan_updates_own_meta_and_unknown_fields_are_kept_in_update_extras(backend):
+    store = backend.Sessions()
+    plan = {"type": "items", "planId": "p", "entries": [], "_meta": {"plan": 1}}
+    extras = {"_meta": {"update": 2}, "origin": "planner", "dropped": None}
+    store.apply(upd({"sessionUpdate": "plan_update", "plan": plan, **extras}))
+    snapshot = store[SID].snapshot()
+    # The plan's own _meta stays with the plan; the update's goes beside the others'.
+    assert snapshot["plans"] == {"p": plan}
+    assert snapshot["updateExtras"] == {
+        "plan_update": {"_meta": {"update": 2}, "origin": "planner"}
+    }
+    assert store.changes() == [
+        (SID, "session", "sessionId"),
+        (SID, "plan", "p"),
+        (SID, "session", "updateExtras"),
+    ]
+    # The last of each kind: an update without any clears the entry.
+    store.apply(upd({"sessionUpdate": "plan_update", "plan": {**plan, "planId": "q"}}))
+    assert "plan_update" not in store[SID].snapshot()["updateExtras"]
+    assert store.changes() == [(SID, "plan", "q"), (SID, "session", "updateExtras")]
+    store.apply(upd({"sessionUpdate": "plan_removed", "planId": "p", "_meta": {"why": "done"}}))
+    snapshot = store[SID].snapshot()
+    assert list(snapshot["plans"]) == ["q"]
+    assert snapshot["updateExtras"] == {"plan_removed": {"_meta": {"why": "done"}}}
+    # A malformed update is an error and keeps nothing of its own.
+    store.apply(upd({"sessionUpdate": "plan_update", "plan": {"planId": 3}, "_meta": {"x": 1}}))
+    assert "plan_update" not in store[SID].snapshot()["updateExtras"]
+
+
 def test_store_api(backend, tmp_path):
     data = ndjson(
         [

@@ -568,7 +568,7 @@ impl Session {
     /// `notices` (the last 100), `other` (raw unknown updates), `timeline` (`{type, id}` plus
     /// `role` for messages, first-seen order), `errors` (this session's, the last 1000),
     /// `subagents` (by id) and `updateExtras` (`_meta` and unknown fields of the
-    /// session-level replace variants, by variant name).
+    /// session-level replace variants and of plan updates and removals, by variant name).
     ///
     /// Inside entities, a field never set or cleared is absent.
     pub fn snapshot(&self) -> Json {
@@ -2151,6 +2151,15 @@ impl Reducer {
         self.notes = notes;
         let plan = without(repaired.as_deref().unwrap_or(plan), &[]);
         self.set_plan(sid, id, plan);
+        self.plan_extras(sid, "plan_update", u, &["sessionUpdate", "plan"]);
+    }
+
+    /// The update's own `_meta` and unknown fields (beside the plan or plan id) go to
+    /// `updateExtras`, the last of each kind, as a session-level update's do.
+    fn plan_extras(&mut self, sid: &str, kind: &str, u: &Members<'_>, skip: &[&str]) {
+        if set_extras(&mut self.session(sid).update_extras, kind, u, skip) {
+            self.change(sid, "session", "updateExtras");
+        }
     }
 
     fn plan_removed(&mut self, sid: &str, u: &Members<'_>) {
@@ -2167,6 +2176,7 @@ impl Reducer {
             s.remove_plan_entry(id);
             self.change(sid, "plan", id);
         }
+        self.plan_extras(sid, "plan_removed", u, &["sessionUpdate", "planId"]);
     }
 
     /// `available_commands_update`, `config_option_update`, `current_mode_update`: the named

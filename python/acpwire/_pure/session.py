@@ -608,6 +608,10 @@ def _without(u: dict, skip: tuple | frozenset) -> dict:
     return {k: v for k, v in u.items() if k not in skip and v is not None}
 
 
+_PLAN_UPDATE_SKIP = frozenset(("sessionUpdate", "plan"))
+_PLAN_REMOVED_SKIP = frozenset(("sessionUpdate", "planId"))
+
+
 def _set_extras(extras: dict, kind: str, u: dict, skip: frozenset) -> bool:
     """Store the rest of update ``u`` as ``extras[kind]``; return whether ``updateExtras`` was
     touched (it had or now has an entry for ``kind``), as any entity touched is a change."""
@@ -1699,6 +1703,13 @@ class Sessions(Unpicklable):
                 if repaired is not entries:
                     plan = {**plan, "entries": repaired}
         self._set_plan(sid, pid, _without(plan, ()))
+        self._plan_extras(sid, kind, u, _PLAN_UPDATE_SKIP)
+
+    def _plan_extras(self, sid: str, kind: str, u: dict, skip: frozenset) -> None:
+        """The update's own _meta and unknown fields (beside the plan or plan id) go to
+        updateExtras, the last of each kind, as a session-level update's do."""
+        if _set_extras(self._sessions[sid]._update_extras, kind, u, skip):
+            self._change(sid, "session", "updateExtras")
 
     def _plan_removed(self, sid: str, kind: str, u: dict) -> None:
         pid = u.get("planId")
@@ -1710,6 +1721,7 @@ class Sessions(Unpicklable):
         if s._plans.pop(pid, None) is not None:
             s._remove_plan_entry(pid)
             self._change(sid, "plan", pid)
+        self._plan_extras(sid, kind, u, _PLAN_REMOVED_SKIP)
 
     def _replace(self, sid: str, kind: str, u: dict) -> None:
         field = _REPLACE_FIELDS[kind]
