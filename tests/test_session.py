@@ -4417,8 +4417,35 @@ def test_a_v1_prompt_result_without_a_stop_reason_is_an_error_and_ends_the_turn(
     assert s["prompts"][0]["response"] == result
     assert ("sess_abc123def456", "session", "state") in store.changes()
     # A v2 result only acknowledges the prompt: it needs no stop reason.
-    store = store_of(backend, [_prompt(), {"jsonrpc": "2.0", "id": 2, "result": {}}], 2)
+    ack = {"jsonrpc": "2.0", "id": 2, "result": {"messageId": "u1"}}
+    store = store_of(backend, [_prompt(), ack], 2)
     assert store.errors == [] and store[SID].state is None
+
+
+@pytest.mark.parametrize("result", [{}, None, {"messageId": None}, {"messageId": 7}])
+def test_a_v2_prompt_result_without_a_message_id_is_an_error_recorded_as_it_came(backend, result):
+    # The prompt lifecycle: "a required, non-null string; omission and explicit null are
+    # invalid". The acknowledgement is kept as it came, and the turn goes on.
+    store = store_of(backend, [_prompt()], 2)
+    store.apply({"jsonrpc": "2.0", "id": 2, "result": result})
+    s = store[SID].snapshot()
+    assert [e["reason"] for e in s["errors"]] == [
+        "session/prompt: result.messageId must be a string"
+    ]
+    assert s["prompts"][0]["response"] == result and s["state"] is None
+    # Before initialize a result is read by its shape: a null messageId and no stop reason
+    # make a v2 acknowledgement, which names no message.
+    store = store_of(
+        backend, [_prompt(), {"jsonrpc": "2.0", "id": 2, "result": {"messageId": None}}]
+    )
+    assert [e["reason"] for e in store.errors] == [
+        "session/prompt: result.messageId must be a string"
+    ]
+    # An error answer is no acknowledgement: nothing is missing from it.
+    store = store_of(
+        backend, [_prompt(), {"jsonrpc": "2.0", "id": 2, "error": {"code": 1, "message": "x"}}], 2
+    )
+    assert store.errors == []
 
 
 def test_a_set_config_option_result_replaces_the_config_options(backend):

@@ -1585,6 +1585,17 @@ impl Reducer {
                         "session/prompt: result.stopReason must be a string".to_owned(),
                     );
                 }
+                // v2: the acknowledgement names the user message it inserted, always (the
+                // prompt lifecycle: "a required, non-null string"); recorded as it came.
+                if !v1
+                    && result.is_some()
+                    && r.and_then(|r| as_str(member(r, "messageId"))).is_none()
+                {
+                    self.error(
+                        Some(&sid),
+                        "session/prompt: result.messageId must be a string".to_owned(),
+                    );
+                }
                 let s = self.session(&sid);
                 answer(&mut s.prompts[index], result, error);
                 // A v2 result only acknowledges the prompt: its turn ends with an idle update.

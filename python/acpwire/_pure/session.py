@@ -1310,6 +1310,14 @@ class Sessions(Unpicklable):
             # malformed, and ends the turn as an error response does.
             if v1 and stop is None and has_result:
                 self._error(sid, "session/prompt: result.stopReason must be a string")
+            # v2: the acknowledgement names the user message it inserted, always (the prompt
+            # lifecycle: "a required, non-null string"); recorded as it came.
+            if (
+                not v1
+                and has_result
+                and (type(result) is not dict or type(result.get("messageId")) is not str)
+            ):
+                self._error(sid, "session/prompt: result.messageId must be a string")
             _answer(s._prompts[index], has_result, result, error)
             # A v2 result only acknowledges the prompt: its turn ends with an idle update.
             if index + 1 == len(s._prompts) and (v1 or not has_result):
