@@ -738,6 +738,38 @@ fn widen_ascii(src: &[u8], dst: &mut [u32]) -> usize {
     i
 }
 
+/// How many whole copies of the three bytes before `start` follow it, at most `max`: the rest
+/// of a bar or rule drawn with one character. Compares the bytes with those three before them,
+/// sixteen at a time (a run of one three-byte character is exactly a run where they match).
+#[inline]
+fn repeats_of_3(bytes: &[u8], start: usize, max: usize) -> usize {
+    debug_assert!(start >= 3);
+    let limit = bytes.len().min(start.saturating_add(max.saturating_mul(3)));
+    let mut j = start;
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8};
+        while j + 16 <= limit {
+            // SAFETY: SSE2 is baseline on x86_64; the loads read `bytes[j..j + 16]` and
+            // `bytes[j - 3..j + 13]`, both within `bytes` (j >= start >= 3).
+            let same = unsafe {
+                let here = _mm_loadu_si128(bytes.as_ptr().add(j).cast());
+                let before = _mm_loadu_si128(bytes.as_ptr().add(j - 3).cast());
+                _mm_movemask_epi8(_mm_cmpeq_epi8(here, before)).cast_unsigned()
+            };
+            if same != 0xFFFF {
+                j += (!same).trailing_zeros() as usize;
+                return (j - start) / 3;
+            }
+            j += 16;
+        }
+    }
+    while j < limit && bytes[j] == bytes[j - 3] {
+        j += 1;
+    }
+    (j - start) / 3
+}
+
 /// The multi-byte UTF-8 sequence at the start of `b` as (code point, length), or `None` when
 /// it is invalid or incomplete (the same rules as `std::str::from_utf8`: no overlongs, no
 /// surrogates, nothing above U+10FFFF).
@@ -2133,19 +2165,11 @@ impl Terminal {
                     k += 1;
                     last = Some(cp);
                     if b0 & 0xF0 == 0xE0 {
-                        // The same character again: a bar or a rule. (Byte by byte, in
-                        // registers: comparing through a stack copy stalls store forwarding.)
-                        let [_, b1, b2, _] = memo.0.to_le_bytes();
-                        while k < RUN
-                            && i + 2 < end
-                            && bytes[i] == b0
-                            && bytes[i + 1] == b1
-                            && bytes[i + 2] == b2
-                        {
-                            buf[k] = cp;
-                            k += 1;
-                            i += 3;
-                        }
+                        // The same character again: a bar or a rule.
+                        let reps = repeats_of_3(bytes, i, RUN - k);
+                        buf[k..k + reps].fill(cp);
+                        k += reps;
+                        i += 3 * reps;
                     }
                 }
                 2 => {

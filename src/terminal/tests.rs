@@ -615,3 +615,35 @@ fn settling_gives_back_room_rows_keep_far_beyond_their_cells() {
     t.settle();
     assert_eq!(t.prim[0].cells.capacity(), 0);
 }
+
+#[test]
+fn repeats_of_3_counts_whole_copies_of_the_character_before() {
+    let bar = "━".repeat(40);
+    let bytes = bar.as_bytes();
+    // From after the first character: the other 39, or as many as asked for.
+    assert_eq!(repeats_of_3(bytes, 3, usize::MAX), 39);
+    assert_eq!(repeats_of_3(bytes, 3, 5), 5);
+    assert_eq!(repeats_of_3(bytes, 3, 0), 0);
+    // A copy cut short, or another character, ends the run wherever it falls in a block of
+    // sixteen bytes.
+    for tail in [&b"\xe2\x94"[..], "━x".as_bytes(), "─".as_bytes(), b"a"] {
+        for n in 1..24 {
+            let mut run = "━".repeat(n).into_bytes();
+            run.extend_from_slice(tail);
+            run.extend_from_slice("━".repeat(8).as_bytes());
+            let whole = if tail.starts_with("━".as_bytes()) {
+                n
+            } else {
+                n - 1
+            };
+            assert_eq!(
+                repeats_of_3(&run, 3, usize::MAX),
+                whole,
+                "{n} then {tail:?}"
+            );
+        }
+    }
+    // Bytes are compared with those three before, whatever they encode: the caller starts a
+    // run after a three-byte character.
+    assert_eq!(repeats_of_3("é-é-é-".as_bytes(), 3, usize::MAX), 2);
+}
