@@ -107,12 +107,30 @@ def alternating_versions(n: int) -> tuple[bytes, bytes]:
     return head, switches
 
 
+def one_long_turn(n: int) -> tuple[bytes, bytes]:
+    """One v2 turn of n prompts, each followed by a cancel and an error answer to the one
+    before it, so that the turn stays open throughout (timed)."""
+
+    def line(message: dict) -> bytes:
+        return orjson.dumps({"jsonrpc": "2.0", **message}) + b"\n"
+
+    cancel = line({"method": "session/cancel", "params": {"sessionId": "s"}})
+    body = b"".join(
+        line({"id": i, "method": "session/prompt", "params": {"sessionId": "s", "prompt": []}})
+        + cancel
+        + (line({"id": i - 1, "error": {"code": 1, "message": "busy"}}) if i else b"")
+        for i in range(n)
+    )
+    return INIT + line({"id": 0, "result": {"protocolVersion": 2}}), body
+
+
 CASES = {
     "update with n fields": (many_fields, 20_000),
     "80,000-field entity, then n chunks": (big_entity_then_chunks, 5_000),
     "n plans added and removed": (plan_churn, 10_000),
     "n unanswered requests": (unanswered_requests, 20_000),
     "n sessions, n switches of version": (alternating_versions, 4_000),
+    "one turn of n prompts, each cancelled": (one_long_turn, 5_000),
 }
 
 

@@ -4512,3 +4512,26 @@ def test_a_cancel_after_the_turn_ended_marks_nothing(backend):
     store = store_of(backend, [_prompt(), ack, idle, _prompt(3), _CANCEL], 2)
     prompts = store[SID].snapshot()["prompts"]
     assert "cancelRequested" not in prompts[0] and prompts[1]["cancelRequested"] is True
+
+
+def test_a_v2_cancel_marks_every_prompt_of_the_work_going_on(backend):
+    # v2: a prompt sent while the work runs contributes to it, and a cancel stops that work:
+    # every prompt of the turn is marked, but one already answered with an error.
+    ack = {"jsonrpc": "2.0", "id": 2, "result": {"messageId": "u1"}}
+    running = upd({"sessionUpdate": "state_update", "state": "running"})
+    failed = {"jsonrpc": "2.0", "id": 3, "error": {"code": 1, "message": "x"}}
+    idle = upd({"sessionUpdate": "state_update", "state": "idle", "stopReason": "cancelled"})
+    messages = [_prompt(), ack, running, _prompt(3), failed, _prompt(4), _CANCEL]
+    store = store_of(backend, messages, 2)
+    marked = ["cancelRequested" in p for p in store[SID].snapshot()["prompts"]]
+    assert marked == [True, False, True]
+    # After the idle update the next prompt starts a turn of its own.
+    store.apply(idle)
+    store.apply(_prompt(5))
+    store.apply(_CANCEL)
+    marked = ["cancelRequested" in p for p in store[SID].snapshot()["prompts"]]
+    assert marked == [True, False, True, True]
+    # v1: one prompt per turn, however they are sent; only the last is going on.
+    store = store_of(backend, [_prompt(), _prompt(3), _CANCEL], 1)
+    marked = ["cancelRequested" in p for p in store[SID].snapshot()["prompts"]]
+    assert marked == [False, True]

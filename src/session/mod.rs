@@ -400,9 +400,11 @@ pub struct Session {
     update_extras: Obj,
     permissions: Vec<Fields>,
     prompts: Vec<Fields>,
-    /// Whether the last prompt's turn is ongoing: until its v1 response, an error response or
-    /// (v2) an idle `state_update`. Only an ongoing turn can be cancelled.
-    turn_open: bool,
+    /// The turn going on, if one is: until the last prompt's v1 response or error response,
+    /// or (v2) an idle `state_update` or an error answer to each of its prompts. In v2 a
+    /// prompt sent meanwhile joins the turn (the work it contributes to). Only an ongoing turn
+    /// can be cancelled.
+    turn: Option<Turn>,
     notices: VecDeque<Json>,
     other: Vec<Json>,
     /// (type, id, role) in first-seen order; a removed plan's entry has type [`REMOVED`].
@@ -501,7 +503,7 @@ impl Session {
             update_extras: Vec::new(),
             permissions: Vec::new(),
             prompts: Vec::new(),
-            turn_open: false,
+            turn: None,
             notices: VecDeque::new(),
             other: Vec::new(),
             timeline: Vec::new(),
@@ -749,6 +751,17 @@ fn response_keys(method: &str, mode: Mode) -> &'static [&'static str] {
     }
 }
 
+/// A prompt turn going on (see [`Session::turn`]).
+#[derive(Clone, Copy, Debug)]
+struct Turn {
+    /// Its first prompt.
+    start: usize,
+    /// Its prompts answered with an error.
+    refused: usize,
+    /// Its prompts before this one are marked by a cancel already.
+    cancelled_to: usize,
+}
+
 #[derive(Clone, Debug)]
 enum Pending {
     Initialize,
@@ -764,6 +777,18 @@ enum Pending {
     /// with a result.
     SetMode(String, String),
     Other,
+}
+
+/// What a `session/set_mode` request waits for: the session and the mode it asks for. A
+/// request without a session or mode id is still tracked, as any other.
+fn set_mode_request(params: Option<&JsonValue<'_>>) -> Pending {
+    let Some(JsonValue::Object(p)) = params else {
+        return Pending::Other;
+    };
+    match (as_str(member(p, "sessionId")), as_str(member(p, "modeId"))) {
+        (Some(sid), Some(mode)) => Pending::SetMode(sid.to_owned(), mode.to_owned()),
+        _ => Pending::Other,
+    }
 }
 
 /// Methods handled by the agent (sent by the client), v1 and v2, stable and unstable.
@@ -1358,8 +1383,14 @@ impl Reducer {
         let mode = self.mode();
         let s = self.session(sid);
         s.prompts.push(entry);
-        s.turn_open = true;
         let index = s.prompts.len() - 1;
+        if mode != Mode::V2 || s.turn.is_none() {
+            s.turn = Some(Turn {
+                start: index,
+                refused: 0,
+                cancelled_to: index,
+            });
+        }
         // The user's turn: v1 chunks without an id that follow start a new message.
         s.current = None;
         if mode != Mode::V2 {
@@ -1414,11 +1445,16 @@ impl Reducer {
                     return;
                 };
                 let s = self.session(sid);
-                // Only an ongoing turn can be cancelled: a finished one stays as it was.
-                if s.turn_open
-                    && let Some(last) = s.prompts.last_mut()
-                {
-                    last.set("cancelRequested", Json::Bool(true));
+                // Only an ongoing turn can be cancelled, and in it only the prompts not
+                // answered with an error: a finished one stays as it was.
+                if let Some(turn) = &mut s.turn {
+                    // Each prompt once, however many cancels a turn sees.
+                    for prompt in &mut s.prompts[turn.cancelled_to..] {
+                        if prompt.get("error").is_none() {
+                            prompt.set("cancelRequested", Json::Bool(true));
+                        }
+                    }
+                    turn.cancelled_to = s.prompts.len();
                     self.change(sid, "session", "prompts");
                 }
             }
@@ -1450,18 +1486,7 @@ impl Reducer {
                 );
             }
             "session/set_mode" => {
-                // A request without a session or mode id is still tracked, as any other.
-                let what = match params {
-                    Some(JsonValue::Object(p)) => {
-                        match (as_str(member(p, "sessionId")), as_str(member(p, "modeId"))) {
-                            (Some(sid), Some(mode)) => {
-                                Pending::SetMode(sid.to_owned(), mode.to_owned())
-                            }
-                            _ => Pending::Other,
-                        }
-                    }
-                    _ => Pending::Other,
-                };
+                let what = set_mode_request(params);
                 self.track(Side::Client, id, method, what);
             }
             "session/set_config_option" => {
@@ -1598,9 +1623,23 @@ impl Reducer {
                 }
                 let s = self.session(&sid);
                 answer(&mut s.prompts[index], result, error);
-                // A v2 result only acknowledges the prompt: its turn ends with an idle update.
-                if index + 1 == s.prompts.len() && (v1 || error.is_some()) {
-                    s.turn_open = false;
+                // A v2 result only acknowledges the prompt: its turn ends with an idle update,
+                // or once every prompt of it was refused with an error.
+                let prompts = s.prompts.len();
+                if let Some(turn) = &mut s.turn
+                    && error.is_some()
+                    && index >= turn.start
+                {
+                    turn.refused += 1;
+                }
+                let ended = if v1 {
+                    index + 1 == prompts
+                } else {
+                    s.turn
+                        .is_some_and(|turn| turn.refused == prompts - turn.start)
+                };
+                if ended {
+                    s.turn = None;
                 }
                 // v1: any answer ends the turn (a response carries a result or an error); the
                 // answer to an earlier prompt than the last one ends no turn that is going on.
@@ -2274,7 +2313,7 @@ impl Reducer {
         s.stop_reason = stop;
         s.state = Some(state.to_owned());
         if state == "idle" {
-            s.turn_open = false;
+            s.turn = None;
         }
         // `stopReason` is an idle state's; on another it is an unknown field, kept raw.
         let skip: &[&str] = if state == "idle" {

@@ -402,7 +402,9 @@ class Session(Unpicklable):
         "_timeline",
         "_timeline_holes",
         "_tool_calls",
-        "_turn_open",
+        "_turn_cancelled_to",
+        "_turn_refused",
+        "_turn_start",
         "_update_extras",
         "_usage",
         "_version",
@@ -447,9 +449,14 @@ class Session(Unpicklable):
         self._update_extras: dict = {}
         self._permissions: list[dict] = []
         self._prompts: list[dict] = []
-        # Whether the last prompt's turn is ongoing: until its v1 response, an error response
-        # or (v2) an idle state_update. Only an ongoing turn can be cancelled.
-        self._turn_open = False
+        # The turn going on, if one is: until the last prompt's v1 response or error response,
+        # or (v2) an idle state_update or an error answer to each of its prompts. In v2 a
+        # prompt sent meanwhile joins the turn (the work it contributes to). Only an ongoing
+        # turn can be cancelled. Its first prompt, its prompts answered with an error, and
+        # where the prompts a cancel has marked end.
+        self._turn_start: int | None = None
+        self._turn_refused = 0
+        self._turn_cancelled_to = 0
         self._notices: deque = deque(maxlen=MAX_NOTICES)
         self._other: list = []
         # (type, id, role) in first-seen order; None where a removed plan's entry was.
@@ -1166,8 +1173,10 @@ class Sessions(Unpicklable):
             mode = self._mode
             s = self._session(sid)
             s._prompts.append(entry)
-            s._turn_open = True
             index = len(s._prompts) - 1
+            if mode != _V2 or s._turn_start is None:
+                s._turn_start = s._turn_cancelled_to = index
+                s._turn_refused = 0
             # The user's turn: v1 chunks without an id that follow start a new message.
             s._current = None
             if mode != _V2:
@@ -1197,9 +1206,15 @@ class Sessions(Unpicklable):
             if sid is None:
                 return
             s = self._session(sid)
-            # Only an ongoing turn can be cancelled: a finished one stays as it was.
-            if s._turn_open and s._prompts:
-                s._prompts[-1]["cancelRequested"] = True
+            # Only an ongoing turn can be cancelled, and in it only the prompts not answered
+            # with an error: a finished one stays as it was.
+            if s._turn_start is not None:
+                # Each prompt once, however many cancels a turn sees.
+                prompts = s._prompts
+                for k in range(s._turn_cancelled_to, len(prompts)):
+                    if "error" not in prompts[k]:
+                        prompts[k]["cancelRequested"] = True
+                s._turn_cancelled_to = len(prompts)
                 self._change(sid, "session", "prompts")
         elif method == "initialize":
             if type(params) is dict:
@@ -1319,9 +1334,17 @@ class Sessions(Unpicklable):
             ):
                 self._error(sid, "session/prompt: result.messageId must be a string")
             _answer(s._prompts[index], has_result, result, error)
-            # A v2 result only acknowledges the prompt: its turn ends with an idle update.
-            if index + 1 == len(s._prompts) and (v1 or not has_result):
-                s._turn_open = False
+            # A v2 result only acknowledges the prompt: its turn ends with an idle update, or
+            # once every prompt of it was refused with an error.
+            start = s._turn_start
+            if start is not None and not has_result and index >= start:
+                s._turn_refused += 1
+            if v1:
+                ended = index + 1 == len(s._prompts)
+            else:
+                ended = start is not None and s._turn_refused == len(s._prompts) - start
+            if ended:
+                s._turn_start = None
             # v1: any answer ends the turn (a response carries a result or an error); the answer
             # to an earlier prompt than the last one ends no turn that is going on.
             if v1 and index + 1 == len(s._prompts):
@@ -1786,7 +1809,7 @@ class Sessions(Unpicklable):
         s.stop_reason_ = stop
         s.state_ = state
         if state == "idle":
-            s._turn_open = False
+            s._turn_start = None
         # `stopReason` is an idle state's; on another it is an unknown field, kept raw.
         skip = _STATE_SKIP if state == "idle" else _STATE_SKIP_NOT_IDLE
         moved = _set_extras(s._update_extras, "state_update", u, skip)
