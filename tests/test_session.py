@@ -4490,6 +4490,38 @@ def test_a_set_config_option_result_replaces_the_config_options(backend):
             assert store[SID].snapshot()["configOptions"] == new and store.errors == []
 
 
+@pytest.mark.parametrize("version", [1, 2, None])
+def test_requests_lacking_required_params_are_error_records_and_kept(backend, version):
+    def request(rid, method, **params):
+        params = {"sessionId": SID, **params}
+        return {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
+
+    good = {1: {"toolCall": {"toolCallId": "c"}}, 2: {"title": "Edit?"}, None: {}}[version]
+    messages = [
+        request(2, "session/prompt", prompt=[text("go")]),
+        request(3, "session/request_permission", options=[], **good),
+        request(4, "session/prompt", prompt="go"),
+        request(5, "session/request_permission"),
+        {"jsonrpc": "2.0", "id": 5, "result": {"outcome": {"outcome": "cancelled"}}},
+    ]
+    store = store_of(backend, messages, version)
+    # Each missing member of the schema's required params, of the version in use (before
+    # initialize, only those both versions require).
+    lacking = {1: ["toolCall must be an object"], 2: ["title must be a string"], None: []}
+    assert [e["reason"] for e in store.errors] == [
+        "session/prompt: params.prompt must be an array",
+        *(f"session/request_permission: params.{m}" for m in lacking[version]),
+        "session/request_permission: params.options must be an array",
+    ]
+    # Kept as they came, and answered as any other.
+    snapshot = store[SID].snapshot()
+    assert [p["prompt"] for p in snapshot["prompts"]] == [[text("go")], "go"]
+    assert snapshot["permissions"][1] == {
+        "requestId": 5,
+        "response": {"outcome": {"outcome": "cancelled"}},
+    }
+
+
 def test_a_cancel_after_the_turn_ended_marks_nothing(backend):
     # v1: the prompt's response ends the turn (a result or an error).
     for answer in ({"result": {"stopReason": "end_turn"}}, {"error": {"code": 1, "message": "x"}}):

@@ -1402,12 +1402,45 @@ impl Reducer {
             }
         }
         self.change(sid, "session", "prompts");
+        self.check_request(sid, method, params);
         self.track(
             Side::Client,
             id,
             method,
             Pending::Prompt(sid.to_owned(), index),
         );
+    }
+
+    /// An error record for each member a `session/prompt` or `session/request_permission`
+    /// request must have and lacks (its schema's required params, of the version in use);
+    /// the request is kept as it came, and its answer is still awaited.
+    fn check_request(&mut self, sid: &str, method: &str, params: Option<&JsonValue<'_>>) {
+        let Some(JsonValue::Object(p)) = params else {
+            return;
+        };
+        let array = |v: Option<&JsonValue<'_>>| matches!(v, Some(JsonValue::Array(_)));
+        let mut missing: Vec<&str> = Vec::new();
+        if method == "session/prompt" {
+            if !array(member(p, "prompt")) {
+                missing.push("params.prompt must be an array");
+            }
+        } else {
+            match self.mode() {
+                Mode::V1 if !matches!(member(p, "toolCall"), Some(JsonValue::Object(_))) => {
+                    missing.push("params.toolCall must be an object");
+                }
+                Mode::V2 if as_str(member(p, "title")).is_none() => {
+                    missing.push("params.title must be a string");
+                }
+                _ => {}
+            }
+            if !array(member(p, "options")) {
+                missing.push("params.options must be an array");
+            }
+        }
+        for what in missing {
+            self.error(Some(sid), format!("{method}: {what}"));
+        }
     }
 
     fn request(
@@ -1432,6 +1465,7 @@ impl Reducer {
                 s.permissions.push(entry);
                 let index = s.permissions.len() - 1;
                 self.change(sid, "session", "permissions");
+                self.check_request(sid, method, params);
                 self.track(
                     Side::Agent,
                     id,

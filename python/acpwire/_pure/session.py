@@ -1162,6 +1162,25 @@ class Sessions(Unpicklable):
             return None
         return sid
 
+    def _check_request(self, sid: str, method: str, params: dict) -> None:
+        """An error record for each member a session/prompt or session/request_permission
+        request must have and lacks (its schema's required params, of the version in use);
+        the request is kept as it came, and its answer is still awaited."""
+        missing = []
+        if method == "session/prompt":
+            if type(params.get("prompt")) is not list:
+                missing.append("params.prompt must be an array")
+        else:
+            mode = self._mode
+            if mode == _V1 and type(params.get("toolCall")) is not dict:
+                missing.append("params.toolCall must be an object")
+            elif mode == _V2 and type(params.get("title")) is not str:
+                missing.append("params.title must be a string")
+            if type(params.get("options")) is not list:
+                missing.append("params.options must be an array")
+        for what in missing:
+            self._error(sid, f"{method}: {what}")
+
     def _request(self, method: str, has_id: bool, rid: Any, params: Any) -> None:
         if method == "session/prompt":
             sid = self._params_session(method, params)
@@ -1187,6 +1206,7 @@ class Sessions(Unpicklable):
                 if stopped:
                     self._change(sid, "session", "stopReason")
             self._change(sid, "session", "prompts")
+            self._check_request(sid, method, params)
             self._track(_CLIENT, has_id, rid, method, (_PROMPT, sid, index))
         elif method == "session/request_permission":
             sid = self._params_session(method, params)
@@ -1198,6 +1218,7 @@ class Sessions(Unpicklable):
             s._permissions.append(entry)
             index = len(s._permissions) - 1
             self._change(sid, "session", "permissions")
+            self._check_request(sid, method, params)
             self._track(_AGENT, has_id, rid, method, (_PERMISSION, sid, index))
         elif method == "session/cancel":
             if has_id:
