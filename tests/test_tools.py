@@ -992,6 +992,21 @@ def test_following_reads_a_record_line_written_slowly_once(tmp_path, monkeypatch
     whole = acpwire.replay(str(trace))
     assert following.store["s"].snapshot() == whole["s"].snapshot()
     assert following.store.errors == whole.errors
+    # Cut back to where the held part of a line starts, then written anew: the held bytes
+    # are not the file's any more.
+    monkeypatch.undo()
+    trace.write_bytes(_chunk_line("A", recorded=True))
+    following = traces.Following(str(trace))
+    with trace.open("ab") as fp:
+        fp.write(_chunk_line("X" * 300, recorded=True)[:400])
+    following.poll()
+    with trace.open("r+b") as fp:
+        fp.truncate(following.position)
+    following.poll()
+    with trace.open("ab") as fp:
+        fp.write(_chunk_line("Y" * 10 + "X" * 290, recorded=True))
+    following.poll()
+    assert following.store["s"].message_text("m") == "A" + "Y" * 10 + "X" * 290
 
 
 def test_following_tells_a_trace_by_its_first_line_that_is_not_blank(tmp_path):

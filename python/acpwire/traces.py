@@ -146,9 +146,9 @@ class Following:
     Only whole lines are reduced: a line still being written waits for its newline, and the
     trace is told plain or recorded by its first line that is not blank. A file that shrinks,
     is replaced, or is rewritten in place (the 64 bytes just before where the last poll
-    stopped are no longer the ones read) is reduced again from its start. A record line over
-    the limit ``iter_lines`` keeps is one error record and is skipped to its newline without
-    being held, as in a whole replay.
+    stopped are no longer the ones read) is reduced again from its start. A record line is
+    held as it grows, up to the limit ``iter_lines`` keeps: one over it is one error record
+    and is skipped to its newline without being held further, as in a whole replay.
     """
 
     def __init__(self, path: str, **options: Any) -> None:
@@ -204,9 +204,11 @@ class Following:
             stat = os.stat(self.path)
         except FileNotFoundError:
             return False  # being replaced: the next poll sees the new file
-        if (stat.st_dev, stat.st_ino) != self._identity or stat.st_size < self.position:
+        # Read up to here: the position and the part of a record line held past it.
+        read = self.position + len(self._pending)
+        if (stat.st_dev, stat.st_ino) != self._identity or stat.st_size < read:
             return self._restart()
-        if stat.st_size == self.position:
+        if stat.st_size == read:
             return False
         if self.position == 0:
             # Only with a whole first line can the trace be told plain or recorded.
