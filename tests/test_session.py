@@ -4546,6 +4546,24 @@ def test_a_cancel_after_the_turn_ended_marks_nothing(backend):
     assert "cancelRequested" not in prompts[0] and prompts[1]["cancelRequested"] is True
 
 
+def test_a_prompt_answer_is_read_by_the_rules_in_force_when_it_was_sent(backend):
+    # A v1 prompt answered after the connection was initialized again as v2: its stop reason
+    # still ends its turn, and is no malformed v2 acknowledgement.
+    answer = {"jsonrpc": "2.0", "id": 2, "result": {"stopReason": "end_turn"}}
+    store = store_of(backend, [_prompt(), *init(2, rid=9), answer], 1)
+    s = store[SID].snapshot()
+    assert store.errors == [] and (s["state"], s["stopReason"]) == ("idle", "end_turn")
+    # And the other way: a v2 prompt's acknowledgement under v1 rules ends nothing.
+    ack = {"jsonrpc": "2.0", "id": 2, "result": {"messageId": "u1"}}
+    store = store_of(backend, [_prompt(), *init(1, rid=9), ack], 2)
+    assert store.errors == [] and store[SID].snapshot()["state"] is None
+    # Sent before initialize, it is read by the rules in force when answered.
+    store = store_of(backend, [_prompt(), *init(2, rid=9), {**ack, "result": {}}])
+    assert [e["reason"] for e in store.errors] == [
+        "session/prompt: result.messageId must be a string"
+    ]
+
+
 def test_a_v2_cancel_marks_every_prompt_of_the_work_going_on(backend):
     # v2: a prompt sent while the work runs contributes to it, and a cancel stops that work:
     # every prompt of the turn is marked, but one already answered with an error.
@@ -4563,6 +4581,11 @@ def test_a_v2_cancel_marks_every_prompt_of_the_work_going_on(backend):
     store.apply(_CANCEL)
     marked = ["cancelRequested" in p for p in store[SID].snapshot()["prompts"]]
     assert marked == [True, False, True, True]
+    # A turn whose prompts were all refused with an error is over: a cancel marks nothing.
+    refused = [{"jsonrpc": "2.0", "id": i, "error": {"code": 1, "message": "x"}} for i in (6, 7)]
+    store = store_of(backend, [*messages[:2], idle, _prompt(6), _prompt(7), *refused, _CANCEL], 2)
+    marked = ["cancelRequested" in p for p in store[SID].snapshot()["prompts"]]
+    assert marked == [False, False, False]
     # v1: one prompt per turn, however they are sent; only the last is going on.
     store = store_of(backend, [_prompt(), _prompt(3), _CANCEL], 1)
     marked = ["cancelRequested" in p for p in store[SID].snapshot()["prompts"]]

@@ -771,7 +771,9 @@ enum Pending {
     /// (its result is the full set of options): the result's setup state applies. The session
     /// and the method.
     LoadSession(String, String),
-    Prompt(String, usize),
+    /// The session, the prompt's index, and the rules in force when it was sent, which its
+    /// answer is read by (a connection initialized again meanwhile changes them).
+    Prompt(String, usize, Mode),
     Permission(String, usize),
     /// `session/set_mode` (v1): the session and the mode it asks for, current once answered
     /// with a result.
@@ -1407,7 +1409,7 @@ impl Reducer {
             Side::Client,
             id,
             method,
-            Pending::Prompt(sid.to_owned(), index),
+            Pending::Prompt(sid.to_owned(), index, mode),
         );
     }
 
@@ -1621,15 +1623,21 @@ impl Reducer {
                     self.session_setup(&sid, &method, r);
                 }
             }
-            Pending::Prompt(sid, index) => {
+            Pending::Prompt(sid, index, asked) => {
                 let r = match result {
                     Some(JsonValue::Object(r)) => Some(r),
                     _ => None,
                 };
                 let stop = r.and_then(|r| as_str(member(r, "stopReason")));
-                // Before `initialize` the result's shape tells the version: a `messageId`
-                // without a `stopReason` is a v2 acknowledgement.
-                let v1 = match self.mode() {
+                // Sent before `initialize`, it is read by the rules in force now, and before
+                // it by the result's shape: a `messageId` without a `stopReason` is a v2
+                // acknowledgement.
+                let mode = if asked == Mode::Unknown {
+                    self.mode()
+                } else {
+                    asked
+                };
+                let v1 = match mode {
                     Mode::V2 => false,
                     Mode::V1 => true,
                     Mode::Unknown => {

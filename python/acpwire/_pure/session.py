@@ -1207,7 +1207,7 @@ class Sessions(Unpicklable):
                     self._change(sid, "session", "stopReason")
             self._change(sid, "session", "prompts")
             self._check_request(sid, method, params)
-            self._track(_CLIENT, has_id, rid, method, (_PROMPT, sid, index))
+            self._track(_CLIENT, has_id, rid, method, (_PROMPT, sid, index, mode))
         elif method == "session/request_permission":
             sid = self._params_session(method, params)
             if sid is None:
@@ -1335,9 +1335,13 @@ class Sessions(Unpicklable):
             stop = result.get("stopReason") if type(result) is dict else None
             if type(stop) is not str:
                 stop = None
-            mode = self._mode
-            # Before `initialize` the result's shape tells the version: a `messageId` without
-            # a `stopReason` is a v2 acknowledgement.
+            # Read by the rules in force when the prompt was sent (a connection initialized
+            # again meanwhile changes them); sent before `initialize`, by those in force now,
+            # and before it by the result's shape: a `messageId` without a `stopReason` is a
+            # v2 acknowledgement.
+            mode = what[3]
+            if mode == _UNKNOWN:
+                mode = self._mode
             if mode == _UNKNOWN:
                 v1 = stop is not None or type(result) is not dict or "messageId" not in result
             else:
