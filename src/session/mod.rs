@@ -1624,79 +1624,7 @@ impl Reducer {
                 }
             }
             Pending::Prompt(sid, index, asked) => {
-                let r = match result {
-                    Some(JsonValue::Object(r)) => Some(r),
-                    _ => None,
-                };
-                let stop = r.and_then(|r| as_str(member(r, "stopReason")));
-                // Sent before `initialize`, it is read by the rules in force now, and before
-                // it by the result's shape: a `messageId` without a `stopReason` is a v2
-                // acknowledgement.
-                let mode = if asked == Mode::Unknown {
-                    self.mode()
-                } else {
-                    asked
-                };
-                let v1 = match mode {
-                    Mode::V2 => false,
-                    Mode::V1 => true,
-                    Mode::Unknown => {
-                        stop.is_some() || r.is_none_or(|r| member(r, "messageId").is_none())
-                    }
-                };
-                // v1: the result ends the turn with its stop reason; a result without one is
-                // malformed, and ends the turn as an error response does.
-                if v1 && stop.is_none() && result.is_some() {
-                    self.error(
-                        Some(&sid),
-                        "session/prompt: result.stopReason must be a string".to_owned(),
-                    );
-                }
-                // v2: the acknowledgement names the user message it inserted, always (the
-                // prompt lifecycle: "a required, non-null string"); recorded as it came.
-                if !v1
-                    && result.is_some()
-                    && r.and_then(|r| as_str(member(r, "messageId"))).is_none()
-                {
-                    self.error(
-                        Some(&sid),
-                        "session/prompt: result.messageId must be a string".to_owned(),
-                    );
-                }
-                let s = self.session(&sid);
-                answer(&mut s.prompts[index], result, error);
-                // A v2 result only acknowledges the prompt: its turn ends with an idle update,
-                // or once every prompt of it was refused with an error.
-                let prompts = s.prompts.len();
-                if let Some(turn) = &mut s.turn
-                    && error.is_some()
-                    && index >= turn.start
-                {
-                    turn.refused += 1;
-                }
-                let ended = if v1 {
-                    index + 1 == prompts
-                } else {
-                    s.turn
-                        .is_some_and(|turn| turn.refused == prompts - turn.start)
-                };
-                if ended {
-                    s.turn = None;
-                }
-                // v1: any answer ends the turn (a response carries a result or an error); the
-                // answer to an earlier prompt than the last one ends no turn that is going on.
-                if v1 && index + 1 == s.prompts.len() {
-                    s.state = Some("idle".to_owned());
-                    let stop = stop.map(str::to_owned);
-                    // Named when set, also to the value it had, or cleared.
-                    let moved = stop.is_some() || s.stop_reason.is_some();
-                    s.stop_reason = stop;
-                    self.change(&sid, "session", "state");
-                    if moved {
-                        self.change(&sid, "session", "stopReason");
-                    }
-                }
-                self.change(&sid, "session", "prompts");
+                self.prompt_answer(&sid, index, asked, result, error);
             }
             Pending::Permission(sid, index) => {
                 let s = self.session(&sid);
@@ -1712,6 +1640,85 @@ impl Reducer {
             }
             Pending::Other => {}
         }
+    }
+
+    /// The answer to prompt `index` of session `sid`, sent under the rules `asked`.
+    fn prompt_answer(
+        &mut self,
+        sid: &str,
+        index: usize,
+        asked: Mode,
+        result: Option<&JsonValue<'_>>,
+        error: Option<&JsonValue<'_>>,
+    ) {
+        let r = match result {
+            Some(JsonValue::Object(r)) => Some(r),
+            _ => None,
+        };
+        let stop = r.and_then(|r| as_str(member(r, "stopReason")));
+        // Sent before `initialize`, it is read by the rules in force now, and before
+        // it by the result's shape: a `messageId` without a `stopReason` is a v2
+        // acknowledgement.
+        let mode = if asked == Mode::Unknown {
+            self.mode()
+        } else {
+            asked
+        };
+        let v1 = match mode {
+            Mode::V2 => false,
+            Mode::V1 => true,
+            Mode::Unknown => stop.is_some() || r.is_none_or(|r| member(r, "messageId").is_none()),
+        };
+        // v1: the result ends the turn with its stop reason; a result without one is
+        // malformed, and ends the turn as an error response does.
+        if v1 && stop.is_none() && result.is_some() {
+            self.error(
+                Some(sid),
+                "session/prompt: result.stopReason must be a string".to_owned(),
+            );
+        }
+        // v2: the acknowledgement names the user message it inserted, always (the
+        // prompt lifecycle: "a required, non-null string"); recorded as it came.
+        if !v1 && result.is_some() && r.and_then(|r| as_str(member(r, "messageId"))).is_none() {
+            self.error(
+                Some(sid),
+                "session/prompt: result.messageId must be a string".to_owned(),
+            );
+        }
+        let s = self.session(sid);
+        answer(&mut s.prompts[index], result, error);
+        // A v2 result only acknowledges the prompt: its turn ends with an idle update,
+        // or once every prompt of it was refused with an error.
+        let prompts = s.prompts.len();
+        if let Some(turn) = &mut s.turn
+            && error.is_some()
+            && index >= turn.start
+        {
+            turn.refused += 1;
+        }
+        let ended = if v1 {
+            index + 1 == prompts
+        } else {
+            s.turn
+                .is_some_and(|turn| turn.refused == prompts - turn.start)
+        };
+        if ended {
+            s.turn = None;
+        }
+        // v1: any answer ends the turn (a response carries a result or an error); the
+        // answer to an earlier prompt than the last one ends no turn that is going on.
+        if v1 && index + 1 == s.prompts.len() {
+            s.state = Some("idle".to_owned());
+            let stop = stop.map(str::to_owned);
+            // Named when set, also to the value it had, or cleared.
+            let moved = stop.is_some() || s.stop_reason.is_some();
+            s.stop_reason = stop;
+            self.change(sid, "session", "state");
+            if moved {
+                self.change(sid, "session", "stopReason");
+            }
+        }
+        self.change(sid, "session", "prompts");
     }
 
     /// `configOptions` and `modes.currentModeId` of the result of session setup `method`
