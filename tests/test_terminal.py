@@ -663,6 +663,20 @@ def test_alternate_screens_follow_xterm(backend):
     assert t.screen() == ["", "", "", ""]
 
 
+def test_spans_of_one_text_and_style_are_one_object(backend):
+    # Test dots, bars, prompts: the same run again and again. One object each, shared by
+    # every row that shows it (spans are immutable), so a view of a long scrollback costs
+    # what its distinct runs do.
+    row = b"\x1b[32m.\x1b[31mF\x1b[32m..\x1b[0m done\r\n"
+    spans = fed(backend, row * 500).spans()
+    assert len(spans) == 500 and all(r == spans[0] for r in spans)
+    assert [s.text for s in spans[0]] == [".", "F", "..", " done"]
+    assert len({id(s) for r in spans for s in r}) == 4
+    # Equal text in another style, or another text in the same style, is another span.
+    spans = fed(backend, b"\x1b[32mok\x1b[31mok\x1b[32mno\r\n").spans()
+    assert len({id(s) for s in spans[0]}) == 3
+
+
 def test_spans_keep_visible_trailing_blanks(backend):
     t = fed(backend, b"ok \x1b[41m     \x1b[0m\r\n")
     (row,) = t.spans()

@@ -136,6 +136,7 @@ class Terminal:
         Trailing blanks are trimmed back to the last cell that shows: a non-blank, or a blank
         with a background colour, inverse, underline or strike-through (which ``text`` and
         ``lines()`` trim too). A trailing line of such blanks is a row here, not in ``lines()``.
+        Runs of one text and style are one ``Span`` object, shared by every row that shows it.
         """
     def screen(self) -> list[str] | None:
         """The visible rows of the active screen (None when ``cols`` is None)."""

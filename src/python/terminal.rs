@@ -3,6 +3,7 @@
 //! The core terminal sits behind `Arc<Mutex<…>>` so that a session store can hand Python a
 //! live handle to a terminal it keeps feeding. Feeding runs without the GIL.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use pyo3::exceptions::PyValueError;
@@ -231,7 +232,8 @@ impl Terminal {
 
     /// Styled runs per line (adjacent runs of one style merged). Trailing blanks are trimmed
     /// back to the last cell that shows: a non-blank, or a blank with a background colour,
-    /// inverse, underline or strike-through (which `text` and `lines()` trim too).
+    /// inverse, underline or strike-through (which `text` and `lines()` trim too). Runs of one
+    /// text and style are one `Span` object, shared by every row that shows it.
     fn spans<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let (view, styles) = self.with_terminal(py, |t| {
             let view = t.styled_text();
@@ -258,18 +260,28 @@ impl Terminal {
         // collection triggered every few hundred of them would only walk what is being built.
         let _paused = super::GcPause::new();
         let text = view.text.as_str();
+        // Spans are immutable, and output repeats itself (bars, prompts, test dots, the same
+        // word in the same colour): a run of a text and style already made is that span
+        // again, which saves making and later freeing most of them.
+        let mut made: HashMap<(u32, &str), Bound<'py, PyAny>, ahash::RandomState> =
+            HashMap::with_hasher(ahash::RandomState::new());
         let mut runs_start = 0;
         let rows = view.lines.iter().map(|&(text_end, runs_end)| {
             let runs = &view.runs[runs_start..runs_end];
             runs_start = runs_end;
             let ends = runs.iter().skip(1).map(|r| r.0).chain([text_end]);
             let row = runs.iter().zip(ends).map(|(&(begin, sid), end)| {
-                let run_text = PyString::new(py, &text[begin..end]);
+                let key = (sid, &text[begin..end]);
+                if let Some(made) = made.get(&key) {
+                    return Ok(made.clone());
+                }
                 let style = fields.get(sid as usize).and_then(Option::as_ref);
                 let style = style.ok_or_else(|| {
                     pyo3::exceptions::PyRuntimeError::new_err("a run's style has no fields")
                 })?;
-                new_span(span, run_text, style)
+                let made_now = new_span(span, PyString::new(py, key.1), style)?;
+                made.insert(key, made_now.clone());
+                Ok(made_now)
             });
             super::try_list(py, runs.len(), row).map(Bound::into_any)
         });

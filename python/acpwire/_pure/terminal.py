@@ -592,15 +592,20 @@ class Terminal(Unpicklable):
         or a blank with a background colour, inverse, underline or strike-through (which
         ``text`` and ``lines()`` trim too). So a line's spans read as its ``lines()`` entry plus,
         at most, such blanks, and trailing lines holding only such blanks are rows here, not
-        there.
+        there. Runs of one text and style are one Span object, shared by every row that shows it.
         """
         out = []
+        # Spans are immutable and output repeats itself: a run of a text and style already
+        # made is that span again (as the native backend does it).
+        made: dict[tuple[str, int], Span] = {}
         for _, runs in self._logical(True):
             spans = []
-            for text, sid in runs:
-                fg, bg, flags, link = self._styles[sid]
-                spans.append(
-                    Span(
+            for run in runs:
+                span = made.get(run)
+                if span is None:
+                    text, sid = run
+                    fg, bg, flags, link = self._styles[sid]
+                    span = made[run] = Span(
                         text,
                         _color_out(fg),
                         _color_out(bg),
@@ -612,7 +617,7 @@ class Terminal(Unpicklable):
                         bool(flags & STRIKE),
                         self._links[link] if link else None,
                     )
-                )
+                spans.append(span)
             out.append(spans)
         return out
 
