@@ -1,0 +1,48 @@
+"""The pure backend's ``Sessions`` against the plain orjson + dict reducer, in interleaved rounds.
+
+Times the pure backend feeding a session workload in 1 MiB pieces (as ``acpwire bench`` hands
+it) and the dict reducer on the same bytes split into lines, alternating, and prints the median
+of each and their ratio (the issue's goal: the pure fallback within 1.5× the dict reducer).
+
+    python benches/pure_vs_dict.py [tokens|mixed] [ROUNDS]
+"""
+
+import statistics
+import sys
+import time
+
+from acpwire import _pure, baselines
+from acpwire.bench import stream_pieces
+from acpwire.workloads.sessions import mixed_sessions, token_stream
+
+workload = sys.argv[1] if len(sys.argv) > 1 else "mixed"
+rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 5
+data = token_stream() if workload == "tokens" else mixed_sessions(updates=20_000)
+pieces = stream_pieces(data)
+reducer = baselines.available()["dict"]
+
+
+def pure() -> None:
+    store = _pure.Sessions()
+    for piece in pieces:
+        store.feed(piece)
+    store.finish()
+
+
+def with_dicts() -> None:
+    reducer().feed_lines(data.split(b"\n"))
+
+
+def timed(run) -> float:
+    start = time.perf_counter()
+    run()
+    return time.perf_counter() - start
+
+
+seconds: dict[str, list[float]] = {"pure": [], "dict": []}
+for _ in range(rounds):
+    seconds["pure"].append(timed(pure))
+    seconds["dict"].append(timed(with_dicts))
+pure_s, dict_s = statistics.median(seconds["pure"]), statistics.median(seconds["dict"])
+print(f"{workload}: pure {pure_s * 1e3:.0f} ms, dict reducer {dict_s * 1e3:.0f} ms median")
+print(f"pure / dict reducer: {pure_s / dict_s:.2f}x")
