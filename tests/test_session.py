@@ -599,6 +599,27 @@ def test_a_store_bound_of_zero_keeps_only_the_terminal_written_last(backend):
         backend.Sessions(max_terminal_bytes=-1)
 
 
+def test_a_cleared_terminal_keeps_the_links_its_pen_carries_and_counts_them(backend):
+    store = backend.Sessions(max_terminal_bytes=0)
+    # Many links, written and closed, then one left open on the pen: a clear drops the rows
+    # and the closed links, and keeps the open one, which the next text still carries.
+    links = b"".join(b"\x1b]8;;https://example.com/%d\x07x\x1b]8;;\x07" % i for i in range(50))
+    store.apply(_chunk("a", links + b"\x1b]8;;https://kept.example\x07y"))
+    store.apply(_chunk("b", b"b"))
+    assert _terminal_views(store)["a"] == ("", True)
+    store.apply(_chunk("a", b"\rz"))
+    spans = store[SID].terminal("a").spans()
+    assert [(s.text, s.link) for row in spans for s in row] == [("z", "https://kept.example")]
+    # A terminal holding nothing but the link its pen carries has nothing a clear would drop:
+    # it is not cleared, nor marked.
+    store = backend.Sessions(max_terminal_bytes=0)
+    store.apply(_chunk("c", b"\x1b]8;;https://open.example\x07"))
+    store.changes()
+    store.apply(_chunk("d", b"d"))
+    assert _terminal_views(store)["c"] == ("", False)
+    assert store.changes() == [(SID, "terminal", "d")]
+
+
 def test_many_terminals_stay_within_the_memory_the_store_bound_allows():
     # Native memory: 1 MB of chunks (a REP repeating one character over 40 rows each) to 1,500
     # terminals once held 3.8 GB; the store now clears the least recently written.
@@ -2433,6 +2454,8 @@ _PTY_PIECES = [
     b"e\xcc\x81\xcc\x82",
     "デ".encode(),
     b"\x1b]8;;http://l/\x1b\\",
+    b"\x1b]8;;http://example.com/another-link\x07",
+    b"\x1b]8;;\x07",
     b"\x1b]0;title\x07",
     b"\x1b[?1049h",
     b"\x1b[?1049l",
@@ -2484,6 +2507,8 @@ def _held(backend, data: bytes, **options) -> int:
         # A style in use: 8; a cluster: 8 and its UTF-8 bytes (e + U+0301, then + U+0302).
         (b"\x1b[31mr", {}, 1 + 128 + 8),
         (b"e\xcc\x81\xcc\x82", {}, 1 + 128 + (8 + 3) + (8 + 5)),
+        # A link: 8 and its UTF-8 bytes, each once, besides the linked style.
+        (b"\x1b]8;;http://x\x1b\\ab\x1b]8;;\x1b\\\x1b]8;;http://x\x07c", {}, 3 + 128 + 8 + (8 + 8)),
     ],
 )
 def test_what_a_terminal_holds_counts_rows_scrollback_and_tables(both, data, options, held):

@@ -189,7 +189,8 @@ class Sessions:
 
     ``max_terminal_bytes`` bounds what all its terminals hold together, in the units of a
     terminal's ``max_bytes`` (scrollback as counted there, each screen row with cells the
-    same way, 8 per style and 8 plus its UTF-8 length per grapheme cluster): past it, the
+    same way, 8 per style and 8 plus its UTF-8 length per grapheme cluster and per OSC 8
+    link): past it, the
     terminals written least recently are cleared (their ``truncated`` set, their fields
     kept). Each terminal's own ``max_bytes`` is at most this.
 

@@ -2162,11 +2162,15 @@ impl Reducer {
                 .get_mut(&victim_id)
                 .expect("terminals are never removed");
             victim.written = 0;
-            // One that holds nothing loses nothing: it is not cleared, nor marked truncated.
-            if victim.held > 0 {
-                lock(&victim.term).drop_retained();
-                budget.held -= victim.held;
-                victim.held = 0;
+            // One that holds nothing a clear would drop loses nothing: it is not cleared, nor
+            // marked truncated. A clear keeps the links its pen and saved cursors carry.
+            let mut term = lock(&victim.term);
+            let kept = term.kept_bytes();
+            if victim.held > kept {
+                term.drop_retained();
+                drop(term);
+                budget.held -= victim.held - kept;
+                victim.held = kept;
                 let victim_session = session.id.clone();
                 self.change(&victim_session, "terminal", &victim_id);
             }

@@ -837,6 +837,8 @@ pub struct Terminal {
     cluster_ids: HashMap<Box<str>, u32>,
     /// The clusters' UTF-8 bytes, together.
     cluster_bytes: usize,
+    /// The interned links' UTF-8 bytes, together.
+    link_bytes: usize,
     // screen
     prim: VecDeque<Line>,
     /// The alternate screen while it is shown.
@@ -903,6 +905,7 @@ impl Terminal {
             clusters: Vec::new(),
             cluster_ids: HashMap::new(),
             cluster_bytes: 0,
+            link_bytes: 0,
             prim: VecDeque::new(),
             alt: None,
             alt_kept: VecDeque::new(),
@@ -942,6 +945,7 @@ impl Terminal {
         self.style_cache = [(StyleKey::default(), 0); STYLE_CACHE];
         self.links = vec![Arc::from("")];
         self.link_ids = HashMap::new();
+        self.link_bytes = 0;
         self.clusters = Vec::new();
         self.cluster_ids = HashMap::new();
         self.cluster_bytes = 0;
@@ -1084,7 +1088,8 @@ impl Terminal {
     /// What the terminal holds, in the units of `max_bytes`: its scrollback as it counts
     /// there; each screen row that holds cells as a scrollback line would count (its cells,
     /// a soft-wrapped row as wide as the views show it, plus 128); and 8 per style interned
-    /// and 8 plus its UTF-8 length per grapheme cluster (the tables that cells refer to).
+    /// and 8 plus its UTF-8 length per grapheme cluster and per OSC 8 link (the tables that
+    /// cells refer to).
     pub fn retained_bytes(&self) -> usize {
         let screens = self.prim.iter().chain(self.alt.iter().flatten());
         let rows = screens.chain(self.alt_kept.iter());
@@ -1099,12 +1104,14 @@ impl Terminal {
             + INTERNED_COST * (self.styles.len() - 1)
             + INTERNED_COST * self.clusters.len()
             + self.cluster_bytes
+            + INTERNED_COST * (self.links.len() - 1)
+            + self.link_bytes
     }
 
     /// Drops everything the terminal shows, scrollback and screens (their memory with it),
-    /// with the styles and grapheme clusters that only cells referred to, and sets `truncated`;
-    /// the cursor, modes, rendition (and its link), title and counters stay, as does a
-    /// sequence cut short by the last chunk.
+    /// with the styles, grapheme clusters and links that only cells referred to, and sets
+    /// `truncated`; the cursor, modes, rendition (and its link), title and counters stay, as
+    /// does a sequence cut short by the last chunk.
     pub fn drop_retained(&mut self) {
         self.sb = VecDeque::new();
         self.sb_cost = 0;
@@ -1141,7 +1148,24 @@ impl Terminal {
         for saved in self.saved.iter_mut().flatten() {
             saved.pen.link = relink(saved.pen.link);
         }
+        self.link_bytes = self.links.iter().map(|uri| uri.len()).sum();
         self.truncated = true;
+    }
+
+    /// What [`Terminal::drop_retained`] would leave of [`Terminal::retained_bytes`]: the links
+    /// the pen and the saved cursors carry (each once).
+    pub fn kept_bytes(&self) -> usize {
+        let mut carried = [self.pen.link, 0, 0];
+        for (slot, saved) in carried[1..].iter_mut().zip(&self.saved) {
+            *slot = saved.map_or(0, |s| s.pen.link);
+        }
+        let mut kept = 0;
+        for (k, &id) in carried.iter().enumerate() {
+            if id != 0 && !carried[..k].contains(&id) {
+                kept += INTERNED_COST + self.links[id as usize].len();
+            }
+        }
+        kept
     }
 
     /// (row, col) on the active screen when `cols` is set; col == cols means a pending wrap.
@@ -1960,6 +1984,7 @@ impl Terminal {
                         let arc: Arc<str> = Arc::from(uri);
                         self.links.push(arc.clone());
                         self.link_ids.insert(arc, link);
+                        self.link_bytes += uri.len();
                     }
                 }
                 if link != self.pen.link {

@@ -660,7 +660,8 @@ class Sessions(Unpicklable):
         max_terminal_bytes: what all the store's terminals may hold together, in the units
             of a terminal's ``max_bytes`` (its scrollback as counted there, each screen row
             with cells the same way, 8 per style and 8 plus its UTF-8 length per grapheme
-            cluster): past it, the terminals written least recently are cleared
+            cluster and per OSC 8 link): past it, the terminals written least recently are
+            cleared
             (``truncated``). Each terminal's own ``max_bytes`` is at most this.
     """
 
@@ -1691,11 +1692,13 @@ class Sessions(Unpicklable):
             order[key] = entry
         while self._terminal_held > self._terminal_budget and len(order) > 1:
             (victim_sid, victim_tid), victim = order.popitem(last=False)
-            # One that holds nothing loses nothing: it is not cleared, nor marked truncated.
-            if victim[2]:
+            # One that holds nothing a clear would drop loses nothing: it is not cleared, nor
+            # marked truncated. A clear keeps the links its pen and saved cursors carry.
+            kept = victim[1]._kept_bytes()
+            if victim[2] > kept:
                 victim[1]._drop_retained()
-                self._terminal_held -= victim[2]
-                victim[2] = 0
+                self._terminal_held -= victim[2] - kept
+                victim[2] = kept
                 self._change(victim_sid, "terminal", victim_tid)
 
     def _set_plan(self, sid: str, pid: str, plan: dict) -> None:

@@ -235,6 +235,11 @@ def _color_out(c: int) -> int | str | None:
     return c - 1
 
 
+def _utf8_len(text: str) -> int:
+    """The UTF-8 length of ``text`` (lone surrogates, should one come, as three bytes)."""
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
 class _Line:
     """One row: parallel lists of cell text and style ids, plus the soft-wrap flags.
 
@@ -419,6 +424,7 @@ class Terminal(Unpicklable):
         "_inter",
         "_last",
         "_link",
+        "_link_bytes",
         "_link_ids",
         "_links",
         "_lock",
@@ -496,6 +502,7 @@ class Terminal(Unpicklable):
         self._style_ids: dict[tuple[int, int, int, int], int] = {(0, 0, 0, 0): 0}
         self._links: list[str] = [""]
         self._link_ids: dict[str, int] = {}
+        self._link_bytes = 0
         self._clusters: set[str] = set()
         self._cluster_bytes = 0
         # The alternate screen while it is shown, and while it is not (None until first used):
@@ -666,8 +673,8 @@ class Terminal(Unpicklable):
     def _retained_bytes(self) -> int:
         """What the terminal holds, in the units of ``max_bytes``: its scrollback as it counts
         there; each screen row that holds cells as a scrollback line would count; and 8 per
-        style interned and 8 plus its UTF-8 length per grapheme cluster. A store's
-        ``max_terminal_bytes`` adds these up."""
+        style interned and 8 plus its UTF-8 length per grapheme cluster and per OSC 8 link. A
+        store's ``max_terminal_bytes`` adds these up."""
         rows_cost = 0
         line_cost = self._line_cost
         for grid in (self._prim, self._alt, self._alt_kept):
@@ -680,15 +687,17 @@ class Terminal(Unpicklable):
         return (
             self._sb_cost
             + rows_cost
-            + _INTERNED_COST * (len(self._styles) - 1 + len(self._clusters))
+            + _INTERNED_COST * (len(self._styles) - 1 + len(self._clusters) + len(self._links) - 1)
             + self._cluster_bytes
+            + self._link_bytes
         )
 
     @_changing
     def _drop_retained(self) -> None:
-        """Drop everything the terminal shows, scrollback and screens, with the styles and
-        grapheme clusters only cells referred to, and set ``truncated``; the cursor, modes,
-        rendition (and its link), title and counters stay, as does a sequence cut short."""
+        """Drop everything the terminal shows, scrollback and screens, with the styles,
+        grapheme clusters and links only cells referred to, and set ``truncated``; the cursor,
+        modes, rendition (and its link), title and counters stay, as does a sequence cut
+        short."""
         self._sb = deque()
         self._sb_cost = 0
         for grid in (self._prim, self._alt, self._alt_kept):
@@ -721,7 +730,15 @@ class Terminal(Unpicklable):
             None if saved is None else (*saved[:5], relink(saved[5]), saved[6])
             for saved in self._saved
         ]
+        self._link_bytes = sum(_utf8_len(uri) for uri in self._links)
         self._truncated = True
+
+    def _kept_bytes(self) -> int:
+        """What ``_drop_retained`` would leave of ``_retained_bytes``: the links the pen and
+        the saved cursors carry (each once)."""
+        carried = {self._link, *(saved[5] for saved in self._saved if saved is not None)}
+        carried.discard(0)
+        return sum(_INTERNED_COST + _utf8_len(self._links[link]) for link in carried)
 
     @property
     def cols(self) -> int | None:
@@ -1154,12 +1171,14 @@ class Terminal(Unpicklable):
             if not sep:
                 return
             link = 0
-            if uri and len(uri.encode("utf-8", "surrogatepass")) <= MAX_LINK_BYTES:
+            size = _utf8_len(uri)
+            if uri and size <= MAX_LINK_BYTES:
                 link = self._link_ids.get(uri, 0)
                 if not link and len(self._links) <= MAX_LINKS:
                     link = len(self._links)
                     self._links.append(uri)
                     self._link_ids[uri] = link
+                    self._link_bytes += size
             if link != self._link:
                 self._link = link
                 self._pen_id = -1
