@@ -1694,9 +1694,8 @@ class Sessions(Unpicklable):
             (victim_sid, victim_tid), victim = order.popitem(last=False)
             # One that holds nothing a clear would drop loses nothing: it is not cleared, nor
             # marked truncated. A clear keeps the links its pen and saved cursors carry.
-            kept = victim[1]._kept_bytes()
-            if victim[2] > kept:
-                victim[1]._drop_retained()
+            kept = victim[1]._clear_for_store(victim[2])
+            if kept is not None:
                 self._terminal_held -= victim[2] - kept
                 victim[2] = kept
                 self._change(victim_sid, "terminal", victim_tid)

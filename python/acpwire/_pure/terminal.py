@@ -693,6 +693,16 @@ class Terminal(Unpicklable):
         )
 
     @_changing
+    def _clear_for_store(self, held: int) -> int | None:
+        """A store's clear, past its bound: unless ``held`` (what the store last counted) is
+        no more than a clear keeps, drop what the terminal holds; return what it keeps, or
+        None when it is passed over. Both under one lock, as in the native store."""
+        kept = self._kept_bytes()
+        if held <= kept:
+            return None
+        self._drop_retained()
+        return kept
+
     def _drop_retained(self) -> None:
         """Drop everything the terminal shows, scrollback and screens, with the styles,
         grapheme clusters and links only cells referred to, and set ``truncated``; the cursor,
