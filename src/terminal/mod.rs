@@ -827,10 +827,13 @@ pub struct Terminal {
     styles: Vec<StyleKey>,
     style_ids: HashMap<StyleKey, u32>,
     /// Recently interned styles, direct-mapped: SGR sequences switch among a few pens, and
-    /// the map's hash costs more than the rest of a write.
-    style_cache: [(StyleKey, u32); STYLE_CACHE],
-    /// Recent widths of non-ASCII characters, direct-mapped: `code point << 2 | width`.
-    width_cache: [u32; WIDTH_CACHE],
+    /// the map's hash costs more than the rest of a write. Made at the first style interned
+    /// (and dropped with the styles): most of a terminal's fixed size, which a store of many
+    /// idle or plain-text terminals would otherwise pay for each.
+    style_cache: Option<Box<[(StyleKey, u32); STYLE_CACHE]>>,
+    /// Recent widths of non-ASCII characters, direct-mapped: `code point << 2 | width`. Made
+    /// at the first such character.
+    width_cache: Option<Box<[u32; WIDTH_CACHE]>>,
     links: Vec<Arc<str>>,
     link_ids: HashMap<Arc<str>, u32>,
     clusters: Vec<Box<str>>,
@@ -898,8 +901,8 @@ impl Terminal {
             progress: None,
             styles: Vec::new(),
             style_ids: HashMap::new(),
-            style_cache: [(StyleKey::default(), 0); STYLE_CACHE],
-            width_cache: [0; WIDTH_CACHE],
+            style_cache: None,
+            width_cache: None,
             links: Vec::new(),
             link_ids: HashMap::new(),
             clusters: Vec::new(),
@@ -941,8 +944,8 @@ impl Terminal {
         self.progress = None;
         self.styles = vec![StyleKey::default()];
         self.style_ids = HashMap::from_iter([(StyleKey::default(), 0)]);
-        // Every slot maps the default style to id 0, which stays true.
-        self.style_cache = [(StyleKey::default(), 0); STYLE_CACHE];
+        // Made again at the next style interned.
+        self.style_cache = None;
         self.links = vec![Arc::from("")];
         self.link_ids = HashMap::new();
         self.link_bytes = 0;
@@ -1122,7 +1125,7 @@ impl Terminal {
         }
         self.styles = vec![StyleKey::default()];
         self.style_ids = HashMap::from_iter([(StyleKey::default(), 0)]);
-        self.style_cache = [(StyleKey::default(), 0); STYLE_CACHE];
+        self.style_cache = None;
         self.pen_id = None;
         self.clusters = Vec::new();
         self.cluster_ids = HashMap::new();
@@ -2032,10 +2035,12 @@ impl Terminal {
             return id;
         }
         let slot = self.pen.cache_slot();
-        let (key, id) = self.style_cache[slot];
-        if key == self.pen {
-            self.pen_id = Some(id);
-            return id;
+        if let Some(cache) = &self.style_cache {
+            let (key, id) = cache[slot];
+            if key == self.pen {
+                self.pen_id = Some(id);
+                return id;
+            }
         }
         self.intern_pen(slot)
     }
@@ -2055,7 +2060,10 @@ impl Terminal {
             }
         };
         if id != 0 || key == StyleKey::default() {
-            self.style_cache[slot] = (key, id);
+            let cache = self
+                .style_cache
+                .get_or_insert_with(|| Box::new([(StyleKey::default(), 0); STYLE_CACHE]));
+            cache[slot] = (key, id);
         }
         self.pen_id = Some(id);
         id
@@ -2120,12 +2128,17 @@ impl Terminal {
             return if o < 0xA0 { 3 } else { 1 };
         }
         let slot = o as usize % WIDTH_CACHE;
-        let e = self.width_cache[slot];
-        if e >> 2 == o {
-            return (e & 3) as usize;
+        if let Some(cache) = &self.width_cache {
+            let e = cache[slot];
+            if e >> 2 == o {
+                return (e & 3) as usize;
+            }
         }
         let w = char::from_u32(o).map_or(1, char_width);
-        self.width_cache[slot] = o << 2 | id32(w);
+        let cache = self
+            .width_cache
+            .get_or_insert_with(|| Box::new([0; WIDTH_CACHE]));
+        cache[slot] = o << 2 | id32(w);
         w
     }
 
