@@ -1126,6 +1126,7 @@ impl Terminal {
         self.styles = vec![StyleKey::default()];
         self.style_ids = HashMap::from_iter([(StyleKey::default(), 0)]);
         self.style_cache = None;
+        self.width_cache = None;
         self.pen_id = None;
         self.clusters = Vec::new();
         self.cluster_ids = HashMap::new();
