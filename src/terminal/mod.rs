@@ -832,7 +832,7 @@ pub struct Terminal {
     /// idle or plain-text terminals would otherwise pay for each.
     style_cache: Option<Box<[(StyleKey, u32); STYLE_CACHE]>>,
     /// Recent widths of non-ASCII characters, direct-mapped: `code point << 2 | width`. Made
-    /// at the first such character.
+    /// at the first such character (and dropped by a clear).
     width_cache: Option<Box<[u32; WIDTH_CACHE]>>,
     links: Vec<Arc<str>>,
     link_ids: HashMap<Arc<str>, u32>,

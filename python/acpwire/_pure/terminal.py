@@ -1521,7 +1521,7 @@ class Terminal(Unpicklable):
             if len(self._clusters) >= MAX_CLUSTERS:
                 return
             self._clusters.add(new)
-            self._cluster_bytes += len(new.encode("utf-8", "surrogatepass"))
+            self._cluster_bytes += _utf8_len(new)
         chars[x] = new
 
     # ------------------------------------------------------------ scrolling
