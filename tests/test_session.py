@@ -599,6 +599,26 @@ def test_a_store_bound_of_zero_keeps_only_the_terminal_written_last(backend):
         backend.Sessions(max_terminal_bytes=-1)
 
 
+def test_titles_and_a_pending_osc_count_against_the_store_bound(backend):
+    # Each terminal holds a 600-byte title and one row of one cell (129): 1,458 > 1,000, so
+    # `a`, written least recently, is cleared; it keeps its title, which it goes on counting.
+    store = backend.Sessions(max_terminal_bytes=1_000)
+    title = "t" * 599 + "é"
+    store.apply(_chunk("a", f"\x1b]0;{title}\x07x".encode()))
+    store.apply(_chunk("b", f"\x1b]2;{title}\x07y".encode()))
+    assert _terminal_views(store) == {"a": ("", True), "b": ("y", False)}
+    assert store[SID].terminal("a").title == title
+    # An OSC sequence the last chunk cut short counts too, until it ends (one this terminal
+    # does not keep: then nothing of it is left).
+    store = backend.Sessions(max_terminal_bytes=1_000)
+    store.apply(_chunk("c", b"c"))
+    store.apply(_chunk("d", b"d\x1b]777;notify;" + b"p" * 900))
+    assert _terminal_views(store) == {"c": ("", True), "d": ("d", False)}
+    store.apply(_chunk("d", b"\x07"))
+    store.apply(_chunk("c", b"\rC"))
+    assert _terminal_views(store) == {"c": ("C", True), "d": ("d", False)}
+
+
 def test_a_cleared_terminal_keeps_the_links_its_pen_carries_and_counts_them(backend):
     store = backend.Sessions(max_terminal_bytes=0)
     # Many links, written and closed, then one left open on the pen: a clear drops the rows

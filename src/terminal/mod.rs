@@ -80,6 +80,8 @@ pub const MAX_COLS: usize = 65_535;
 pub const MAX_ROWS: usize = 65_535;
 /// Largest OSC payload kept; a longer OSC is dropped whole.
 pub const MAX_OSC_BYTES: usize = 64 * 1024;
+/// The OSC buffer's capacity kept between sequences: room for a typical OSC 8 link.
+const OSC_KEPT_CAPACITY: usize = 1024;
 const MAX_STYLES: usize = 65536;
 const MAX_LINKS: usize = 4096;
 const MAX_LINK_BYTES: usize = 2083;
@@ -1092,7 +1094,8 @@ impl Terminal {
     /// there; each screen row that holds cells as a scrollback line would count (its cells,
     /// a soft-wrapped row as wide as the views show it, plus 128); and 8 per style interned
     /// and 8 plus its UTF-8 length per grapheme cluster and per OSC 8 link (the tables that
-    /// cells refer to).
+    /// cells refer to); and the UTF-8 length of the title and of an OSC sequence cut short by
+    /// the last chunk (each up to 64 KiB).
     pub fn retained_bytes(&self) -> usize {
         let screens = self.prim.iter().chain(self.alt.iter().flatten());
         let rows = screens.chain(self.alt_kept.iter());
@@ -1109,6 +1112,8 @@ impl Terminal {
             + self.cluster_bytes
             + INTERNED_COST * (self.links.len() - 1)
             + self.link_bytes
+            + self.title.len()
+            + self.osc.len()
     }
 
     /// Drops everything the terminal shows, scrollback and screens (their memory with it),
@@ -1157,13 +1162,13 @@ impl Terminal {
     }
 
     /// What [`Terminal::drop_retained`] would leave of [`Terminal::retained_bytes`]: the links
-    /// the pen and the saved cursors carry (each once).
+    /// the pen and the saved cursors carry (each once), the title and a pending OSC sequence.
     pub fn kept_bytes(&self) -> usize {
         let mut carried = [self.pen.link, 0, 0];
         for (slot, saved) in carried[1..].iter_mut().zip(&self.saved) {
             *slot = saved.map_or(0, |s| s.pen.link);
         }
-        let mut kept = 0;
+        let mut kept = self.title.len() + self.osc.len();
         for (k, &id) in carried.iter().enumerate() {
             if id != 0 && !carried[..k].contains(&id) {
                 kept += INTERNED_COST + self.links[id as usize].len();
@@ -1892,7 +1897,11 @@ impl Terminal {
         if !self.osc_overflow {
             let payload = std::mem::take(&mut self.osc);
             self.osc_dispatch(&String::from_utf8_lossy(&payload));
-            self.osc = payload;
+            // A buffer that held a long sequence is released: one title of 64 KiB must not
+            // pin 64 KiB in every terminal that saw one.
+            if payload.capacity() <= OSC_KEPT_CAPACITY {
+                self.osc = payload;
+            }
         }
         self.osc.clear();
         self.osc_overflow = false;
@@ -1975,7 +1984,9 @@ impl Terminal {
             return;
         };
         match num {
-            "0" | "2" => rest.clone_into(&mut self.title),
+            // A fresh string: a short title after a long one must not keep the long one's
+            // capacity, which the store's count would not see.
+            "0" | "2" => self.title = String::from(rest),
             "8" => {
                 let Some((_params, uri)) = rest.split_once(';') else {
                     return;

@@ -594,6 +594,27 @@ fn retained_bytes_counts_scrollback_both_screens_and_tables_and_drop_retained_em
 }
 
 #[test]
+fn the_title_and_a_pending_osc_count_as_retained_and_kept_and_a_long_osc_leaves_no_buffer() {
+    let mut t = term(None, 2);
+    t.feed(b"\x1b]0;caf\xc3\xa9\x07");
+    assert_eq!((t.retained_bytes(), t.kept_bytes()), (5, 5));
+    // A sequence cut short counts what it has gathered so far.
+    t.feed(b"\x1b]2;");
+    t.feed(&[b'x'; 3000]);
+    assert_eq!((t.retained_bytes(), t.kept_bytes()), (3007, 3007));
+    t.feed(b"\x07");
+    assert_eq!(t.title().len(), 3000);
+    assert_eq!((t.retained_bytes(), t.kept_bytes()), (3000, 3000));
+    // Neither the long sequence's buffer nor the long title's outlives them.
+    assert_eq!(t.osc.capacity(), 0);
+    t.feed(b"\x1b]0;short\x07");
+    assert_eq!(t.title.capacity(), 5);
+    assert!(t.osc.capacity() <= OSC_KEPT_CAPACITY);
+    t.drop_retained();
+    assert_eq!((t.retained_bytes(), t.kept_bytes()), (5, 5));
+}
+
+#[test]
 fn settling_gives_back_room_rows_keep_far_beyond_their_cells() {
     let mut t = term(None, 2);
     t.feed(b"x\x1b[8000b");

@@ -447,6 +447,7 @@ class Terminal(Unpicklable):
         "_styles",
         "_tabs",
         "_title",
+        "_title_bytes",
         "_top",
         "_truncated",
         "_utf8_tail",
@@ -497,6 +498,7 @@ class Terminal(Unpicklable):
         self._bytes_fed = 0
         self._bell = 0
         self._title = ""
+        self._title_bytes = 0
         self._progress: tuple[int, int | None] | None = None
         self._styles: list[tuple[int, int, int, int]] = [(0, 0, 0, 0)]
         self._style_ids: dict[tuple[int, int, int, int], int] = {(0, 0, 0, 0): 0}
@@ -673,7 +675,8 @@ class Terminal(Unpicklable):
     def _retained_bytes(self) -> int:
         """What the terminal holds, in the units of ``max_bytes``: its scrollback as it counts
         there; each screen row that holds cells as a scrollback line would count; and 8 per
-        style interned and 8 plus its UTF-8 length per grapheme cluster and per OSC 8 link. A
+        style interned and 8 plus its UTF-8 length per grapheme cluster and per OSC 8 link; and
+        the UTF-8 length of the title and of an OSC sequence cut short by the last chunk. A
         store's ``max_terminal_bytes`` adds these up."""
         rows_cost = 0
         line_cost = self._line_cost
@@ -690,6 +693,8 @@ class Terminal(Unpicklable):
             + _INTERNED_COST * (len(self._styles) - 1 + len(self._clusters) + len(self._links) - 1)
             + self._cluster_bytes
             + self._link_bytes
+            + self._title_bytes
+            + len(self._osc)
         )
 
     @_changing
@@ -745,10 +750,11 @@ class Terminal(Unpicklable):
 
     def _kept_bytes(self) -> int:
         """What ``_drop_retained`` would leave of ``_retained_bytes``: the links the pen and
-        the saved cursors carry (each once)."""
+        the saved cursors carry (each once), the title and a pending OSC sequence."""
         carried = {self._link, *(saved[5] for saved in self._saved if saved is not None)}
         carried.discard(0)
-        return sum(_INTERNED_COST + _utf8_len(self._links[link]) for link in carried)
+        links = sum(_INTERNED_COST + _utf8_len(self._links[link]) for link in carried)
+        return links + self._title_bytes + len(self._osc)
 
     @property
     def cols(self) -> int | None:
@@ -1176,6 +1182,7 @@ class Terminal(Unpicklable):
             return
         if num == "0" or num == "2":
             self._title = rest
+            self._title_bytes = _utf8_len(rest)
         elif num == "8":
             _params, sep, uri = rest.partition(";")
             if not sep:
