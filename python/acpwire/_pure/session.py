@@ -2150,43 +2150,42 @@ def _at(name: str, index: int | None) -> str:
     return name if index is None else f"{name}[{index}]"
 
 
-def _members_error(kind: str, name: str, index: int | None, o: dict, fields: tuple) -> str | None:
-    """The first of fields of object o (field name, or its item index) with the wrong type.
+def _members_fit(o: dict, fields: tuple) -> bool:
+    """Whether every member of object o fits its field of fields (`_mismatch` finds nothing).
     Members are checked by type only: the rules stop here, one level down."""
-    for field in fields:
-        want = _mismatch(o.get(field[0]), field)
-        if want is not None:
-            return f"{kind}: {_at(name, index)}.{field[0]} must be {want}"
-    return None
+    for name, types, _, need, _ in fields:
+        v = o.get(name)
+        if type(v) not in types and (v is not None or need != _OPT) and need != _INNER:
+            return False
+    return True
 
 
-def _item_error(
-    kind: str, name: str, index: int | None, v: Any, item: tuple, mode: int
-) -> str | None:
-    """The error of one item (field name, or its item index) against item."""
+def _item_fits(v: Any, item: tuple, mode: int) -> bool:
+    """Whether one item fits item under mode (`_repair_item` would keep it as it is)."""
     if type(v) is not dict:
-        return f"{kind}: {_at(name, index)} must be an object"
+        return False
     members, by_type = item
-    e = _members_error(kind, name, index, v, members)
-    if e is not None:
-        return e
-    tag = v.get("type")
-    for t, version, fields in by_type:
-        if t in (_ANY_TYPE, tag) and (version is None or version == mode):
-            e = _members_error(kind, name, index, v, fields)
-            if e is not None:
-                return e
-    return None
+    if not _members_fit(v, members):
+        return False
+    if by_type:
+        tag = v.get("type")
+        for t, version, fields in by_type:
+            if (
+                t in (_ANY_TYPE, tag)
+                and (version is None or version == mode)
+                and not _members_fit(v, fields)
+            ):
+                return False
+    return True
 
 
-def _items_error(kind: str, name: str, v: Any, item: tuple, mode: int) -> str | None:
-    """The error of the first item of array v (field name) against item."""
+def _items_fit(v: Any, item: tuple, mode: int) -> bool:
+    """Whether every item of v, when it is an array, fits item under mode."""
     if type(v) is list:
-        for i, x in enumerate(v):
-            e = _item_error(kind, name, i, x, item, mode)
-            if e is not None:
-                return e
-    return None
+        for x in v:
+            if not _item_fits(x, item, mode):
+                return False
+    return True
 
 
 def _present_fields(kind: str, u: dict) -> Iterator[tuple]:
@@ -2226,12 +2225,12 @@ def _needs_repair(kind: str, u: dict, mode: int) -> bool:
             continue
         how, inner = inside
         if how == "shaped":
-            if type(v) is dict and _members_error(kind, name, None, v, inner) is not None:
+            if type(v) is dict and not _members_fit(v, inner):
                 return True
         elif how == "items":
-            if _items_error(kind, name, v, inner, mode) is not None:
+            if not _items_fit(v, inner, mode):
                 return True
-        elif type(v) is dict and _item_error(kind, name, None, v, inner, mode) is not None:
+        elif type(v) is dict and not _item_fits(v, inner, mode):
             return True
     return False
 
