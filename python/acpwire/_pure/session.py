@@ -671,6 +671,7 @@ class Sessions(Unpicklable):
         "_decoder",
         "_errors",
         "_errors_dropped",
+        "_handlers",
         "_lock",
         "_mode",
         "_notes",
@@ -726,6 +727,7 @@ class Sessions(Unpicklable):
         self._version_changes_named = 0
         # The rules in force: _UNKNOWN before `initialize`, then _V1 or _V2.
         self._mode = _UNKNOWN
+        self._handlers = _MODE_HANDLERS[_UNKNOWN]
         self._sessions: dict[str, Session] = {}
         self._order: list[str] = []
         # Oldest first: past MAX_PENDING the oldest is forgotten. An OrderedDict, because
@@ -1046,7 +1048,8 @@ class Sessions(Unpicklable):
 
     def _error(self, sid: str | None, reason: str) -> None:
         # An error while an update is applied refuses it: what was left out of it is moot.
-        self._notes = []
+        if self._notes:
+            self._notes = []
         pos = self._pos
         record = (None, None, sid, reason) if pos is None else (pos[0], pos[1], sid, reason)
         if sid is not None:
@@ -1088,6 +1091,7 @@ class Sessions(Unpicklable):
             return
         self._version = self._shared_version[0] = value
         self._mode = _V1 if value < 2 else _V2
+        self._handlers = _MODE_HANDLERS[self._mode]
         # Every session's version moved; the sessions named for it since the changes were
         # last taken need not be named again (walking them all at each switch of version
         # would be quadratic).
@@ -1448,23 +1452,29 @@ class Sessions(Unpicklable):
         """Apply a well-typed update to its session (created on first sight)."""
         if sid not in self._sessions:
             self._session(sid)
-        handler = _HANDLERS.get(kind)
-        # A variant of one protocol version only is unknown under the other.
-        if handler is None or _OTHER_VERSION.get(kind) == self._mode:
+        # The handlers of the rules in force: a variant of one protocol version only is unknown
+        # under the other.
+        handler = self._handlers.get(kind)
+        if handler is None:
             self._other(sid, u)
             return
-        # (Reset first: nothing of an update whose handler raised is kept for the next one.)
-        self._notes = []
-        if _needs_repair(kind, u, self._mode):
+        # (Reset first: nothing of an update whose handler raised is kept for the next one.
+        # The list is replaced only when something was noted, as it seldom is.)
+        if self._notes:
+            self._notes = []
+        mode = self._mode
+        if _needs_repair(kind, u, mode):
             try:
-                u, self._notes = _repair(kind, u, self._mode)
+                u, self._notes = _repair(kind, u, mode)
             except _Refused as refused:
                 self._error(sid, str(refused))
                 return
         handler(self, sid, kind, u)
-        notes, self._notes = self._notes, []
-        for note in notes:
-            self._error(sid, note)
+        notes = self._notes
+        if notes:
+            self._notes = []
+            for note in notes:
+                self._error(sid, note)
 
     def _other(self, sid: str, u: dict) -> None:
         s = self._sessions[sid]
@@ -2363,6 +2373,13 @@ _HANDLERS = {
     "compaction_update": Sessions._compaction,
     "compaction_summary_chunk": Sessions._compaction_chunk,
     "subagent_update": Sessions._subagent,
+}
+
+# The handlers under each mode: a variant of one protocol version only is unknown under the
+# other (and goes to `other`).
+_MODE_HANDLERS = {
+    mode: {k: h for k, h in _HANDLERS.items() if _OTHER_VERSION.get(k) != mode}
+    for mode in (_UNKNOWN, _V1, _V2)
 }
 
 _READ_BYTES = 1 << 20
