@@ -667,7 +667,6 @@ class Sessions(Unpicklable):
     """
 
     __slots__ = (
-        "_change_set",
         "_changes",
         "_decoder",
         "_errors",
@@ -739,8 +738,9 @@ class Sessions(Unpicklable):
         # Error records for the parts of the update being applied that were left out: recorded
         # once its handler has applied it, dropped if the handler refuses it (its one record).
         self._notes: list = []
-        self._changes: list[tuple[str, str, str]] = []
-        self._change_set: set = set()
+        # Deduplicated, in first-change order: a dict as an ordered set (setting a key that is
+        # there already leaves it where it is).
+        self._changes: dict[tuple[str, str, str], None] = {}
         self._pos: tuple | None = None
         # Who sent the message being applied, when the caller says (_CLIENT or _AGENT).
         self._sender: int | None = None
@@ -1035,9 +1035,8 @@ class Sessions(Unpicklable):
         ``subagent``, and ``session`` (id: the snapshot key that moved).
         """
         with self._lock.changing():
-            out = self._changes
-            self._changes = []
-            self._change_set = set()
+            out = list(self._changes)
+            self._changes = {}
             self._version_changes_named = 0
         return out
 
@@ -1062,10 +1061,7 @@ class Sessions(Unpicklable):
         self._errors.append(record)
 
     def _change(self, sid: str, kind: str, eid: str) -> None:
-        change = (sid, kind, eid)
-        if change not in self._change_set:
-            self._change_set.add(change)
-            self._changes.append(change)
+        self._changes[(sid, kind, eid)] = None
 
     def _session(self, sid: str) -> Session:
         session = self._sessions.get(sid)
