@@ -2300,6 +2300,8 @@ def _repair_item(
 def _repair_items(kind: str, name: str, v: list, item: tuple, mode: int, notes: list) -> list:
     """The items of array v (field name) that can be read, each repaired; v itself when all fit
     as they are. An item that cannot be read is left out and noted."""
+    if _items_fit(v, item, mode):
+        return v  # the common case, told without the repair's bookkeeping
     out = None
     for i, x in enumerate(v):
         try:
