@@ -898,7 +898,7 @@ class Sessions(Unpicklable):
         s._current = index
         m = s._messages[index]
         m.append(content)
-        self._change(sid, "message", mid)
+        self._changes[(sid, "message", mid)] = None
         return (role, mid, s, index, m)
 
     def _reduce_frame(self, line: bytes, number: int, offset: int) -> None:
@@ -1061,6 +1061,7 @@ class Sessions(Unpicklable):
         self._errors.append(record)
 
     def _change(self, sid: str, kind: str, eid: str) -> None:
+        # The handlers run for most updates store their records inline, without this call.
         self._changes[(sid, kind, eid)] = None
 
     def _session(self, sid: str) -> Session:
@@ -1563,7 +1564,7 @@ class Sessions(Unpicklable):
                     m.fields[k] = v
             else:
                 _patch(m.fields, k, v)
-        self._change(sid, "message", mid)
+        self._changes[(sid, "message", mid)] = None
 
     def _tool_call(self, sid: str, kind: str, u: dict) -> None:
         create = kind == "tool_call"
@@ -1596,7 +1597,7 @@ class Sessions(Unpicklable):
                 call[k] = v
         if new:
             s._timeline.append(("toolCall", tid, None))
-        self._change(sid, "toolCall", tid)
+        self._changes[(sid, "toolCall", tid)] = None
 
     def _tool_call_chunk(self, sid: str, kind: str, u: dict) -> None:
         tid = u.get("toolCallId")
@@ -1618,7 +1619,7 @@ class Sessions(Unpicklable):
             s._timeline.append(("toolCall", tid, None))
         else:
             _push_item(call, "content", content)
-        self._change(sid, "toolCall", tid)
+        self._changes[(sid, "toolCall", tid)] = None
 
     def _terminal_entry(self, sid: str, tid: str) -> list:
         s = self._sessions[sid]
@@ -1847,11 +1848,11 @@ class Sessions(Unpicklable):
         # `stopReason` is an idle state's; on another it is an unknown field, kept raw.
         skip = _STATE_SKIP if state == "idle" else _STATE_SKIP_NOT_IDLE
         moved = _set_extras(s._update_extras, "state_update", u, skip)
-        self._change(sid, "session", "state")
+        self._changes[(sid, "session", "state")] = None
         if stopped:
-            self._change(sid, "session", "stopReason")
+            self._changes[(sid, "session", "stopReason")] = None
         if moved:
-            self._change(sid, "session", "updateExtras")
+            self._changes[(sid, "session", "updateExtras")] = None
 
     def _notice(self, sid: str, kind: str, u: dict) -> None:
         if type(u.get("severity")) is not str:
