@@ -427,39 +427,86 @@ impl CellChars for u32 {}
 
 impl CellChars for u8 {
     #[cfg(target_arch = "x86_64")]
-    #[allow(clippy::cast_ptr_alignment, reason = "the stores are unaligned")]
+    #[allow(
+        clippy::cast_ptr_alignment,
+        reason = "the loads and stores are unaligned"
+    )]
     unsafe fn store(dst: *mut Cell, src: &[u8], style: u32) {
         use std::arch::x86_64::{
-            __m128i, _mm_loadu_si128, _mm_set1_epi32, _mm_setzero_si128, _mm_storeu_si128,
-            _mm_unpackhi_epi8, _mm_unpackhi_epi16, _mm_unpackhi_epi32, _mm_unpacklo_epi8,
-            _mm_unpacklo_epi16, _mm_unpacklo_epi32,
+            __m128i, _mm_cvtsi32_si128, _mm_loadl_epi64, _mm_loadu_si128, _mm_set1_epi32,
+            _mm_setzero_si128, _mm_storeu_si128, _mm_unpackhi_epi16, _mm_unpackhi_epi32,
+            _mm_unpackhi_epi64, _mm_unpacklo_epi8, _mm_unpacklo_epi16, _mm_unpacklo_epi32,
         };
-        let mut chunks = src.chunks_exact(16);
-        let mut out = dst;
-        // SAFETY: SSE2 is baseline on x86_64; each load reads one 16-byte chunk of `src` and
-        // the stores write its 16 cells, within the `src.len()` cells `dst` has room for.
-        unsafe {
-            let zero = _mm_setzero_si128();
-            let style_lanes = _mm_set1_epi32(style.cast_signed());
-            for chunk in &mut chunks {
-                let v = _mm_loadu_si128(chunk.as_ptr().cast());
-                let (lo16, hi16) = (_mm_unpacklo_epi8(v, zero), _mm_unpackhi_epi8(v, zero));
-                let quads = [
-                    _mm_unpacklo_epi16(lo16, zero),
-                    _mm_unpackhi_epi16(lo16, zero),
-                    _mm_unpacklo_epi16(hi16, zero),
-                    _mm_unpackhi_epi16(hi16, zero),
-                ];
-                for (q, chars) in quads.into_iter().enumerate() {
-                    // (char, style) pairs are cells, low half first.
-                    let p = out.add(4 * q).cast::<__m128i>();
-                    _mm_storeu_si128(p, _mm_unpacklo_epi32(chars, style_lanes));
-                    _mm_storeu_si128(p.add(1), _mm_unpackhi_epi32(chars, style_lanes));
-                }
-                out = out.add(16);
+        /// Writes the cells of four characters, zero-extended to 32 bits each, at `out`.
+        #[inline]
+        unsafe fn put4(out: *mut Cell, chars: __m128i, style_lanes: __m128i) {
+            // (char, style) pairs are cells, low half first.
+            let p = out.cast::<__m128i>();
+            // SAFETY: the caller guarantees room for four cells at `out`.
+            unsafe {
+                _mm_storeu_si128(p, _mm_unpacklo_epi32(chars, style_lanes));
+                _mm_storeu_si128(p.add(1), _mm_unpackhi_epi32(chars, style_lanes));
             }
-            for (k, &ch) in chunks.remainder().iter().enumerate() {
-                out.add(k).write(Cell::new(u32::from(ch), style));
+        }
+        /// Writes the cells of the eight characters in the low half of `v` at `out`.
+        #[inline]
+        unsafe fn put8(out: *mut Cell, v: __m128i, style_lanes: __m128i) {
+            // SAFETY: SSE2 is baseline on x86_64; the caller guarantees room for eight cells
+            // at `out`.
+            unsafe {
+                let zero = _mm_setzero_si128();
+                let lo16 = _mm_unpacklo_epi8(v, zero);
+                put4(out, _mm_unpacklo_epi16(lo16, zero), style_lanes);
+                put4(out.add(4), _mm_unpackhi_epi16(lo16, zero), style_lanes);
+            }
+        }
+        /// Writes the cells of the sixteen characters at `src` at `out`.
+        #[inline]
+        unsafe fn put16(out: *mut Cell, src: *const u8, style_lanes: __m128i) {
+            // SAFETY: the caller guarantees sixteen bytes at `src` and room for sixteen
+            // cells at `out`.
+            unsafe {
+                let v = _mm_loadu_si128(src.cast());
+                put8(out, v, style_lanes);
+                put8(out.add(8), _mm_unpackhi_epi64(v, v), style_lanes);
+            }
+        }
+        let n = src.len();
+        let s = src.as_ptr();
+        // Runs are short (a word, a path, a number), so a run's tail is written as whole
+        // blocks too: the last block overlaps the one before it and writes some cells twice,
+        // with the same values. SAFETY (every block below): SSE2 is baseline on x86_64; each
+        // block reads bytes within `src` and writes the cells of the same positions, within
+        // the `n` cells `dst` has room for.
+        unsafe {
+            let style_lanes = _mm_set1_epi32(style.cast_signed());
+            if n >= 16 {
+                let mut i = 0;
+                while i + 16 <= n {
+                    put16(dst.add(i), s.add(i), style_lanes);
+                    i += 16;
+                }
+                if i < n {
+                    put16(dst.add(n - 16), s.add(n - 16), style_lanes);
+                }
+            } else if n >= 8 {
+                put8(dst, _mm_loadl_epi64(s.cast()), style_lanes);
+                put8(
+                    dst.add(n - 8),
+                    _mm_loadl_epi64(s.add(n - 8).cast()),
+                    style_lanes,
+                );
+            } else if n >= 4 {
+                let zero = _mm_setzero_si128();
+                for at in [0, n - 4] {
+                    let v = _mm_cvtsi32_si128(s.add(at).cast::<i32>().read_unaligned());
+                    let chars = _mm_unpacklo_epi16(_mm_unpacklo_epi8(v, zero), zero);
+                    put4(dst.add(at), chars, style_lanes);
+                }
+            } else {
+                for (k, &ch) in src.iter().enumerate() {
+                    dst.add(k).write(Cell::new(u32::from(ch), style));
+                }
             }
         }
     }

@@ -668,3 +668,26 @@ fn repeats_of_3_counts_whole_copies_of_the_character_before() {
     // run after a three-byte character.
     assert_eq!(repeats_of_3("é-é-é-".as_bytes(), 3, usize::MAX), 2);
 }
+
+#[test]
+fn ascii_runs_of_every_length_write_their_cells() {
+    // Each length takes a different mix of whole and overlapping blocks; a byte at a time
+    // writes runs of one. Over blanks, over a longer coloured line and past its end.
+    let text: Vec<u8> = (0..70u8).map(|k| b'!' + k).collect();
+    for n in 0..=text.len() {
+        for prefix in [
+            &b""[..],
+            b"\x1b[32m",
+            b"\x1b[33m0123456789abcdefghij\r\x1b[2C",
+        ] {
+            let data = [prefix, b"\x1b[1m", &text[..n], b"\x1b[0m."].concat();
+            let mut whole = term(None, 2);
+            whole.feed(&data);
+            let mut bytewise = term(None, 2);
+            for b in &data {
+                bytewise.feed(&[*b]);
+            }
+            assert_eq!(all_views(&whole), all_views(&bytewise), "length {n}");
+        }
+    }
+}
