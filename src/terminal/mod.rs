@@ -1594,7 +1594,10 @@ impl Terminal {
                 self.state = State::Escape;
                 return i;
             }
-            if let Some(end) = self.plain_csi(data, i + 1) {
+            if let Some(end) = self
+                .short_csi(data, i + 1)
+                .or_else(|| self.plain_csi(data, i + 1))
+            {
                 i = end;
                 if i == n {
                     return n;
@@ -1608,6 +1611,34 @@ impl Terminal {
                 return i;
             }
         }
+    }
+
+    /// A whole CSI at `data[i..]` (after `ESC [`) of at most two digits and a final byte,
+    /// executed as [`Self::plain_csi`] would without its loop: `ESC[0m`, `ESC[32m`, `ESC[K`,
+    /// `ESC[2K` and `ESC[1G` are most of the escapes in a build's or an installer's output.
+    /// `None`, having changed nothing, for anything else (and near the end of the data).
+    #[inline]
+    fn short_csi(&mut self, data: &[u8], i: usize) -> Option<usize> {
+        let digit = |b: u8| u16::from(b - b'0');
+        let (len, v, fin) = match *data.get(i..i + 3)? {
+            [fin @ 0x40..=0x7E, _, _] => (1, 0, fin),
+            [d @ b'0'..=b'9', fin @ 0x40..=0x7E, _] => (2, digit(d), fin),
+            [d1 @ b'0'..=b'9', d2 @ b'0'..=b'9', fin @ 0x40..=0x7E] => {
+                (3, 10 * digit(d1) + digit(d2), fin)
+            }
+            _ => return None,
+        };
+        match fin {
+            b'm' if v == 0 => self.set_pen(StyleKey {
+                link: self.pen.link,
+                ..StyleKey::default()
+            }),
+            b'm' => self.set_pen(sgr1(self.pen, v)),
+            b'K' => self.erase_line(v),
+            b'G' | b'`' => self.set_col(v),
+            _ => self.csi_plain(fin, &[v], len > 1),
+        }
+        Some(i + len)
     }
 
     /// A whole CSI at `data[i..]` (after `ESC [`) made of at most 16 `;`-separated decimal
@@ -1643,6 +1674,20 @@ impl Terminal {
         None
     }
 
+    /// The pen after an SGR: its style id is looked up again only when it changed.
+    #[inline]
+    fn set_pen(&mut self, new: StyleKey) {
+        if new != self.pen {
+            self.pen = new;
+            // The default style is always id 0; `ESC[0m` is the most common SGR.
+            self.pen_id = if new == StyleKey::default() {
+                Some(0)
+            } else {
+                None
+            };
+        }
+    }
+
     fn csi_plain(&mut self, fin: u8, vals: &[u16], first_digits: bool) {
         if fin == b'm' {
             let new = if vals == [0] {
@@ -1654,15 +1699,7 @@ impl Terminal {
             } else {
                 sgr(self.pen, &Plain(vals))
             };
-            if new != self.pen {
-                self.pen = new;
-                // The default style is always id 0; `ESC[0m` is the most common SGR.
-                self.pen_id = if new == StyleKey::default() {
-                    Some(0)
-                } else {
-                    None
-                };
-            }
+            self.set_pen(new);
             return;
         }
         match (fin, vals) {
@@ -3064,70 +3101,71 @@ fn extended_color<P: ParamGroups>(group: &[u16], p: &P, i: &mut usize) -> Option
     color
 }
 
+/// The pen after SGR code `code` written alone (no sub-parameters), as the one parameter of
+/// an SGR or one of several: every code but the extended colours (38, 48, 58), which take the
+/// parameters after them (alone they change nothing).
+#[allow(
+    clippy::inline_always,
+    reason = "outlined, it costs a call per SGR, most of the escapes in coloured output"
+)]
+#[inline(always)]
+fn sgr1(pen: StyleKey, code: u16) -> StyleKey {
+    let mut k = pen;
+    match code {
+        0 => {
+            k.fg = 0;
+            k.bg = 0;
+            k.flags = 0;
+        }
+        1 => k.flags |= BOLD,
+        2 => k.flags |= DIM,
+        3 => k.flags |= ITALIC,
+        4 | 21 => k.flags |= UNDERLINE,
+        7 => k.flags |= INVERSE,
+        9 => k.flags |= STRIKE,
+        22 => k.flags &= !(BOLD | DIM),
+        23 => k.flags &= !ITALIC,
+        24 => k.flags &= !UNDERLINE,
+        27 => k.flags &= !INVERSE,
+        29 => k.flags &= !STRIKE,
+        30..=37 => k.fg = u32::from(code - 30) + 1,
+        39 => k.fg = 0,
+        40..=47 => k.bg = u32::from(code - 40) + 1,
+        49 => k.bg = 0,
+        90..=97 => k.fg = u32::from(code - 90) + 9,
+        100..=107 => k.bg = u32::from(code - 100) + 9,
+        _ => {}
+    }
+    k
+}
+
 /// The pen after an SGR with parameters `p`.
 #[inline]
 fn sgr<P: ParamGroups>(pen: StyleKey, p: &P) -> StyleKey {
     let count = p.len();
-    let StyleKey {
-        mut fg,
-        mut bg,
-        mut flags,
-        link,
-    } = pen;
+    let mut k = pen;
     let mut i = 0;
     while i < count {
         let group = p.group(i);
         let code = group[0];
         i += 1;
         match code {
-            0 => {
-                fg = 0;
-                bg = 0;
-                flags = 0;
-            }
-            1 => flags |= BOLD,
-            2 => flags |= DIM,
-            3 => flags |= ITALIC,
-            4 => {
-                if group.len() > 1 && group[1] == 0 {
-                    flags &= !UNDERLINE;
-                } else {
-                    flags |= UNDERLINE;
-                }
-            }
-            7 => flags |= INVERSE,
-            9 => flags |= STRIKE,
-            21 => flags |= UNDERLINE,
-            22 => flags &= !(BOLD | DIM),
-            23 => flags &= !ITALIC,
-            24 => flags &= !UNDERLINE,
-            27 => flags &= !INVERSE,
-            29 => flags &= !STRIKE,
-            30..=37 => fg = u32::from(code - 30) + 1,
-            39 => fg = 0,
-            40..=47 => bg = u32::from(code - 40) + 1,
-            49 => bg = 0,
-            90..=97 => fg = u32::from(code - 90) + 9,
-            100..=107 => bg = u32::from(code - 100) + 9,
+            // `4:0` is "not underlined" (other underline styles are underlines).
+            4 if group.len() > 1 && group[1] == 0 => k.flags &= !UNDERLINE,
             38 | 48 | 58 => {
                 let color = extended_color(group, p, &mut i);
                 if let Some(c) = color {
                     if code == 38 {
-                        fg = c;
+                        k.fg = c;
                     } else if code == 48 {
-                        bg = c;
+                        k.bg = c;
                     }
                 }
             }
-            _ => {}
+            _ => k = sgr1(k, code),
         }
     }
-    StyleKey {
-        fg,
-        bg,
-        flags,
-        link,
-    }
+    k
 }
 
 /// The [`Terminal::text`] view of a whole buffer fed to a default terminal. The buffer is
