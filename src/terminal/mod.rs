@@ -748,38 +748,84 @@ fn shift_up(region: &mut [Line], n: usize) {
 }
 
 /// Copies the ASCII prefix of `src` into `dst` as code points, as far as `dst` has room, and
-/// returns its length; `dst` past that length is scratch. Sixteen bytes at a time.
+/// returns its length; `dst` past that length is scratch. Sixteen bytes at a time; the rest
+/// (a stretch of ASCII between other characters is short) as whole blocks too, the last one
+/// ending where the room does: it overlaps bytes already copied, which are ASCII, so it
+/// copies them again the same and finds no high bit before the first it had not seen.
+#[allow(clippy::cast_ptr_alignment, reason = "the stores are unaligned")]
 #[inline]
 fn widen_ascii(src: &[u8], dst: &mut [u32]) -> usize {
     let n = src.len().min(dst.len());
-    let mut i = 0;
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{
-            _mm_loadu_si128, _mm_movemask_epi8, _mm_setzero_si128, _mm_storeu_si128,
-            _mm_unpackhi_epi8, _mm_unpackhi_epi16, _mm_unpacklo_epi8, _mm_unpacklo_epi16,
+            __m128i, _mm_cvtsi32_si128, _mm_loadl_epi64, _mm_loadu_si128, _mm_movemask_epi8,
+            _mm_setzero_si128, _mm_storeu_si128, _mm_unpackhi_epi8, _mm_unpackhi_epi16,
+            _mm_unpacklo_epi8, _mm_unpacklo_epi16,
         };
-        while i + 16 <= n {
-            let out = &mut dst[i..i + 16];
-            // SAFETY: SSE2 is baseline on x86_64; the load reads `src[i..i + 16]` and the
-            // stores write the 16 code points of `out`.
-            let high = unsafe {
-                let v = _mm_loadu_si128(src.as_ptr().add(i).cast());
-                let zero = _mm_setzero_si128();
-                let (lo, hi) = (_mm_unpacklo_epi8(v, zero), _mm_unpackhi_epi8(v, zero));
-                let p = out.as_mut_ptr();
-                _mm_storeu_si128(p.cast(), _mm_unpacklo_epi16(lo, zero));
-                _mm_storeu_si128(p.add(4).cast(), _mm_unpackhi_epi16(lo, zero));
-                _mm_storeu_si128(p.add(8).cast(), _mm_unpacklo_epi16(hi, zero));
-                _mm_storeu_si128(p.add(12).cast(), _mm_unpackhi_epi16(hi, zero));
-                _mm_movemask_epi8(v)
+        let (from, to) = (src.as_ptr(), dst.as_mut_ptr());
+        // Each block of `k` (16, 8 or 4) bytes at `at` reads `src[at..at + k]`, writes
+        // `dst[at..at + k]` and returns the mask of the bytes with their high bit set.
+        // SAFETY (every call below): SSE2 is baseline on x86_64, and `at + k <= n`.
+        let block = |at: usize, k: usize| unsafe {
+            let bytes = match k {
+                16 => _mm_loadu_si128(from.add(at).cast()),
+                8 => _mm_loadl_epi64(from.add(at).cast()),
+                _ => _mm_cvtsi32_si128(from.add(at).cast::<i32>().read_unaligned()),
             };
+            let zero = _mm_setzero_si128();
+            let (lo, hi) = (
+                _mm_unpacklo_epi8(bytes, zero),
+                _mm_unpackhi_epi8(bytes, zero),
+            );
+            let out = to.add(at).cast::<__m128i>();
+            _mm_storeu_si128(out, _mm_unpacklo_epi16(lo, zero));
+            if k >= 8 {
+                _mm_storeu_si128(out.add(1), _mm_unpackhi_epi16(lo, zero));
+            }
+            if k == 16 {
+                _mm_storeu_si128(out.add(2), _mm_unpacklo_epi16(hi, zero));
+                _mm_storeu_si128(out.add(3), _mm_unpackhi_epi16(hi, zero));
+            }
+            _mm_movemask_epi8(bytes).cast_unsigned()
+        };
+        let mut i = 0;
+        while i + 16 <= n {
+            let high = block(i, 16);
             if high != 0 {
                 return i + high.trailing_zeros() as usize;
             }
             i += 16;
         }
+        if i == n {
+            return n;
+        }
+        // The rest: a block of 16 ending at `n`, or, with fewer than 16 in all, two
+        // overlapping blocks of 8 or of 4, from 0 and ending at `n`.
+        let k = match n {
+            16.. => 16,
+            8.. => 8,
+            4.. => 4,
+            _ => return scalar_ascii(src, dst, i, n),
+        };
+        for at in [i.min(n - k), n - k] {
+            let high = block(at, k);
+            if high != 0 {
+                return at + high.trailing_zeros() as usize;
+            }
+            if at == n - k {
+                break;
+            }
+        }
+        n
     }
+    #[cfg(not(target_arch = "x86_64"))]
+    scalar_ascii(src, dst, 0, n)
+}
+
+/// [`widen_ascii`] from `i` to `n`, a code point at a time.
+#[inline]
+fn scalar_ascii(src: &[u8], dst: &mut [u32], mut i: usize, n: usize) -> usize {
     while i < n && src[i] < 0x80 {
         dst[i] = u32::from(src[i]);
         i += 1;
@@ -798,19 +844,33 @@ fn repeats_of_3(bytes: &[u8], start: usize, max: usize) -> usize {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8};
+        // Which of `bytes[at..at + 16]` equal the byte three before, one bit each.
+        // SAFETY (every call below): SSE2 is baseline on x86_64; the loads read
+        // `bytes[at..at + 16]` and `bytes[at - 3..at + 13]`, within `bytes` for
+        // 3 <= at <= limit - 16.
+        let same = |at: usize| unsafe {
+            let here = _mm_loadu_si128(bytes.as_ptr().add(at).cast());
+            let before = _mm_loadu_si128(bytes.as_ptr().add(at - 3).cast());
+            _mm_movemask_epi8(_mm_cmpeq_epi8(here, before)).cast_unsigned()
+        };
         while j + 16 <= limit {
-            // SAFETY: SSE2 is baseline on x86_64; the loads read `bytes[j..j + 16]` and
-            // `bytes[j - 3..j + 13]`, both within `bytes` (j >= start >= 3).
-            let same = unsafe {
-                let here = _mm_loadu_si128(bytes.as_ptr().add(j).cast());
-                let before = _mm_loadu_si128(bytes.as_ptr().add(j - 3).cast());
-                _mm_movemask_epi8(_mm_cmpeq_epi8(here, before)).cast_unsigned()
-            };
+            let same = same(j);
             if same != 0xFFFF {
                 j += (!same).trailing_zeros() as usize;
                 return (j - start) / 3;
             }
             j += 16;
+        }
+        // The rest as a block ending at `limit`; the bytes before `j` in it are known to match.
+        if j < limit && limit >= 19 {
+            let at = limit - 16;
+            let same = same(at) | ((1 << (j - at)) - 1);
+            j = if same == 0xFFFF {
+                limit
+            } else {
+                at + (!same).trailing_zeros() as usize
+            };
+            return (j - start) / 3;
         }
     }
     while j < limit && bytes[j] == bytes[j - 3] {

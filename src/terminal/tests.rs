@@ -664,6 +664,18 @@ fn repeats_of_3_counts_whole_copies_of_the_character_before() {
             );
         }
     }
+    // Against a byte-by-byte count, with the end of the data or of `max` anywhere (the last
+    // bytes are compared as one block ending there).
+    for n in 1..30 {
+        for tail in [&b""[..], b"\xe2\x94", "━x".as_bytes(), "─".as_bytes(), b"a"] {
+            let run = ["━".repeat(n).as_bytes(), tail].concat();
+            for max in [0, 1, 4, 5, 6, 7, 11, 29, usize::MAX] {
+                let limit = run.len().min(max.saturating_mul(3).saturating_add(3));
+                let same = (3..limit).take_while(|&j| run[j] == run[j - 3]).count();
+                assert_eq!(repeats_of_3(&run, 3, max), same / 3, "{n} {tail:?} {max}");
+            }
+        }
+    }
     // Bytes are compared with those three before, whatever they encode: the caller starts a
     // run after a three-byte character.
     assert_eq!(repeats_of_3("é-é-é-".as_bytes(), 3, usize::MAX), 2);
@@ -688,6 +700,29 @@ fn ascii_runs_of_every_length_write_their_cells() {
                 bytewise.feed(&[*b]);
             }
             assert_eq!(all_views(&whole), all_views(&bytewise), "length {n}");
+        }
+    }
+}
+
+#[test]
+fn widen_ascii_copies_the_ascii_prefix_as_far_as_there_is_room() {
+    // Every length of data and of room, with the first non-ASCII byte anywhere or nowhere:
+    // the blocks that end the copy overlap in as many ways.
+    for len in 0..40 {
+        for high in (0..=len).rev() {
+            let mut src: Vec<u8> = (0..len)
+                .map(|k| b'a' + u8::try_from(k % 26).unwrap())
+                .collect();
+            if high < len {
+                src[high] = 0xE2;
+            }
+            for room in [0, 1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 33, 64] {
+                let mut dst = vec![0u32; room];
+                let n = widen_ascii(&src, &mut dst);
+                assert_eq!(n, high.min(room), "{len} {high} {room}");
+                let want: Vec<u32> = src[..n].iter().map(|&b| u32::from(b)).collect();
+                assert_eq!(dst[..n], want[..]);
+            }
         }
     }
 }
