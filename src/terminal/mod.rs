@@ -660,6 +660,25 @@ pub fn width(c: char) -> usize {
     char_width(c)
 }
 
+/// `s` cut at its first `;`, as `str::split_once(';')` does, found byte by byte: an OSC's
+/// fields are a few bytes long, shorter than what the general pattern search costs to start.
+#[inline]
+fn split_field(s: &str) -> Option<(&str, &str)> {
+    let p = s.bytes().position(|b| b == b';')?;
+    Some((&s[..p], &s[p + 1..]))
+}
+
+/// The `;`-separated fields of `s`, as `str::split(';')` yields them (see [`split_field`]).
+fn split_fields(s: &str) -> impl Iterator<Item = &str> {
+    let mut rest = Some(s);
+    std::iter::from_fn(move || {
+        let s = rest?;
+        let (field, after) = split_field(s).map_or((s, None), |(f, a)| (f, Some(a)));
+        rest = after;
+        Some(field)
+    })
+}
+
 /// An ASCII decimal saturating at 65535; `None` if empty or not all digits.
 fn parse_uint(s: &str) -> Option<u32> {
     if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
@@ -1559,20 +1578,37 @@ impl Terminal {
                 }
                 State::CsiEntry | State::CsiParam => i = self.csi_params(data, i),
                 State::OscString => {
-                    let rest = &data[i..];
-                    let j = rest
+                    let ends = |b: u8| matches!(b, 0x07 | 0x18 | 0x1A | 0x1B);
+                    // Most payloads hold no control byte but the one that ends them: found in
+                    // one pass and copied whole. Other controls are dropped from the payload.
+                    let ctl = data[i..]
                         .iter()
-                        .position(|&b| matches!(b, 0x07 | 0x18 | 0x1A | 0x1B))
+                        .position(|&b| b < 0x20)
                         .map_or(n, |p| p + i);
+                    let clean = ctl == n || ends(data[ctl]);
+                    let j = if clean {
+                        ctl
+                    } else {
+                        data[ctl..]
+                            .iter()
+                            .position(|&b| ends(b))
+                            .map_or(n, |p| p + ctl)
+                    };
                     if j > i && !self.osc_overflow {
+                        let payload = &data[i..j];
                         let keep = |b: &u8| *b >= 0x20;
-                        let add = data[i..j].iter().filter(|b| keep(b)).count();
+                        let add = if clean {
+                            payload.len()
+                        } else {
+                            payload.iter().filter(|b| keep(b)).count()
+                        };
                         if self.osc.len() + add > MAX_OSC_BYTES {
                             self.osc_overflow = true;
                             self.osc = Vec::new();
+                        } else if clean {
+                            self.osc.extend_from_slice(payload);
                         } else {
-                            self.osc
-                                .extend(data[i..j].iter().copied().filter(|b| keep(b)));
+                            self.osc.extend(payload.iter().copied().filter(keep));
                         }
                     }
                     if j == n {
@@ -1648,10 +1684,15 @@ impl Terminal {
                 continue;
             }
             self.repeatable = self.last.take();
-            // Most escapes are CSIs: enter that state without a round through `step`.
+            // Most escapes are CSIs: enter that state without a round through `step`, and an
+            // OSC's (progress, links) too.
             if data.get(i) != Some(&b'[') {
                 self.reset_params();
                 self.state = State::Escape;
+                if data.get(i) == Some(&b']') {
+                    self.step(b']');
+                    return i + 1;
+                }
                 return i;
             }
             if let Some(end) = self
@@ -2040,7 +2081,10 @@ impl Terminal {
     fn osc_end(&mut self) {
         if !self.osc_overflow {
             let payload = std::mem::take(&mut self.osc);
-            self.osc_dispatch(&String::from_utf8_lossy(&payload));
+            match std::str::from_utf8(&payload) {
+                Ok(text) => self.osc_dispatch(text),
+                Err(_) => self.osc_dispatch(&String::from_utf8_lossy(&payload)),
+            }
             // A buffer that held a long sequence is released: one title of 64 KiB must not
             // pin 64 KiB in every terminal that saw one.
             if payload.capacity() <= OSC_KEPT_CAPACITY {
@@ -2124,7 +2168,7 @@ impl Terminal {
     }
 
     fn osc_dispatch(&mut self, text: &str) {
-        let Some((num, rest)) = text.split_once(';') else {
+        let Some((num, rest)) = split_field(text) else {
             return;
         };
         match num {
@@ -2132,7 +2176,7 @@ impl Terminal {
             // capacity, which the store's count would not see.
             "0" | "2" => self.title = String::from(rest),
             "8" => {
-                let Some((_params, uri)) = rest.split_once(';') else {
+                let Some((_params, uri)) = split_field(rest) else {
                     return;
                 };
                 let mut link = 0;
@@ -2152,7 +2196,7 @@ impl Terminal {
                 }
             }
             "9" => {
-                let mut fields = rest.split(';');
+                let mut fields = split_fields(rest);
                 if fields.next() != Some("4") {
                     return;
                 }

@@ -726,3 +726,44 @@ fn widen_ascii_copies_the_ascii_prefix_as_far_as_there_is_room() {
         }
     }
 }
+
+#[test]
+fn osc_fields_split_as_str_split_does() {
+    for s in [
+        "",
+        ";",
+        "a",
+        "a;",
+        ";b",
+        "4;1;50",
+        "8;;http://x/;y",
+        ";;",
+        "é;ü;",
+    ] {
+        assert_eq!(split_field(s), s.split_once(';'), "{s:?}");
+        assert_eq!(
+            split_fields(s).collect::<Vec<_>>(),
+            s.split(';').collect::<Vec<_>>(),
+            "{s:?}"
+        );
+    }
+}
+
+#[test]
+fn osc_payloads_drop_control_bytes_however_they_are_cut() {
+    let data = b"\x1b]0;ti\ntle\x07\x1b]2;a\x00b\x1b\\x\x1b]9;4;1;\x0150\x07\x1b]0;caf\xc3\xa9\x07";
+    for chunk in [1, 2, 3, 5, data.len()] {
+        let mut t = term(None, 2);
+        for c in data.chunks(chunk) {
+            t.feed(c);
+        }
+        assert_eq!(t.title(), "café", "chunks of {chunk}");
+        assert_eq!(
+            t.progress(),
+            Some(Progress {
+                state: 1,
+                percent: Some(50)
+            })
+        );
+    }
+}
