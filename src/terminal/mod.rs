@@ -2442,11 +2442,18 @@ impl Terminal {
 
     /// Writes a run of cell codes from [`Self::print_utf8`]: at once when it fits on the row,
     /// else character by character (narrow stretches, then each wide character).
+    #[inline]
     fn put_run(&mut self, run: &[u32], has_wide: bool) {
         if !has_wide || self.col + run.len() <= self.w {
             self.put_narrow(run);
-            return;
+        } else {
+            self.put_wrapping_wide(run);
         }
+    }
+
+    /// [`Self::put_run`] of a run with wide characters that does not fit on the row.
+    #[inline(never)]
+    fn put_wrapping_wide(&mut self, run: &[u32]) {
         let mut start = 0;
         let mut j = 0;
         while j < run.len() {
