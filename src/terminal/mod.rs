@@ -2402,8 +2402,9 @@ impl Terminal {
                     buf[k] = cp;
                     k += 1;
                     last = Some(cp);
-                    if b0 & 0xF0 == 0xE0 {
-                        // The same character again: a bar or a rule.
+                    // The same character again: a bar or a rule (a look at its first byte
+                    // first, for the spinners and symbols that come one at a time).
+                    if b0 & 0xF0 == 0xE0 && bytes.get(i) == Some(&b0) {
                         let reps = repeats_of_3(bytes, i, RUN - k);
                         buf[k..k + reps].fill(cp);
                         k += reps;
