@@ -421,9 +421,49 @@ trait CellChars: Copy + Into<u32> {
     }
 }
 
-// Code points come from a buffer just written one at a time: wide loads of it would stall on
-// store forwarding, so they keep the scalar loop.
-impl CellChars for u32 {}
+// Code points come from a buffer just written, partly a code point at a time; reading it
+// four at a time measured no slower for the stores it may have to wait for.
+impl CellChars for u32 {
+    #[cfg(target_arch = "x86_64")]
+    #[allow(
+        clippy::cast_ptr_alignment,
+        reason = "the loads and stores are unaligned"
+    )]
+    unsafe fn store(dst: *mut Cell, src: &[u32], style: u32) {
+        use std::arch::x86_64::{
+            __m128i, _mm_loadu_si128, _mm_set1_epi32, _mm_storeu_si128, _mm_unpackhi_epi32,
+            _mm_unpacklo_epi32,
+        };
+        let n = src.len();
+        if n < 4 {
+            for (k, &ch) in src.iter().enumerate() {
+                // SAFETY: k < n, which the caller guarantees `dst` has room for.
+                unsafe { dst.add(k).write(Cell::new(ch, style)) };
+            }
+            return;
+        }
+        // Four cells at a time, the last four overlapping those before them.
+        // SAFETY: SSE2 is baseline on x86_64; each block reads `src[at..at + 4]` and writes
+        // the cells of the same positions, within the `n` cells `dst` has room for.
+        unsafe {
+            let style_lanes = _mm_set1_epi32(style.cast_signed());
+            let block = |at: usize| {
+                let chars = _mm_loadu_si128(src.as_ptr().add(at).cast());
+                let p = dst.add(at).cast::<__m128i>();
+                _mm_storeu_si128(p, _mm_unpacklo_epi32(chars, style_lanes));
+                _mm_storeu_si128(p.add(1), _mm_unpackhi_epi32(chars, style_lanes));
+            };
+            let mut at = 0;
+            while at + 4 <= n {
+                block(at);
+                at += 4;
+            }
+            if at < n {
+                block(n - 4);
+            }
+        }
+    }
+}
 
 impl CellChars for u8 {
     #[cfg(target_arch = "x86_64")]

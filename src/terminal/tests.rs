@@ -682,6 +682,28 @@ fn repeats_of_3_counts_whole_copies_of_the_character_before() {
 }
 
 #[test]
+fn runs_of_code_points_of_every_length_write_their_cells() {
+    // As below, for runs that go through the code-point buffer (a non-ASCII character first).
+    let text: String = "é"
+        .chars()
+        .chain((0..70u8).map(|k| char::from(b'!' + k)))
+        .collect();
+    for n in 1..=text.chars().count() {
+        let run: String = text.chars().take(n).collect();
+        for prefix in [&b""[..], b"\x1b[33m0123456789abcdefghij\r\x1b[2C"] {
+            let data = [prefix, b"\x1b[1m", run.as_bytes(), b"\x1b[0m."].concat();
+            let mut whole = term(None, 2);
+            whole.feed(&data);
+            let mut bytewise = term(None, 2);
+            for b in &data {
+                bytewise.feed(&[*b]);
+            }
+            assert_eq!(all_views(&whole), all_views(&bytewise), "length {n}");
+        }
+    }
+}
+
+#[test]
 fn ascii_runs_of_every_length_write_their_cells() {
     // Each length takes a different mix of whole and overlapping blocks; a byte at a time
     // writes runs of one. Over blanks, over a longer coloured line and past its end.
