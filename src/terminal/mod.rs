@@ -582,7 +582,48 @@ fn extend<T: CellChars>(cells: &mut Vec<Cell>, src: &[T], style: u32) {
 /// bits above 0x7F, and the style's bits to keep to one style).
 fn copy_ascii_where(cells: &[Cell], mask: u64, want: u64, out: &mut Vec<u8>) -> usize {
     let mut n = 0;
-    for chunk in cells.chunks_exact(8) {
+    #[cfg(target_arch = "x86_64")]
+    #[allow(
+        clippy::cast_ptr_alignment,
+        clippy::cast_possible_wrap,
+        reason = "unaligned loads; the bits are compared, not the values"
+    )]
+    {
+        use std::arch::x86_64::{
+            __m128i, _mm_and_si128, _mm_castps_si128, _mm_castsi128_ps, _mm_cmpeq_epi32,
+            _mm_cvtsi128_si64, _mm_loadu_si128, _mm_movemask_epi8, _mm_packs_epi32,
+            _mm_packus_epi16, _mm_set1_epi64x, _mm_shuffle_ps,
+        };
+        // Eight cells (four loads) at a time: all must match, and then their characters,
+        // the low bytes of their low halves, are packed into eight bytes.
+        // SAFETY: SSE2 is baseline on x86_64; the loads read `cells[n..n + 8]`.
+        unsafe {
+            let (mask, want) = (_mm_set1_epi64x(mask as i64), _mm_set1_epi64x(want as i64));
+            let matches = |v: __m128i| _mm_cmpeq_epi32(_mm_and_si128(v, mask), want);
+            // The low halves of the two cells of `a` then of `b`.
+            let low_halves = |a: __m128i, b: __m128i| {
+                let (a, b) = (_mm_castsi128_ps(a), _mm_castsi128_ps(b));
+                _mm_castps_si128(_mm_shuffle_ps::<0b10_00_10_00>(a, b))
+            };
+            while n + 8 <= cells.len() {
+                let p = cells.as_ptr().add(n).cast::<__m128i>();
+                let q = [0, 1, 2, 3].map(|k| _mm_loadu_si128(p.add(k)));
+                let ok = _mm_and_si128(
+                    _mm_and_si128(matches(q[0]), matches(q[1])),
+                    _mm_and_si128(matches(q[2]), matches(q[3])),
+                );
+                if _mm_movemask_epi8(ok) != 0xFFFF {
+                    break;
+                }
+                // Characters below 0x80: the packs do not saturate.
+                let words = _mm_packs_epi32(low_halves(q[0], q[1]), low_halves(q[2], q[3]));
+                let bytes = _mm_cvtsi128_si64(_mm_packus_epi16(words, words));
+                out.extend_from_slice(&bytes.to_le_bytes());
+                n += 8;
+            }
+        }
+    }
+    for chunk in cells[n..].chunks_exact(8) {
         let (mut bytes, mut other) = (0u64, 0u64);
         for (k, cell) in chunk.iter().enumerate() {
             other |= (cell.0 & mask) ^ want;

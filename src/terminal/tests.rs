@@ -307,6 +307,24 @@ fn copy_ascii_stops_at_the_first_other_cell() {
             }
         }
     }
+    // Of one style: another style stops it too, whatever its bits.
+    for other in [0, 8, 1 << 16, 1 << 31] {
+        for len in 0..24 {
+            for at in 0..=len {
+                let cells: Vec<Cell> = (0..len)
+                    .map(|i| Cell::new(u32::from(b'a') + (i % 26), if i == at { other } else { 7 }))
+                    .collect();
+                let mut out = Vec::new();
+                let n = copy_ascii_of_style(&cells, 7, &mut out);
+                assert_eq!(
+                    n,
+                    at.min(len) as usize,
+                    "style {other:#x} len {len} at {at}"
+                );
+                assert_eq!(out.len(), n);
+            }
+        }
+    }
 }
 
 #[test]
