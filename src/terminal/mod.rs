@@ -2781,6 +2781,19 @@ impl Terminal {
         let n = n.min(bot - top + 1);
         let at = bot + 1 - n;
         let to_scrollback = top == 0 && self.alt.is_none();
+        if to_scrollback && bot + 1 == self.prim.len() {
+            // The whole primary screen, the usual case: its top rows go to scrollback and
+            // blank ones come in at the bottom, the ring turning without moving the others.
+            for _ in 0..n {
+                let line = self.prim.pop_front().unwrap_or_default();
+                self.push_scrollback(line);
+                self.prim.push_back(Line {
+                    cells: std::mem::take(&mut self.spare),
+                    ..Line::default()
+                });
+            }
+            return;
+        }
         let g = self.grid();
         if top == 0 && bot + 1 == g.len() {
             // The whole screen, the usual case: a ring turns without moving its other rows.
@@ -2790,15 +2803,8 @@ impl Terminal {
         }
         if to_scrollback {
             for k in at..=bot {
-                let mut line = std::mem::take(&mut self.prim[k]);
-                // Capacity left over from a longer past must not escape the `max_bytes` bound:
-                // a kept line holds at most twice its cells plus a first allocation's worth.
-                if line.cells.capacity() > 2 * line.cells.len() + LINE_CAPACITY {
-                    line.cells.shrink_to_fit();
-                }
-                self.sb_cost += self.line_cost(&line);
-                self.sb.push_back(line);
-                self.trim_scrollback();
+                let line = std::mem::take(&mut self.prim[k]);
+                self.push_scrollback(line);
                 self.prim[k].cells = std::mem::take(&mut self.spare);
             }
         } else {
@@ -2819,6 +2825,20 @@ impl Terminal {
     fn line_cost(&self, line: &Line) -> usize {
         let padding = if line.wrapped { self.wrap_pad(line) } else { 0 };
         line.cells.len() + padding + LINE_COST
+    }
+
+    /// Keeps `line`, scrolled off the top of the primary screen, in scrollback, within its
+    /// bounds.
+    #[inline]
+    fn push_scrollback(&mut self, mut line: Line) {
+        // Capacity left over from a longer past must not escape the `max_bytes` bound: a kept
+        // line holds at most twice its cells plus a first allocation's worth.
+        if line.cells.capacity() > 2 * line.cells.len() + LINE_CAPACITY {
+            line.cells.shrink_to_fit();
+        }
+        self.sb_cost += self.line_cost(&line);
+        self.sb.push_back(line);
+        self.trim_scrollback();
     }
 
     fn trim_scrollback(&mut self) {
