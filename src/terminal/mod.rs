@@ -1052,12 +1052,13 @@ pub struct Terminal {
     /// The interned links' UTF-8 bytes, together.
     link_bytes: usize,
     // screen
-    prim: VecDeque<Line>,
-    /// The alternate screen while it is shown.
-    alt: Option<VecDeque<Line>>,
-    /// The alternate screen while the primary one is shown (empty until first used): ?47 and
-    /// ?1047 switch back to it as it was left.
-    alt_kept: VecDeque<Line>,
+    /// The screen shown: every write goes here, so it is not looked up by which one it is.
+    screen: VecDeque<Line>,
+    /// The screen not shown: the primary one while the alternate one is, else the alternate
+    /// one as last left (empty until first used): ?47 and ?1047 switch back to it.
+    other: VecDeque<Line>,
+    /// The alternate screen is shown.
+    alt_shown: bool,
     row: usize,
     col: usize,
     pen: StyleKey,
@@ -1118,9 +1119,9 @@ impl Terminal {
             cluster_ids: HashMap::new(),
             cluster_bytes: 0,
             link_bytes: 0,
-            prim: VecDeque::new(),
-            alt: None,
-            alt_kept: VecDeque::new(),
+            screen: VecDeque::new(),
+            other: VecDeque::new(),
+            alt_shown: false,
             row: 0,
             col: 0,
             pen: StyleKey::default(),
@@ -1161,19 +1162,21 @@ impl Terminal {
         self.clusters = Vec::new();
         self.cluster_ids = HashMap::new();
         self.cluster_bytes = 0;
-        self.alt_kept = VecDeque::new();
+        // The alternate screen; or the primary one, which the reset replaces anyway.
+        self.other = VecDeque::new();
         self.soft_reset();
     }
 
     /// RIS: a fresh screen, cursor, pen and modes; scrollback and metadata stay. As in xterm,
     /// the alternate screen is cleared if shown, and kept as it is if not.
     fn soft_reset(&mut self) {
-        self.prim = std::iter::repeat_with(Line::default)
+        if self.alt_shown {
+            self.alt_shown = false;
+            self.other = VecDeque::new();
+        }
+        self.screen = std::iter::repeat_with(Line::default)
             .take(self.rows)
             .collect();
-        if self.alt.take().is_some() {
-            self.alt_kept = VecDeque::new();
-        }
         self.row = 0;
         self.col = 0;
         self.pen = StyleKey::default();
@@ -1205,7 +1208,7 @@ impl Terminal {
         } else {
             None
         };
-        let slot = usize::from(self.alt.is_some());
+        let slot = usize::from(self.alt_shown);
         self.saved[slot] = Some(Saved {
             row: 0,
             col: 0,
@@ -1283,8 +1286,7 @@ impl Terminal {
     /// each terminal it writes; a row cleared and written again between two settlements
     /// reuses its buffer.
     pub fn settle(&mut self) -> usize {
-        let screens = self.prim.iter_mut().chain(self.alt.iter_mut().flatten());
-        for line in screens.chain(self.alt_kept.iter_mut()) {
+        for line in self.screen.iter_mut().chain(self.other.iter_mut()) {
             if line.cells.is_empty() {
                 line.cells = Vec::new();
             } else {
@@ -1304,8 +1306,7 @@ impl Terminal {
     /// cells refer to); and the UTF-8 length of the title and of an OSC sequence cut short by
     /// the last chunk (each up to 64 KiB).
     pub fn retained_bytes(&self) -> usize {
-        let screens = self.prim.iter().chain(self.alt.iter().flatten());
-        let rows = screens.chain(self.alt_kept.iter());
+        let rows = self.screen.iter().chain(self.other.iter());
         let rows_cost: usize = rows
             .map(|line| {
                 let cost = self.line_cost(line);
@@ -1331,8 +1332,7 @@ impl Terminal {
         self.sb = VecDeque::new();
         self.sb_cost = 0;
         self.spare = Vec::new();
-        let screens = self.prim.iter_mut().chain(self.alt.iter_mut().flatten());
-        for line in screens.chain(self.alt_kept.iter_mut()) {
+        for line in self.screen.iter_mut().chain(self.other.iter_mut()) {
             *line = Line::default();
         }
         self.styles = vec![StyleKey::default()];
@@ -1389,17 +1389,22 @@ impl Terminal {
         self.cols.map(|_| (self.row, self.col))
     }
 
+    #[inline]
     fn grid(&mut self) -> &mut VecDeque<Line> {
-        match self.alt {
-            Some(ref mut g) => g,
-            None => &mut self.prim,
-        }
+        &mut self.screen
     }
 
+    #[inline]
     fn grid_ref(&self) -> &VecDeque<Line> {
-        match self.alt {
-            Some(ref g) => g,
-            None => &self.prim,
+        &self.screen
+    }
+
+    /// The primary screen, whichever is shown.
+    fn prim(&self) -> &VecDeque<Line> {
+        if self.alt_shown {
+            &self.other
+        } else {
+            &self.screen
         }
     }
 
@@ -1440,10 +1445,14 @@ impl Terminal {
     /// comes: lines of scrollback live apart in memory, so a view that walks them would
     /// otherwise wait on each in turn.
     fn rows_ahead(&self) -> impl Iterator<Item = &Line> {
-        let mut ahead = self.sb.iter().chain(self.prim.iter()).skip(PREFETCH_LINES);
+        let mut ahead = self
+            .sb
+            .iter()
+            .chain(self.prim().iter())
+            .skip(PREFETCH_LINES);
         self.sb
             .iter()
-            .chain(self.prim.iter())
+            .chain(self.prim().iter())
             .inspect(move |_| Self::prefetch_line(ahead.next()))
     }
 
@@ -1468,7 +1477,7 @@ impl Terminal {
     /// rows joined, trailing empty lines dropped.
     pub fn text(&self) -> String {
         // At least a byte per cell and line: one allocation, not a doubling chain of copies.
-        let size = self.sb.iter().chain(self.prim.iter());
+        let size = self.sb.iter().chain(self.prim().iter());
         let mut out = String::with_capacity(size.map(|l| l.cells.len() + 1).sum());
         // Where the logical line being built starts in `out`.
         let mut start = 0;
@@ -2363,7 +2372,7 @@ impl Terminal {
     }
 
     fn save_cursor(&mut self) {
-        let slot = usize::from(self.alt.is_some());
+        let slot = usize::from(self.alt_shown);
         self.saved[slot] = Some(Saved {
             row: self.row,
             col: self.col,
@@ -2373,7 +2382,7 @@ impl Terminal {
     }
 
     fn restore_cursor(&mut self) {
-        let slot = usize::from(self.alt.is_some());
+        let slot = usize::from(self.alt_shown);
         let s = self.saved[slot].unwrap_or(Saved {
             row: 0,
             col: 0,
@@ -2694,12 +2703,7 @@ impl Terminal {
         }
         let mut x = self.col - 1;
         let row = self.row;
-        let alt = self.alt.is_some();
-        let line = if alt {
-            &mut self.alt.as_mut().unwrap()[row]
-        } else {
-            &mut self.prim[row]
-        };
+        let line = &mut self.screen[row];
         let have = line.cells.len();
         if x < have && line.cells[x].ch() == CONT && x > 0 {
             x -= 1;
@@ -2741,12 +2745,7 @@ impl Terminal {
             self.cluster_ids.insert(boxed, id);
             id
         };
-        let line = if alt {
-            &mut self.alt.as_mut().unwrap()[row]
-        } else {
-            &mut self.prim[row]
-        };
-        line.cells[x].set_ch(CLUSTER_BIT | id);
+        self.screen[row].cells[x].set_ch(CLUSTER_BIT | id);
     }
 
     // -------------------------------------------------------------- scrolling
@@ -2780,14 +2779,15 @@ impl Terminal {
         let (top, bot) = (self.top, self.bot);
         let n = n.min(bot - top + 1);
         let at = bot + 1 - n;
-        let to_scrollback = top == 0 && self.alt.is_none();
-        if to_scrollback && bot + 1 == self.prim.len() {
+        // The primary screen is the one shown.
+        let to_scrollback = top == 0 && !self.alt_shown;
+        if to_scrollback && bot + 1 == self.screen.len() {
             // The whole primary screen, the usual case: its top rows go to scrollback and
             // blank ones come in at the bottom, the ring turning without moving the others.
             for _ in 0..n {
-                let line = self.prim.pop_front().unwrap_or_default();
+                let line = self.screen.pop_front().unwrap_or_default();
                 self.push_scrollback(line);
-                self.prim.push_back(Line {
+                self.screen.push_back(Line {
                     cells: std::mem::take(&mut self.spare),
                     ..Line::default()
                 });
@@ -2803,9 +2803,9 @@ impl Terminal {
         }
         if to_scrollback {
             for k in at..=bot {
-                let line = std::mem::take(&mut self.prim[k]);
+                let line = std::mem::take(&mut self.screen[k]);
                 self.push_scrollback(line);
-                self.prim[k].cells = std::mem::take(&mut self.spare);
+                self.screen[k].cells = std::mem::take(&mut self.spare);
             }
         } else {
             for line in g.range_mut(at..=bot) {
@@ -3023,7 +3023,7 @@ impl Terminal {
                 47 | 1047 if on => self.show_alternate(),
                 47 => self.show_primary(),
                 1047 => {
-                    if self.alt.is_some() {
+                    if self.alt_shown {
                         self.erase_display(2);
                     }
                     self.show_primary();
@@ -3044,21 +3044,22 @@ impl Terminal {
 
     /// Shows the alternate screen as it was last left (blank the first time).
     fn show_alternate(&mut self) {
-        if self.alt.is_none() {
-            let mut alt = std::mem::take(&mut self.alt_kept);
-            if alt.is_empty() {
-                alt = std::iter::repeat_with(Line::default)
+        if !self.alt_shown {
+            self.alt_shown = true;
+            std::mem::swap(&mut self.screen, &mut self.other);
+            if self.screen.is_empty() {
+                self.screen = std::iter::repeat_with(Line::default)
                     .take(self.rows)
                     .collect();
             }
-            self.alt = Some(alt);
         }
     }
 
     /// Shows the primary screen, keeping the alternate one as it is.
     fn show_primary(&mut self) {
-        if let Some(alt) = self.alt.take() {
-            self.alt_kept = alt;
+        if self.alt_shown {
+            self.alt_shown = false;
+            std::mem::swap(&mut self.screen, &mut self.other);
         }
     }
 

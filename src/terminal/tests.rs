@@ -636,23 +636,23 @@ fn the_title_and_a_pending_osc_count_as_retained_and_kept_and_a_long_osc_leaves_
 fn settling_gives_back_room_rows_keep_far_beyond_their_cells() {
     let mut t = term(None, 2);
     t.feed(b"x\x1b[8000b");
-    assert!(t.prim[0].cells.capacity() >= 8001);
+    assert!(t.screen[0].cells.capacity() >= 8001);
     // Erased (to the end, from column 5) without settling, a row keeps its buffer for what
     // is written next.
     t.feed(b"\x1b[5G\x1b[K");
-    assert!(t.prim[0].cells.capacity() >= 8001);
+    assert!(t.screen[0].cells.capacity() >= 8001);
     assert_eq!(t.settle(), 4 + LINE_COST);
-    assert!(t.prim[0].cells.capacity() <= SLACK_CELLS);
+    assert!(t.screen[0].cells.capacity() <= SLACK_CELLS);
     // A row that fills its room keeps it.
     t.feed(b"\x1b[Hy\x1b[999b");
-    let room = t.prim[0].cells.capacity();
+    let room = t.screen[0].cells.capacity();
     t.feed(b"\x1b[400G\x1b[K");
     assert_eq!(t.settle(), 399 + LINE_COST);
-    assert_eq!(t.prim[0].cells.capacity(), room);
+    assert_eq!(t.screen[0].cells.capacity(), room);
     // An empty row gives back all of its buffer.
     t.feed(b"\x1b[2K");
     t.settle();
-    assert_eq!(t.prim[0].cells.capacity(), 0);
+    assert_eq!(t.screen[0].cells.capacity(), 0);
 }
 
 #[test]
