@@ -58,6 +58,7 @@ pub mod parser;
 
 use std::collections::VecDeque;
 use std::fmt;
+use std::mem::MaybeUninit;
 use std::sync::Arc;
 
 // Keyed hashing: the tables are filled from the stream (URIs, clusters), so it must resist
@@ -847,25 +848,27 @@ fn shift_up(region: &mut [Line], n: usize) {
     region[kept..].fill_with(Line::default);
 }
 
-/// Copies the ASCII prefix of `src` into `dst` as code points, as far as `dst` has room, and
-/// returns its length; `dst` past that length is scratch. Sixteen bytes at a time; the rest
+/// Copies the printable ASCII prefix of `src` (up to a byte above 0x7F, a C0 control or DEL)
+/// into `dst` as code points, as far as `dst` has room, and returns its length; it initializes
+/// `dst` up to that length at least, and past it is scratch. Sixteen bytes at a time; the rest
 /// (a stretch of ASCII between other characters is short) as whole blocks too, the last one
-/// ending where the room does: it overlaps bytes already copied, which are ASCII, so it
-/// copies them again the same and finds no high bit before the first it had not seen.
+/// ending where the room does: it overlaps bytes already copied, which are printable ASCII, so
+/// it copies them again the same and finds no stop before the first it had not seen.
 #[allow(clippy::cast_ptr_alignment, reason = "the stores are unaligned")]
 #[inline]
-fn widen_ascii(src: &[u8], dst: &mut [u32]) -> usize {
+fn widen_ascii(src: &[u8], dst: &mut [MaybeUninit<u32>]) -> usize {
     let n = src.len().min(dst.len());
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{
-            __m128i, _mm_cvtsi32_si128, _mm_loadl_epi64, _mm_loadu_si128, _mm_movemask_epi8,
-            _mm_setzero_si128, _mm_storeu_si128, _mm_unpackhi_epi8, _mm_unpackhi_epi16,
-            _mm_unpacklo_epi8, _mm_unpacklo_epi16,
+            __m128i, _mm_cmpeq_epi8, _mm_cvtsi32_si128, _mm_loadl_epi64, _mm_loadu_si128,
+            _mm_min_epu8, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8, _mm_setzero_si128,
+            _mm_storeu_si128, _mm_unpackhi_epi8, _mm_unpackhi_epi16, _mm_unpacklo_epi8,
+            _mm_unpacklo_epi16,
         };
         let (from, to) = (src.as_ptr(), dst.as_mut_ptr());
         // Each block of `k` (16, 8 or 4) bytes at `at` reads `src[at..at + k]`, writes
-        // `dst[at..at + k]` and returns the mask of the bytes with their high bit set.
+        // `dst[at..at + k]` and returns the mask of its bytes that stop the copy.
         // SAFETY (every call below): SSE2 is baseline on x86_64, and `at + k <= n`.
         let block = |at: usize, k: usize| unsafe {
             let bytes = match k {
@@ -887,7 +890,11 @@ fn widen_ascii(src: &[u8], dst: &mut [u32]) -> usize {
                 _mm_storeu_si128(out.add(2), _mm_unpacklo_epi16(hi, zero));
                 _mm_storeu_si128(out.add(3), _mm_unpackhi_epi16(hi, zero));
             }
-            _mm_movemask_epi8(bytes).cast_unsigned()
+            // High bits, and all bits of controls and DELs; lanes past `k` (zeros) masked off.
+            let ctl = _mm_cmpeq_epi8(_mm_min_epu8(bytes, _mm_set1_epi8(0x1F)), bytes);
+            let del = _mm_cmpeq_epi8(bytes, _mm_set1_epi8(0x7F));
+            let stops = _mm_or_si128(bytes, _mm_or_si128(ctl, del));
+            _mm_movemask_epi8(stops).cast_unsigned() & (u32::MAX >> (32 - k))
         };
         let mut i = 0;
         while i + 16 <= n {
@@ -925,12 +932,71 @@ fn widen_ascii(src: &[u8], dst: &mut [u32]) -> usize {
 
 /// [`widen_ascii`] from `i` to `n`, a code point at a time.
 #[inline]
-fn scalar_ascii(src: &[u8], dst: &mut [u32], mut i: usize, n: usize) -> usize {
-    while i < n && src[i] < 0x80 {
-        dst[i] = u32::from(src[i]);
+fn scalar_ascii(src: &[u8], dst: &mut [MaybeUninit<u32>], mut i: usize, n: usize) -> usize {
+    while i < n && (0x20..0x7F).contains(&src[i]) {
+        dst[i] = MaybeUninit::new(u32::from(src[i]));
         i += 1;
     }
     i
+}
+
+/// `cells` as the values they hold.
+///
+/// # Safety
+/// Every element of `cells` must be initialized.
+#[inline]
+unsafe fn assume_init(cells: &[MaybeUninit<u32>]) -> &[u32] {
+    // SAFETY: `MaybeUninit<u32>` has the layout of `u32`, and the values are initialized.
+    unsafe { &*(std::ptr::from_ref(cells) as *const [u32]) }
+}
+
+/// Length of the printable ASCII prefix of `bytes` (up to a byte above 0x7F, a C0 control or
+/// DEL), and whether a byte above 0x7F ends it: text that is not ASCII goes to the UTF-8
+/// decoder from there, which finds the end of the run itself, rather than after a scan for
+/// its end. Sixteen bytes at a time; the rest as a block ending at the end.
+#[inline]
+fn scan_ascii(bytes: &[u8]) -> (usize, bool) {
+    #[cfg(target_arch = "x86_64")]
+    if bytes.len() >= 16 {
+        use std::arch::x86_64::{
+            _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8, _mm_or_si128,
+            _mm_set1_epi8,
+        };
+        // The bytes of `bytes[at..at + 16]` that are not printable ASCII, one bit each.
+        // SAFETY (every call below): SSE2 is baseline on x86_64, and `at + 16 <= bytes.len()`.
+        let stops = |at: usize| unsafe {
+            let v = _mm_loadu_si128(bytes.as_ptr().add(at).cast());
+            let ctl = _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1F)), v);
+            let del = _mm_cmpeq_epi8(v, _mm_set1_epi8(0x7F));
+            _mm_movemask_epi8(_mm_or_si128(v, _mm_or_si128(ctl, del))).cast_unsigned()
+        };
+        let n = bytes.len();
+        let mut i = 0;
+        while i + 16 <= n {
+            let stop = stops(i);
+            if stop != 0 {
+                i += stop.trailing_zeros() as usize;
+                return (i, bytes[i] >= 0x80);
+            }
+            i += 16;
+        }
+        if i == n {
+            return (n, false);
+        }
+        // The rest as the block ending at `n`: its bytes before `i` were seen and are
+        // printable, so have no bits.
+        let at = n - 16;
+        let stop = stops(at);
+        if stop == 0 {
+            return (n, false);
+        }
+        i = at + stop.trailing_zeros() as usize;
+        return (i, bytes[i] >= 0x80);
+    }
+    match bytes.iter().position(|b| !(0x20..0x7F).contains(b)) {
+        Some(p) => (p, bytes[p] >= 0x80),
+        None => (bytes.len(), false),
+    }
 }
 
 /// How many whole copies of the three bytes before `start` follow it, at most `max`: the rest
@@ -1745,19 +1811,23 @@ impl Terminal {
         let n = data.len();
         loop {
             // Escapes often follow one another: no text between them, nothing to scan.
-            let (len, ascii) = if data[i] < 0x20 {
-                (0, true)
-            } else {
-                scan_printable(&data[i..])
-            };
-            let j = i + len;
-            if len > 0 {
-                if ascii && self.utf8_len == 0 {
-                    self.put_ascii(&data[i..j]);
+            let j = if data[i] < 0x20 {
+                i
+            } else if self.utf8_len == 0 {
+                let (len, high) = scan_ascii(&data[i..]);
+                if high {
+                    self.print_text(data, i)
                 } else {
-                    self.ground_run(&data[i..j]);
+                    if len > 0 {
+                        self.put_ascii(&data[i..i + len]);
+                    }
+                    i + len
                 }
-            }
+            } else {
+                let (len, _) = scan_printable(&data[i..]);
+                self.ground_run(&data[i..i + len]);
+                i + len
+            };
             if j == n {
                 return n;
             }
@@ -2005,6 +2075,23 @@ impl Terminal {
                     }
                 }
             }
+        }
+    }
+
+    /// The printable run at `data[i..]`, which holds a byte above 0x7F, with no UTF-8 sequence
+    /// pending; returns where it ends. The decoder goes as far as the text is valid, and stops
+    /// at a control as at the end; an invalid or incomplete sequence there takes the rest of
+    /// the run through [`Self::ground_run`].
+    #[inline]
+    fn print_text(&mut self, data: &[u8], i: usize) -> usize {
+        let p = i + self.print_utf8(&data[i..]);
+        match data.get(p) {
+            Some(&b) if b >= 0x20 && b != 0x7F => {
+                let (len, _) = scan_printable(&data[p..]);
+                self.ground_run(&data[p..p + len]);
+                p + len
+            }
+            _ => p,
         }
     }
 
@@ -2444,13 +2531,17 @@ impl Terminal {
         w
     }
 
-    /// Prints the longest valid UTF-8 prefix of `bytes` (no C0, no DEL) and returns its length.
+    /// Prints the longest valid UTF-8 prefix of `bytes` up to a C0 control or DEL, and returns
+    /// its length.
     /// Narrow and wide characters are gathered into a run of cell codes (a wide character is
     /// its code point then [`CONT`]); the buffer only bounds a run's length.
     fn print_utf8(&mut self, bytes: &[u8]) -> usize {
         const RUN: usize = 64;
         let end = bytes.len();
-        let mut buf = [0u32; RUN];
+        // Not zeroed (a run's fixed cost): `buf[..k]` is always initialized, as every cell
+        // code is written before `k` covers it (`widen_ascii` initializes at least the length
+        // it returns).
+        let mut buf = [MaybeUninit::<u32>::uninit(); RUN];
         let mut k = 0;
         let mut has_wide = false;
         let mut last = None;
@@ -2460,17 +2551,27 @@ impl Terminal {
         let mut i = 0;
         while i < end {
             if k + 2 > RUN {
-                self.put_run(&buf[..k], has_wide);
+                // SAFETY: `buf[..k]` is initialized.
+                self.put_run(unsafe { assume_init(&buf[..k]) }, has_wide);
                 k = 0;
                 has_wide = false;
             }
             let b0 = bytes[i];
+            if b0 < 0x20 {
+                break; // a control, as after a bar drawn before an escape
+            }
             if b0 < 0x80 {
                 // A stretch of ASCII, as far as the buffer has room.
                 let m = widen_ascii(&bytes[i..], &mut buf[k..]);
                 k += m;
                 i += m;
-                last = Some(u32::from(bytes[i - 1]));
+                if m > 0 {
+                    last = Some(u32::from(bytes[i - 1]));
+                }
+                // Short of the buffer's end, a byte below 0x80 stopped it: a control.
+                if k < RUN && bytes.get(i).is_some_and(|&b| b < 0x80) {
+                    break;
+                }
                 continue;
             }
             let (cp, width) = if b0 & 0xF0 == 0xE0 && i + 2 < end {
@@ -2501,28 +2602,29 @@ impl Terminal {
             };
             match width {
                 1 => {
-                    buf[k] = cp;
+                    buf[k] = MaybeUninit::new(cp);
                     k += 1;
                     last = Some(cp);
                     // The same character again: a bar or a rule (a look at its first byte
                     // first, for the spinners and symbols that come one at a time).
                     if b0 & 0xF0 == 0xE0 && bytes.get(i) == Some(&b0) {
                         let reps = repeats_of_3(bytes, i, RUN - k);
-                        buf[k..k + reps].fill(cp);
+                        buf[k..k + reps].fill(MaybeUninit::new(cp));
                         k += reps;
                         i += 3 * reps;
                     }
                 }
                 2 => {
-                    buf[k] = cp;
-                    buf[k + 1] = CONT;
+                    buf[k] = MaybeUninit::new(cp);
+                    buf[k + 1] = MaybeUninit::new(CONT);
                     k += 2;
                     has_wide = true;
                     last = Some(cp);
                 }
                 0 => {
                     if k > 0 {
-                        self.put_run(&buf[..k], has_wide);
+                        // SAFETY: `buf[..k]` is initialized.
+                        self.put_run(unsafe { assume_init(&buf[..k]) }, has_wide);
                         k = 0;
                         has_wide = false;
                     }
@@ -2535,7 +2637,8 @@ impl Terminal {
             }
         }
         if k > 0 {
-            self.put_run(&buf[..k], has_wide);
+            // SAFETY: `buf[..k]` is initialized.
+            self.put_run(unsafe { assume_init(&buf[..k]) }, has_wide);
         }
         if let Some(c) = last {
             self.last = char::from_u32(c);

@@ -746,22 +746,30 @@ fn ascii_runs_of_every_length_write_their_cells() {
 
 #[test]
 fn widen_ascii_copies_the_ascii_prefix_as_far_as_there_is_room() {
-    // Every length of data and of room, with the first non-ASCII byte anywhere or nowhere:
-    // the blocks that end the copy overlap in as many ways.
+    // Every length of data and of room, with the first byte that is not printable ASCII
+    // anywhere or nowhere: the blocks that end the copy overlap in as many ways.
     for len in 0..40 {
-        for high in (0..=len).rev() {
+        for (high, stop) in (0..=len)
+            .rev()
+            .flat_map(|h| [(h, 0xE2), (h, 0x1B), (h, 0x7F)])
+        {
             let mut src: Vec<u8> = (0..len)
                 .map(|k| b'a' + u8::try_from(k % 26).unwrap())
                 .collect();
             if high < len {
-                src[high] = 0xE2;
+                src[high] = stop;
             }
             for room in [0, 1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 33, 64] {
-                let mut dst = vec![0u32; room];
+                let mut dst = vec![MaybeUninit::new(0u32); room];
                 let n = widen_ascii(&src, &mut dst);
                 assert_eq!(n, high.min(room), "{len} {high} {room}");
                 let want: Vec<u32> = src[..n].iter().map(|&b| u32::from(b)).collect();
-                assert_eq!(dst[..n], want[..]);
+                // SAFETY: all of `dst` was initialized, with zeros.
+                let got: Vec<u32> = dst[..n]
+                    .iter()
+                    .map(|c| unsafe { c.assume_init() })
+                    .collect();
+                assert_eq!(got, want);
             }
         }
     }
@@ -805,5 +813,28 @@ fn osc_payloads_drop_control_bytes_however_they_are_cut() {
                 percent: Some(50)
             })
         );
+    }
+}
+
+#[test]
+fn scan_ascii_finds_the_first_byte_that_is_not_printable_ascii() {
+    // Every length, with the stop anywhere or nowhere: the last block overlaps in every way.
+    for len in 0..40 {
+        for stop in (0..=len).rev() {
+            for b in [0x00, 0x0A, 0x1B, 0x1F, 0x7F, 0x80, 0xE2, 0xFF] {
+                let mut bytes: Vec<u8> = (0..len)
+                    .map(|k| b' ' + u8::try_from(k % 95).unwrap())
+                    .collect();
+                if stop < len {
+                    bytes[stop] = b;
+                }
+                let want = if stop < len {
+                    (stop, b >= 0x80)
+                } else {
+                    (len, false)
+                };
+                assert_eq!(scan_ascii(&bytes), want, "{len} {stop} {b:#x}");
+            }
+        }
     }
 }
