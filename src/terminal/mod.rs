@@ -1920,31 +1920,35 @@ impl Terminal {
     /// intermediates, controls, the end of the data): the state machine then takes it.
     #[inline]
     fn plain_csi(&mut self, data: &[u8], i: usize) -> Option<usize> {
+        let rest = data.get(i..)?;
         let mut vals = [0u16; 16];
         let mut count = 0;
-        let mut acc: u32 = 0;
-        let first_digits = data.get(i).is_some_and(u8::is_ascii_digit);
-        for (j, &b) in data.iter().enumerate().skip(i) {
+        let mut j = 0;
+        loop {
+            // A parameter's digits, in a loop of their own: a colour's take most of an SGR.
+            let mut acc: u32 = 0;
+            while let Some(d) = rest
+                .get(j)
+                .map(|b| b.wrapping_sub(b'0'))
+                .filter(|&d| d < 10)
+            {
+                acc = (acc * 10 + u32::from(d)).min(65535);
+                j += 1;
+            }
+            let &b = rest.get(j)?;
+            j += 1;
             match b {
-                b'0'..=b'9' => acc = (acc * 10 + u32::from(b - b'0')).min(65535),
-                b';' => {
-                    if count == vals.len() - 1 {
-                        return None;
-                    }
-                    vals[count] = param16(acc);
-                    count += 1;
-                    acc = 0;
-                }
-                0x40..=0x7E => {
-                    vals[count] = param16(acc);
-                    count += 1;
-                    self.csi_plain(b, &vals[..count], first_digits);
-                    return Some(j + 1);
-                }
+                b';' if count < vals.len() - 1 => {}
+                0x40..=0x7E => {}
                 _ => return None,
             }
+            vals[count] = param16(acc);
+            count += 1;
+            if b != b';' {
+                self.csi_plain(b, &vals[..count], rest[0].is_ascii_digit());
+                return Some(i + j);
+            }
         }
-        None
     }
 
     /// The pen after an SGR: its style id is looked up again only when it changed.
