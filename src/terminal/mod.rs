@@ -657,6 +657,109 @@ fn copy_ascii_of_style(cells: &[Cell], style: u32, out: &mut Vec<u8>) -> usize {
     copy_ascii_where(cells, !0x7F, u64::from(style) << 32, out)
 }
 
+/// The `;`-separated decimal parameters (at most 16, each at most 65535) and the final byte of
+/// a CSI at `rest` (after `ESC [`), and its length; `None` for anything else (private markers,
+/// colons, intermediates, controls, the end of the data).
+#[inline]
+fn plain_params(rest: &[u8]) -> Option<([u16; 16], usize, u8, usize)> {
+    let mut vals = [0u16; 16];
+    let mut count = 0;
+    let mut j = 0;
+    loop {
+        // A parameter's digits, in a loop of their own: a colour's take most of an SGR.
+        let mut acc: u32 = 0;
+        while let Some(d) = rest
+            .get(j)
+            .map(|b| b.wrapping_sub(b'0'))
+            .filter(|&d| d < 10)
+        {
+            acc = (acc * 10 + u32::from(d)).min(65535);
+            j += 1;
+        }
+        let &b = rest.get(j)?;
+        j += 1;
+        match b {
+            b';' if count < vals.len() - 1 => {}
+            0x40..=0x7E => {}
+            _ => return None,
+        }
+        vals[count] = param16(acc);
+        count += 1;
+        if b != b';' {
+            return Some((vals, count, b, j));
+        }
+    }
+}
+
+/// How many of `bytes` lead as digits and `;`s (16 if all do).
+#[inline]
+fn param_bytes(bytes: &[u8; 16]) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{
+            _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8, _mm_set1_epi8,
+            _mm_sub_epi8,
+        };
+        // SAFETY: SSE2 is baseline on x86_64; the load reads the 16 bytes.
+        let others = unsafe {
+            let v = _mm_loadu_si128(bytes.as_ptr().cast());
+            let d = _mm_sub_epi8(v, _mm_set1_epi8(0x30));
+            // Digits (0x30..=0x39) and ';' (0x3B) are those at most 0x0B above 0x30, but ':'.
+            let low = _mm_cmpeq_epi8(_mm_min_epu8(d, _mm_set1_epi8(0x0B)), d);
+            let colon = _mm_cmpeq_epi8(v, _mm_set1_epi8(0x3A));
+            !_mm_movemask_epi8(low).cast_unsigned() | _mm_movemask_epi8(colon).cast_unsigned()
+        };
+        (others | 1 << 16).trailing_zeros() as usize
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    bytes
+        .iter()
+        .position(|&b| !(b.is_ascii_digit() || b == b';'))
+        .unwrap_or(16)
+}
+
+/// What an SGR does to a pen, whatever the pen: each bit of its colours and attributes is
+/// kept, cleared or set (each code sets a field or sets or clears flags; none reads the pen).
+/// The link is never touched.
+#[derive(Clone, Copy, Default)]
+struct PenEdit {
+    keep: [u32; 3],
+    set: [u32; 3],
+}
+
+impl PenEdit {
+    /// The edit of an SGR of parameters `vals`: what it makes of a pen of all zeros gives
+    /// the bits it sets, and of one of all ones those it keeps (or sets).
+    fn of(vals: &[u16]) -> PenEdit {
+        let zeros = sgr(StyleKey::default(), &Plain(vals));
+        let ones = sgr(
+            StyleKey {
+                fg: u32::MAX,
+                bg: u32::MAX,
+                flags: u32::MAX,
+                link: 0,
+            },
+            &Plain(vals),
+        );
+        let set = [zeros.fg, zeros.bg, zeros.flags];
+        let all = [ones.fg, ones.bg, ones.flags];
+        PenEdit {
+            keep: [0, 1, 2].map(|k| all[k] & !set[k]),
+            set,
+        }
+    }
+
+    #[inline]
+    fn apply(self, pen: StyleKey) -> StyleKey {
+        StyleKey {
+            fg: pen.fg & self.keep[0] | self.set[0],
+            bg: pen.bg & self.keep[1] | self.set[1],
+            flags: pen.flags & self.keep[2] | self.set[2],
+            link: pen.link,
+        }
+    }
+}
+
 /// Cutting between the halves of a wide character blanks both halves.
 #[inline]
 fn split(cells: &mut [Cell], x: usize) {
@@ -692,6 +795,7 @@ impl std::hash::Hash for StyleKey {
 }
 
 const STYLE_CACHE: usize = 64;
+const SGR_MEMO: usize = 16;
 const WIDTH_CACHE: usize = 256;
 
 impl StyleKey {
@@ -1106,6 +1210,9 @@ pub struct Terminal {
     /// (and dropped with the styles): most of a terminal's fixed size, which a store of many
     /// idle or plain-text terminals would otherwise pay for each.
     style_cache: Option<Box<[(StyleKey, u32); STYLE_CACHE]>>,
+    /// The edits of recent SGRs of several parameters, direct-mapped by their bytes (zero
+    /// padded to 16): progress bars and listings repeat a few colours. Made at the first one.
+    sgr_memo: Option<Box<[(u128, PenEdit); SGR_MEMO]>>,
     /// Recent widths of non-ASCII characters, direct-mapped: `code point << 2 | width`. Made
     /// at the first such character (and dropped by a clear).
     width_cache: Option<Box<[u32; WIDTH_CACHE]>>,
@@ -1178,6 +1285,7 @@ impl Terminal {
             styles: Vec::new(),
             style_ids: HashMap::new(),
             style_cache: None,
+            sgr_memo: None,
             width_cache: None,
             links: Vec::new(),
             link_ids: HashMap::new(),
@@ -1869,6 +1977,7 @@ impl Terminal {
             }
             if let Some(end) = self
                 .short_csi(data, i + 1)
+                .or_else(|| self.memo_sgr(data, i + 1))
                 .or_else(|| self.plain_csi(data, i + 1))
             {
                 i = end;
@@ -1921,34 +2030,43 @@ impl Terminal {
     #[inline]
     fn plain_csi(&mut self, data: &[u8], i: usize) -> Option<usize> {
         let rest = data.get(i..)?;
-        let mut vals = [0u16; 16];
-        let mut count = 0;
-        let mut j = 0;
-        loop {
-            // A parameter's digits, in a loop of their own: a colour's take most of an SGR.
-            let mut acc: u32 = 0;
-            while let Some(d) = rest
-                .get(j)
-                .map(|b| b.wrapping_sub(b'0'))
-                .filter(|&d| d < 10)
-            {
-                acc = (acc * 10 + u32::from(d)).min(65535);
-                j += 1;
-            }
-            let &b = rest.get(j)?;
-            j += 1;
-            match b {
-                b';' if count < vals.len() - 1 => {}
-                0x40..=0x7E => {}
-                _ => return None,
-            }
-            vals[count] = param16(acc);
-            count += 1;
-            if b != b';' {
-                self.csi_plain(b, &vals[..count], rest[0].is_ascii_digit());
-                return Some(i + j);
-            }
+        let (vals, count, fin, len) = plain_params(rest)?;
+        self.csi_plain(fin, &vals[..count], rest[0].is_ascii_digit());
+        Some(i + len)
+    }
+
+    /// An SGR at `data[i..]` (after `ESC [`) of up to 15 bytes of `;`-separated decimal
+    /// parameters, applied as the edit it was last seen to make: an SGR of several parameters
+    /// (colours, bold and a colour) is parsed once, and then found by its bytes whatever the
+    /// pen. `None`, having changed nothing, for anything else, and near the end of the data.
+    #[inline]
+    fn memo_sgr(&mut self, data: &[u8], i: usize) -> Option<usize> {
+        let bytes: &[u8; 16] = data.get(i..i + 16)?.try_into().ok()?;
+        let len = param_bytes(bytes);
+        if len == 16 || bytes[len] != b'm' {
+            return None;
         }
+        // The parameters' bytes, the rest zeroed: a key no other SGR has (parameter bytes
+        // are never zero), and never 0, the key of an empty slot, as `len > 0` here (the
+        // final byte first is a short CSI).
+        let key = u128::from_le_bytes(*bytes) & (u128::MAX >> (8 * (16 - len)));
+        let h = (u64::try_from(key & u128::from(u64::MAX)).unwrap_or(0)
+            ^ u64::try_from(key >> 64).unwrap_or(0))
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let slot = usize::try_from(h >> (64 - SGR_MEMO.trailing_zeros())).unwrap_or(0);
+        let memo = self
+            .sgr_memo
+            .get_or_insert_with(|| Box::new([(0, PenEdit::default()); SGR_MEMO]));
+        let edit = if memo[slot].0 == key {
+            memo[slot].1
+        } else {
+            let (vals, count, _, _) = plain_params(bytes)?;
+            let edit = PenEdit::of(&vals[..count]);
+            memo[slot] = (key, edit);
+            edit
+        };
+        self.set_pen(edit.apply(self.pen));
+        Some(i + len + 1)
     }
 
     /// The pen after an SGR: its style id is looked up again only when it changed.

@@ -838,3 +838,89 @@ fn scan_ascii_finds_the_first_byte_that_is_not_printable_ascii() {
         }
     }
 }
+
+#[test]
+fn an_sgr_edits_any_pen_as_it_edits_pens_of_all_zeros_and_all_ones() {
+    let pens = [
+        StyleKey::default(),
+        StyleKey {
+            fg: 3,
+            bg: 0,
+            flags: BOLD,
+            link: 0,
+        },
+        StyleKey {
+            fg: RGB_BIT | 0x12_3456,
+            bg: 200,
+            flags: ITALIC | STRIKE,
+            link: 2,
+        },
+        StyleKey {
+            fg: 9,
+            bg: RGB_BIT | 0xFF,
+            flags: 63,
+            link: 1,
+        },
+    ];
+    let sgrs: &[&[u16]] = &[
+        &[0],
+        &[1],
+        &[22],
+        &[38, 5, 237],
+        &[38, 2, 249, 38, 114],
+        &[1, 32],
+        &[0, 1, 4],
+        &[38, 5, 300],
+        &[38, 2, 300, 0, 0],
+        &[48, 5, 1, 39],
+        &[38],
+        &[38, 5],
+        &[38, 2, 1, 2],
+        &[58, 5, 3],
+        &[4, 24, 27, 29],
+        &[90, 107],
+        &[39, 49],
+        &[1, 2, 22, 3, 23],
+        &[7, 9, 2],
+        &[65535, 38, 5, 0],
+        &[48, 2, 0, 0, 0, 1],
+    ];
+    for vals in sgrs {
+        let edit = PenEdit::of(vals);
+        for pen in pens {
+            assert!(edit.apply(pen) == sgr(pen, &Plain(vals)), "{vals:?}");
+        }
+    }
+}
+
+#[test]
+fn param_bytes_counts_the_leading_digits_and_semicolons() {
+    for (s, n) in [
+        (&b"38;5;237mxxxxxxx"[..], 8),
+        (b"0123456789;;;;;;", 16),
+        (b"1:2mxxxxxxxxxxxx", 1),
+        (b"m123456789012345", 0),
+        (b"12345678901234;?", 15),
+        (b"1/2<3=4>5@\x1b\x00\xff9;;", 1),
+    ] {
+        assert_eq!(param_bytes(s.try_into().unwrap()), n, "{s:?}");
+    }
+}
+
+#[test]
+fn repeated_sgrs_of_several_parameters_style_as_the_first_time() {
+    // The second and later times an SGR's edit comes from the memo, whatever the pen then.
+    let data = b"\x1b[1;31ma\x1b[38;5;200mb\x1b[0m\x1b[1;31mc\x1b[4m\x1b[38;5;200md\x1b[22;39me\
+                 \x1b[1;31m\x1b[48;2;1;2;3mf\x1b[0;1;31mg\x1b[1;31mh\x1b[m";
+    let mut t = Terminal::new(TerminalConfig::default());
+    t.feed(data);
+    let mut bytewise = Terminal::new(TerminalConfig::default());
+    for b in data {
+        bytewise.feed(&[*b]);
+    }
+    assert_eq!(t.spans(), bytewise.spans());
+    let style = |t: &Terminal, k: usize| t.style(t.screen[0].cells[k].style());
+    assert_eq!(style(&t, 0), style(&t, 2));
+    assert_eq!(style(&t, 0), style(&t, 7));
+    assert!(style(&t, 3).underline && style(&t, 3).bold);
+}
