@@ -1975,6 +1975,23 @@ impl Terminal {
                 }
                 return i;
             }
+            // The other SGRs of one code of one or two digits (`ESC[1m`, `ESC[32m`), most of
+            // the rest, without the general parse and dispatch of a short CSI.
+            let code = match data.get(i + 1..i + 4) {
+                Some(&[one @ b'0'..=b'9', b'm', _]) => Some((u16::from(one - b'0'), 3)),
+                Some(&[tens @ b'0'..=b'9', ones @ b'0'..=b'9', b'm']) => {
+                    Some((u16::from(tens - b'0') * 10 + u16::from(ones - b'0'), 4))
+                }
+                _ => None,
+            };
+            if let Some((code, len)) = code {
+                self.set_pen(sgr1(self.pen, code));
+                i += len;
+                if i == n {
+                    return n;
+                }
+                continue;
+            }
             if let Some(end) = self
                 .short_csi(data, i + 1)
                 .or_else(|| self.memo_sgr(data, i + 1))
