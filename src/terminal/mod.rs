@@ -1923,31 +1923,33 @@ impl Terminal {
     fn ground(&mut self, data: &[u8], mut i: usize) -> usize {
         let n = data.len();
         loop {
+            let mut j = i;
+            let mut b = data[j];
             // Escapes often follow one another: no text between them, nothing to scan.
-            let j = if data[i] < 0x20 {
-                i
-            } else if self.utf8_len == 0 {
-                let (len, high) = scan_ascii(&data[i..]);
-                if high {
-                    self.print_text(data, i)
-                } else {
-                    if len > 0 {
-                        self.put_ascii(&data[i..i + len]);
+            if b >= 0x20 {
+                j = if self.utf8_len == 0 {
+                    let (len, high) = scan_ascii(&data[i..]);
+                    if high {
+                        self.print_text(data, i)
+                    } else {
+                        if len > 0 {
+                            self.put_ascii(&data[i..i + len]);
+                        }
+                        i + len
                     }
+                } else {
+                    let (len, _) = scan_printable(&data[i..]);
+                    self.ground_run(&data[i..i + len]);
                     i + len
-                }
-            } else {
-                let (len, _) = scan_printable(&data[i..]);
-                self.ground_run(&data[i..i + len]);
-                i + len
-            };
-            if j == n {
-                return n;
+                };
+                let Some(&next) = data.get(j) else {
+                    return n;
+                };
+                b = next;
             }
             if self.utf8_len > 0 {
                 self.end_utf8();
             }
-            let b = data[j];
             i = j + 1;
             if b != 0x1B {
                 self.execute(b);
