@@ -2690,7 +2690,6 @@ impl Terminal {
         let mut buf = [MaybeUninit::<u32>::uninit(); RUN];
         let mut k = 0;
         let mut has_wide = false;
-        let mut last = None;
         // The last three-byte sequence decoded, as (bytes, code point, width): bars and rules
         // repeat one character.
         let mut memo = (0u32, 0u32, 0usize);
@@ -2698,7 +2697,7 @@ impl Terminal {
         while i < end {
             if k + 2 > RUN {
                 // SAFETY: `buf[..k]` is initialized.
-                self.put_run(unsafe { assume_init(&buf[..k]) }, has_wide);
+                self.put_cells(unsafe { assume_init(&buf[..k]) }, has_wide);
                 k = 0;
                 has_wide = false;
             }
@@ -2711,9 +2710,6 @@ impl Terminal {
                 let m = widen_ascii(&bytes[i..], &mut buf[k..]);
                 k += m;
                 i += m;
-                if m > 0 {
-                    last = Some(u32::from(bytes[i - 1]));
-                }
                 // Short of the buffer's end, a byte below 0x80 stopped it: a control.
                 if k < RUN && bytes.get(i).is_some_and(|&b| b < 0x80) {
                     break;
@@ -2750,7 +2746,6 @@ impl Terminal {
                 1 => {
                     buf[k] = MaybeUninit::new(cp);
                     k += 1;
-                    last = Some(cp);
                     // The same character again: a bar or a rule (a look at its first byte
                     // first, for the spinners and symbols that come one at a time).
                     if b0 & 0xF0 == 0xE0 && bytes.get(i) == Some(&b0) {
@@ -2765,17 +2760,15 @@ impl Terminal {
                     buf[k + 1] = MaybeUninit::new(CONT);
                     k += 2;
                     has_wide = true;
-                    last = Some(cp);
                 }
                 0 => {
                     if k > 0 {
                         // SAFETY: `buf[..k]` is initialized.
-                        self.put_run(unsafe { assume_init(&buf[..k]) }, has_wide);
+                        self.put_cells(unsafe { assume_init(&buf[..k]) }, has_wide);
                         k = 0;
                         has_wide = false;
                     }
                     // xterm's REP repeats nothing after a zero-width character.
-                    last = None;
                     self.last = None;
                     self.combine(char::from_u32(cp).unwrap_or('\u{FFFD}'));
                 }
@@ -2784,12 +2777,21 @@ impl Terminal {
         }
         if k > 0 {
             // SAFETY: `buf[..k]` is initialized.
-            self.put_run(unsafe { assume_init(&buf[..k]) }, has_wide);
-        }
-        if let Some(c) = last {
-            self.last = char::from_u32(c);
+            self.put_cells(unsafe { assume_init(&buf[..k]) }, has_wide);
         }
         i
+    }
+
+    /// Writes a run of cell codes from [`Self::print_utf8`] (not empty), which prints its
+    /// last character: that, not each character as it is decoded, is what REP repeats.
+    #[inline]
+    fn put_cells(&mut self, run: &[u32], has_wide: bool) {
+        if let [.., before, last] = *run {
+            self.last = char::from_u32(if last == CONT { before } else { last });
+        } else if let [only] = *run {
+            self.last = char::from_u32(only);
+        }
+        self.put_run(run, has_wide);
     }
 
     /// Writes a run of cell codes from [`Self::print_utf8`]: at once when it fits on the row,

@@ -924,3 +924,16 @@ fn repeated_sgrs_of_several_parameters_style_as_the_first_time() {
     assert_eq!(style(&t, 0), style(&t, 7));
     assert!(style(&t, 3).underline && style(&t, 3).bold);
 }
+
+#[test]
+fn rep_repeats_the_last_character_a_decoded_run_printed() {
+    // A wide character, one before a dropped C1 code point, and the last of a run longer
+    // than the decoder's buffer.
+    assert_eq!(screen_of(8, 1, "字\x1b[2b".as_bytes()), ["字字字"]);
+    assert_eq!(screen_of(8, 1, "é\u{85}\x1b[2b".as_bytes()), ["ééé"]);
+    let long = format!("é{}y\x1b[1b", "x".repeat(70));
+    assert_eq!(
+        screen_of(80, 1, long.as_bytes()),
+        [format!("é{}yy", "x".repeat(70))]
+    );
+}
