@@ -2791,6 +2791,14 @@ impl Terminal {
         } else if let [only] = *run {
             self.last = char::from_u32(only);
         }
+        let col = self.col;
+        let end = col + run.len();
+        if end < self.w {
+            // Short of the margin: no wrap, and wide characters fit as they are.
+            self.write(col, run);
+            self.col = end;
+            return;
+        }
         self.put_run(run, has_wide);
     }
 
