@@ -2651,6 +2651,9 @@ impl Terminal {
         self.put_narrow(bytes);
     }
 
+    /// The decoder's slow paths (invalid sequences, a character split between chunks) print
+    /// through here: one copy of [`Self::print_utf8`] for them, out of the ground loop.
+    #[inline(never)]
     fn print_str(&mut self, s: &str) {
         self.print_utf8(s.as_bytes());
     }
@@ -2681,6 +2684,11 @@ impl Terminal {
     /// its length.
     /// Narrow and wide characters are gathered into a run of cell codes (a wide character is
     /// its code point then [`CONT`]); the buffer only bounds a run's length.
+    #[allow(
+        clippy::inline_always,
+        reason = "the ground loop's call of it cost a frame and its constants every run"
+    )]
+    #[inline(always)]
     fn print_utf8(&mut self, bytes: &[u8]) -> usize {
         const RUN: usize = 64;
         let end = bytes.len();
