@@ -600,7 +600,7 @@ def test_a_store_bound_of_zero_keeps_only_the_terminal_written_last(backend):
 
 
 def test_titles_and_a_pending_osc_count_against_the_store_bound(backend):
-    # Each terminal holds a 600-byte title and one row of one cell (129): 1,458 > 1,000, so
+    # Each terminal holds a 601-byte title and one row of one cell (129): 1,460 > 1,000, so
     # `a`, written least recently, is cleared; it keeps its title, which it goes on counting.
     store = backend.Sessions(max_terminal_bytes=1_000)
     title = "t" * 599 + "é"

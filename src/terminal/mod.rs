@@ -1483,7 +1483,8 @@ impl Terminal {
     /// a soft-wrapped row as wide as the views show it, plus 128); and 8 per style interned
     /// and 8 plus its UTF-8 length per grapheme cluster and per OSC 8 link (the tables that
     /// cells refer to); and the UTF-8 length of the title and of an OSC sequence cut short by
-    /// the last chunk (each up to 64 KiB).
+    /// the last chunk (the sequence up to 64 KiB; the title, decoded with U+FFFD for invalid
+    /// bytes, up to three times that).
     pub fn retained_bytes(&self) -> usize {
         let rows = self.screen.iter().chain(self.other.iter());
         let rows_cost: usize = rows
@@ -1961,10 +1962,7 @@ impl Terminal {
             self.repeatable = self.last.take();
             // `ESC[0m`, a third of the escapes in coloured output, in one compare.
             if data.get(j..j + 4) == Some(b"\x1b[0m") {
-                self.set_pen(StyleKey {
-                    link: self.pen.link,
-                    ..StyleKey::default()
-                });
+                self.set_pen(self.reset_pen());
                 i = j + 4;
                 if i == n {
                     return n;
@@ -2035,10 +2033,7 @@ impl Terminal {
             _ => return None,
         };
         match fin {
-            b'm' if v == 0 => self.set_pen(StyleKey {
-                link: self.pen.link,
-                ..StyleKey::default()
-            }),
+            b'm' if v == 0 => self.set_pen(self.reset_pen()),
             b'm' => self.set_pen(sgr1(self.pen, v)),
             b'K' => self.erase_line(v),
             b'G' | b'`' => self.set_col(v),
@@ -2107,14 +2102,20 @@ impl Terminal {
         }
     }
 
+    /// The pen after `ESC[0m`: every attribute off, the OSC 8 link kept (SGR does not end it).
+    #[inline]
+    fn reset_pen(&self) -> StyleKey {
+        StyleKey {
+            link: self.pen.link,
+            ..StyleKey::default()
+        }
+    }
+
     fn csi_plain(&mut self, fin: u8, vals: &[u16], first_digits: bool) {
         if fin == b'm' {
             let new = if vals == [0] {
                 // `ESC[0m`, the most common SGR by far.
-                StyleKey {
-                    link: self.pen.link,
-                    ..StyleKey::default()
-                }
+                self.reset_pen()
             } else {
                 sgr(self.pen, &Plain(vals))
             };
@@ -3063,7 +3064,7 @@ impl Terminal {
         }
         let g = self.grid();
         if top == 0 && bot + 1 == g.len() {
-            // The whole screen, the usual case: a ring turns without moving its other rows.
+            // The whole alternate screen: a ring turns without moving its other rows.
             g.rotate_left(n);
         } else {
             g.make_contiguous()[top..=bot].rotate_left(n);
