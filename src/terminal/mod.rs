@@ -2033,8 +2033,8 @@ impl Terminal {
             _ => return None,
         };
         match fin {
+            // `ESC[m`; the ground loop takes SGRs of one code of one or two digits itself.
             b'm' if v == 0 => self.set_pen(self.reset_pen()),
-            b'm' => self.set_pen(sgr1(self.pen, v)),
             b'K' => self.erase_line(v),
             b'G' | b'`' => self.set_col(v),
             _ => self.csi_plain(fin, &[v], len > 1),
