@@ -592,17 +592,25 @@ fn copy_ascii_where(cells: &[Cell], mask: u64, want: u64, out: &mut Vec<u8>) -> 
     #[allow(
         clippy::cast_ptr_alignment,
         clippy::cast_possible_wrap,
+        clippy::cast_sign_loss,
         reason = "unaligned loads; the bits are compared, not the values"
     )]
-    {
+    if cells.len() >= 8 {
         use std::arch::x86_64::{
             __m128i, _mm_and_si128, _mm_castps_si128, _mm_castsi128_ps, _mm_cmpeq_epi32,
-            _mm_cvtsi128_si64, _mm_loadu_si128, _mm_movemask_epi8, _mm_packs_epi32,
-            _mm_packus_epi16, _mm_set1_epi64x, _mm_shuffle_ps,
+            _mm_cvtsi128_si64, _mm_loadu_si128, _mm_movemask_epi8, _mm_packs_epi16,
+            _mm_packs_epi32, _mm_packus_epi16, _mm_set1_epi64x, _mm_shuffle_ps,
         };
-        // Eight cells (four loads) at a time: all must match, and then their characters,
-        // the low bytes of their low halves, are packed into eight bytes.
-        // SAFETY: SSE2 is baseline on x86_64; the loads read `cells[n..n + 8]`.
+        // Room for every cell up front: each block then stores its eight bytes unchecked and
+        // keeps those of its matching prefix, so a run's end costs no cell-by-cell tail.
+        out.reserve(cells.len());
+        let mut len = out.len();
+        // Eight cells (four loads) at a time: the cells' characters, the low bytes of their
+        // low halves, are packed into eight bytes, and a mask of which cells match says how
+        // many of them lead.
+        // SAFETY: SSE2 is baseline on x86_64; the loads read `cells[n..n + 8]`; each store
+        // writes `out[len..len + 8]`, within the reserve as `len - out.len()` never exceeds
+        // `n` and `n + 8 <= cells.len()`; the length then covers only bytes written.
         unsafe {
             let (mask, want) = (_mm_set1_epi64x(mask as i64), _mm_set1_epi64x(want as i64));
             let matches = |v: __m128i| _mm_cmpeq_epi32(_mm_and_si128(v, mask), want);
@@ -611,22 +619,31 @@ fn copy_ascii_where(cells: &[Cell], mask: u64, want: u64, out: &mut Vec<u8>) -> 
                 let (a, b) = (_mm_castsi128_ps(a), _mm_castsi128_ps(b));
                 _mm_castps_si128(_mm_shuffle_ps::<0b10_00_10_00>(a, b))
             };
+            let dst = out.as_mut_ptr();
             while n + 8 <= cells.len() {
                 let p = cells.as_ptr().add(n).cast::<__m128i>();
                 let q = [0, 1, 2, 3].map(|k| _mm_loadu_si128(p.add(k)));
-                let ok = _mm_and_si128(
-                    _mm_and_si128(matches(q[0]), matches(q[1])),
-                    _mm_and_si128(matches(q[2]), matches(q[3])),
+                // A byte per half-cell, in order: cell k matches when bytes 2k and 2k + 1 do.
+                let ok = _mm_packs_epi16(
+                    _mm_packs_epi32(matches(q[0]), matches(q[1])),
+                    _mm_packs_epi32(matches(q[2]), matches(q[3])),
                 );
-                if _mm_movemask_epi8(ok) != 0xFFFF {
-                    break;
-                }
-                // Characters below 0x80: the packs do not saturate.
+                let ok = _mm_movemask_epi8(ok) as u32;
+                // Characters below 0x80 pack unchanged; the others are not kept.
                 let words = _mm_packs_epi32(low_halves(q[0], q[1]), low_halves(q[2], q[3]));
                 let bytes = _mm_cvtsi128_si64(_mm_packus_epi16(words, words));
-                out.extend_from_slice(&bytes.to_le_bytes());
+                dst.add(len).cast::<i64>().write_unaligned(bytes);
+                if ok != 0xFFFF {
+                    let lead = ((!ok).trailing_zeros() / 2) as usize;
+                    len += lead;
+                    n += lead;
+                    out.set_len(len);
+                    return n;
+                }
+                len += 8;
                 n += 8;
             }
+            out.set_len(len);
         }
     }
     for chunk in cells[n..].chunks_exact(8) {
