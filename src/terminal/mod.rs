@@ -187,13 +187,24 @@ impl StyledText {
     /// Close the line whose runs start at `runs_start`: trailing blanks go, with the runs
     /// that start in them, back to the last cell that is not a blank or whose style shows
     /// even on a blank (`styles`: see [`shows_blank`]).
+    #[inline]
     fn end_line(&mut self, runs_start: usize, styles: &[StyleKey]) {
         let mut keep = self.text.len();
+        // Most lines end in a non-blank (runs are never empty): nothing to trim.
+        if self.text.as_bytes().last().is_some_and(|&b| b != b' ') {
+            self.lines.push((keep, self.runs.len()));
+            return;
+        }
         while let Some(&(begin, sid)) = self.runs[runs_start..].last() {
             if styles.get(sid as usize).is_some_and(shows_blank) {
                 break;
             }
-            keep = begin + self.text[begin..keep].trim_end_matches(' ').len();
+            // Bytes, not chars: a space byte is never part of a longer character.
+            keep = begin
+                + self.text.as_bytes()[begin..keep]
+                    .iter()
+                    .rposition(|&b| b != b' ')
+                    .map_or(0, |p| p + 1);
             if keep > begin {
                 break;
             }
@@ -1773,10 +1784,14 @@ impl Terminal {
     /// [`Terminal::styled_lines`] in one buffer: no allocation per line, which a view of a
     /// long scrollback would otherwise spend most of its time on.
     pub fn styled_text(&self) -> StyledText {
+        // At least a byte per cell, and a line per row: one allocation each, not a doubling
+        // chain of copies.
+        let rows = self.sb.iter().chain(self.prim().iter());
+        let (cells, rows) = rows.fold((0, 0), |(c, r), l| (c + l.cells.len(), r + 1));
         let mut out = StyledText {
-            text: String::new(),
+            text: String::with_capacity(cells),
             runs: Vec::new(),
-            lines: Vec::new(),
+            lines: Vec::with_capacity(rows),
         };
         let (mut line_start, mut line_runs) = (0, 0);
         for line in self.rows_ahead() {
