@@ -1743,20 +1743,30 @@ impl Terminal {
     /// and `lines()` trim too). So a line's spans read as its `lines()` entry plus, at most,
     /// such blanks, and trailing lines holding only such blanks are rows here, not there.
     pub fn spans(&self) -> Vec<Vec<Span>> {
-        self.styled_lines()
-            .into_iter()
-            .map(|line| {
-                let ends = line.runs.iter().skip(1).map(|r| r.0);
-                line.runs
-                    .iter()
-                    .zip(ends.chain([line.text.len()]))
-                    .map(|(&(begin, sid), end)| Span {
-                        text: line.text[begin..end].to_owned(),
-                        style: self.style(sid),
-                    })
-                    .collect()
-            })
-            .collect()
+        let view = self.styled_text();
+        // Each style in use made once, by id (ids are small and dense), and cloned per run.
+        let mut styles: Vec<Option<Style>> = Vec::new();
+        let mut out = Vec::with_capacity(view.lines.len());
+        let mut runs_start = 0;
+        for &(text_end, runs_end) in &view.lines {
+            let runs = &view.runs[runs_start..runs_end];
+            runs_start = runs_end;
+            let ends = runs.iter().skip(1).map(|r| r.0).chain([text_end]);
+            let mut row = Vec::with_capacity(runs.len());
+            for (&(begin, sid), end) in runs.iter().zip(ends) {
+                let i = sid as usize;
+                if styles.len() <= i {
+                    styles.resize_with(i + 1, || None);
+                }
+                let style = styles[i].get_or_insert_with(|| self.style(sid)).clone();
+                row.push(Span {
+                    text: view.text[begin..end].to_owned(),
+                    style,
+                });
+            }
+            out.push(row);
+        }
+        out
     }
 
     /// [`Terminal::spans`] in compact form: one text per line and style ids, so that a caller
