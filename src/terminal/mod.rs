@@ -618,10 +618,14 @@ fn copy_ascii_where(cells: &[Cell], mask: u64, want: u64, out: &mut Vec<u8>) -> 
         let mut len = out.len();
         // Eight cells (four loads) at a time: the cells' characters, the low bytes of their
         // low halves, are packed into eight bytes, and a mask of which cells match says how
-        // many of them lead.
-        // SAFETY: SSE2 is baseline on x86_64; the loads read `cells[n..n + 8]`; each store
-        // writes `out[len..len + 8]`, within the reserve as `len - out.len()` never exceeds
-        // `n` and `n + 8 <= cells.len()`; the length then covers only bytes written.
+        // many of them lead. The last cells, fewer than eight, are the tail of a block that
+        // ends with the slice: its first cells, already taken, store the same bytes again.
+        // SAFETY: SSE2 is baseline on x86_64; the loads read `cells[at..at + 8]` with
+        // `at + 8 <= cells.len()`. With `start` the length `out` had, `len - start` is `n`
+        // (every cell taken so far is a byte): a block at `n` stores `out[len..len + 8]`,
+        // the tail block (`back = 8 - (cells.len() - n)`, at most `n`) `out[len - back..
+        // len - back + 8]`, both ending by `start + cells.len()`, within the reserve; the
+        // length then covers only bytes written.
         unsafe {
             let (mask, want) = (_mm_set1_epi64x(mask as i64), _mm_set1_epi64x(want as i64));
             let matches = |v: __m128i| _mm_cmpeq_epi32(_mm_and_si128(v, mask), want);
@@ -630,31 +634,42 @@ fn copy_ascii_where(cells: &[Cell], mask: u64, want: u64, out: &mut Vec<u8>) -> 
                 let (a, b) = (_mm_castsi128_ps(a), _mm_castsi128_ps(b));
                 _mm_castps_si128(_mm_shuffle_ps::<0b10_00_10_00>(a, b))
             };
-            let dst = out.as_mut_ptr();
-            while n + 8 <= cells.len() {
-                let p = cells.as_ptr().add(n).cast::<__m128i>();
+            // Two bits per matching cell (cell k: bits 2k and 2k + 1), and the eight bytes.
+            let block = |at: usize| {
+                let p = cells.as_ptr().add(at).cast::<__m128i>();
                 let q = [0, 1, 2, 3].map(|k| _mm_loadu_si128(p.add(k)));
-                // A byte per half-cell, in order: cell k matches when bytes 2k and 2k + 1 do.
                 let ok = _mm_packs_epi16(
                     _mm_packs_epi32(matches(q[0]), matches(q[1])),
                     _mm_packs_epi32(matches(q[2]), matches(q[3])),
                 );
-                let ok = _mm_movemask_epi8(ok) as u32;
                 // Characters below 0x80 pack unchanged; the others are not kept.
                 let words = _mm_packs_epi32(low_halves(q[0], q[1]), low_halves(q[2], q[3]));
                 let bytes = _mm_cvtsi128_si64(_mm_packus_epi16(words, words));
+                (_mm_movemask_epi8(ok) as u32, bytes)
+            };
+            let dst = out.as_mut_ptr();
+            while n + 8 <= cells.len() {
+                let (ok, bytes) = block(n);
                 dst.add(len).cast::<i64>().write_unaligned(bytes);
                 if ok != 0xFFFF {
                     let lead = ((!ok).trailing_zeros() / 2) as usize;
-                    len += lead;
-                    n += lead;
-                    out.set_len(len);
-                    return n;
+                    out.set_len(len + lead);
+                    return n + lead;
                 }
                 len += 8;
                 n += 8;
             }
+            let back = 8 - (cells.len() - n);
+            if back < 8 {
+                let (ok, bytes) = block(cells.len() - 8);
+                dst.add(len - back).cast::<i64>().write_unaligned(bytes);
+                // The cells past `n`; the bits above theirs are clear, so at most all lead.
+                let lead = ((!(ok >> (2 * back))).trailing_zeros() / 2) as usize;
+                len += lead;
+                n += lead;
+            }
             out.set_len(len);
+            return n;
         }
     }
     for chunk in cells[n..].chunks_exact(8) {
