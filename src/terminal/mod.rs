@@ -1810,12 +1810,13 @@ impl Terminal {
     /// long scrollback would otherwise spend most of its time on.
     pub fn styled_text(&self) -> StyledText {
         // At least a byte per cell, and a line per row: one allocation each, not a doubling
-        // chain of copies.
+        // chain of copies. Runs get a row's worth too: most rows have one or more, and the
+        // first doublings of a large buffer each copy it and fault in fresh pages.
         let rows = self.sb.iter().chain(self.prim().iter());
         let (cells, rows) = rows.fold((0, 0), |(c, r), l| (c + l.cells.len(), r + 1));
         let mut out = StyledText {
             text: String::with_capacity(cells),
-            runs: Vec::new(),
+            runs: Vec::with_capacity(rows),
             lines: Vec::with_capacity(rows),
         };
         let (mut line_start, mut line_runs) = (0, 0);
