@@ -19,18 +19,24 @@ fn all_views(t: &Terminal) -> Views {
     (t.text(), t.spans(), t.screen(), t.cursor())
 }
 
+/// Two terminals fed `data`, one whole and one a byte at a time (their views must agree).
+fn fed_whole_and_bytewise(cols: Option<usize>, rows: usize, data: &[u8]) -> (Terminal, Terminal) {
+    let mut whole = term(cols, rows);
+    whole.feed(data);
+    let mut bytewise = term(cols, rows);
+    for b in data {
+        bytewise.feed(&[*b]);
+    }
+    (whole, bytewise)
+}
+
 const SAMPLE: &[u8] = b"\x1b[1;32m   Compiling\x1b[0m x\r\n50%|##  |\r100%|####|\x1b[K\r\n\
     \x1b]8;;http://e/\x1b\\link\x1b]8;;\x1b\\ \xe3\x83\x87 e\xcc\x81 \xe2\x82\xff\x1b]0;title\x07\x1b[38:2::1:2:3mrgb\n";
 
 #[test]
 fn split_invariance() {
     for cols in [None, Some(7)] {
-        let mut whole = term(cols, 4);
-        whole.feed(SAMPLE);
-        let mut bytewise = term(cols, 4);
-        for b in SAMPLE {
-            bytewise.feed(&[*b]);
-        }
+        let (whole, bytewise) = fed_whole_and_bytewise(cols, 4, SAMPLE);
         assert_eq!(all_views(&whole), all_views(&bytewise));
         for split in 1..SAMPLE.len() {
             let mut t = term(cols, 4);
@@ -49,12 +55,7 @@ fn runs_match_character_by_character() {
     for autowrap in ["", "\x1b[?7l"] {
         for cols in 1..=9 {
             let data = format!("{autowrap}\x1b[31m{run}\r\n\x1b[2C{run}{run}\x1b[1;3H{run}");
-            let mut whole = term(Some(cols), 3);
-            whole.feed(data.as_bytes());
-            let mut bytewise = term(Some(cols), 3);
-            for b in data.as_bytes() {
-                bytewise.feed(&[*b]);
-            }
+            let (whole, bytewise) = fed_whole_and_bytewise(Some(cols), 3, data.as_bytes());
             assert_eq!(
                 all_views(&whole),
                 all_views(&bytewise),
@@ -520,12 +521,7 @@ fn decaln_fills_a_transcript_with_eighty_columns() {
 
 /// The screen after feeding `data` whole and byte by byte (which must agree).
 fn screen_of(cols: usize, rows: usize, data: &[u8]) -> Vec<String> {
-    let mut whole = term(Some(cols), rows);
-    whole.feed(data);
-    let mut bytewise = term(Some(cols), rows);
-    for b in data {
-        bytewise.feed(&[*b]);
-    }
+    let (whole, bytewise) = fed_whole_and_bytewise(Some(cols), rows, data);
     assert_eq!(all_views(&whole), all_views(&bytewise));
     whole.screen().unwrap_or_default()
 }
@@ -710,12 +706,7 @@ fn runs_of_code_points_of_every_length_write_their_cells() {
         let run: String = text.chars().take(n).collect();
         for prefix in [&b""[..], b"\x1b[33m0123456789abcdefghij\r\x1b[2C"] {
             let data = [prefix, b"\x1b[1m", run.as_bytes(), b"\x1b[0m."].concat();
-            let mut whole = term(None, 2);
-            whole.feed(&data);
-            let mut bytewise = term(None, 2);
-            for b in &data {
-                bytewise.feed(&[*b]);
-            }
+            let (whole, bytewise) = fed_whole_and_bytewise(None, 2, &data);
             assert_eq!(all_views(&whole), all_views(&bytewise), "length {n}");
         }
     }
@@ -733,12 +724,7 @@ fn ascii_runs_of_every_length_write_their_cells() {
             b"\x1b[33m0123456789abcdefghij\r\x1b[2C",
         ] {
             let data = [prefix, b"\x1b[1m", &text[..n], b"\x1b[0m."].concat();
-            let mut whole = term(None, 2);
-            whole.feed(&data);
-            let mut bytewise = term(None, 2);
-            for b in &data {
-                bytewise.feed(&[*b]);
-            }
+            let (whole, bytewise) = fed_whole_and_bytewise(None, 2, &data);
             assert_eq!(all_views(&whole), all_views(&bytewise), "length {n}");
         }
     }
