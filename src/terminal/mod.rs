@@ -433,6 +433,41 @@ trait CellChars: Copy + Into<u32> {
     }
 }
 
+/// Writes four cells at `out`: the four 32-bit characters of `chars`, each paired with the
+/// style in every lane of `style_lanes` (a cell is its character, then its style).
+///
+/// # Safety
+/// `out` must be valid for writing four cells.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[allow(clippy::cast_ptr_alignment, reason = "the stores are unaligned")]
+unsafe fn put_cells4(
+    out: *mut Cell,
+    chars: std::arch::x86_64::__m128i,
+    style_lanes: std::arch::x86_64::__m128i,
+) {
+    use std::arch::x86_64::{__m128i, _mm_storeu_si128, _mm_unpackhi_epi32, _mm_unpacklo_epi32};
+    let p = out.cast::<__m128i>();
+    // SAFETY: SSE2 is baseline on x86_64; the caller guarantees room for four cells at `out`.
+    unsafe {
+        _mm_storeu_si128(p, _mm_unpacklo_epi32(chars, style_lanes));
+        _mm_storeu_si128(p.add(1), _mm_unpackhi_epi32(chars, style_lanes));
+    }
+}
+
+/// The lanes of `v` that hold a C0 control or DEL, as all-ones bytes.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn controls_and_dels(v: std::arch::x86_64::__m128i) -> std::arch::x86_64::__m128i {
+    use std::arch::x86_64::{_mm_cmpeq_epi8, _mm_min_epu8, _mm_or_si128, _mm_set1_epi8};
+    // SAFETY: SSE2 is baseline on x86_64; these only compute on registers.
+    unsafe {
+        let ctl = _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1F)), v);
+        let del = _mm_cmpeq_epi8(v, _mm_set1_epi8(0x7F));
+        _mm_or_si128(ctl, del)
+    }
+}
+
 // Code points come from a buffer just written, partly a code point at a time; reading it
 // four at a time measured no slower for the stores it may have to wait for.
 impl CellChars for u32 {
@@ -442,10 +477,7 @@ impl CellChars for u32 {
         reason = "the loads and stores are unaligned"
     )]
     unsafe fn store(dst: *mut Cell, src: &[u32], style: u32) {
-        use std::arch::x86_64::{
-            __m128i, _mm_loadu_si128, _mm_set1_epi32, _mm_storeu_si128, _mm_unpackhi_epi32,
-            _mm_unpacklo_epi32,
-        };
+        use std::arch::x86_64::{_mm_loadu_si128, _mm_set1_epi32};
         let n = src.len();
         if n < 4 {
             for (k, &ch) in src.iter().enumerate() {
@@ -462,9 +494,7 @@ impl CellChars for u32 {
             let style_lanes = _mm_set1_epi32(style.cast_signed());
             let block = |at: usize| {
                 let chars = _mm_loadu_si128(src.as_ptr().add(at).cast());
-                let p = dst.add(at).cast::<__m128i>();
-                _mm_storeu_si128(p, _mm_unpacklo_epi32(chars, style_lanes));
-                _mm_storeu_si128(p.add(1), _mm_unpackhi_epi32(chars, style_lanes));
+                put_cells4(dst.add(at), chars, style_lanes);
             };
             let mut at = 0;
             while at + 8 <= n {
@@ -491,20 +521,9 @@ impl CellChars for u8 {
     unsafe fn store(dst: *mut Cell, src: &[u8], style: u32) {
         use std::arch::x86_64::{
             __m128i, _mm_cvtsi32_si128, _mm_loadl_epi64, _mm_loadu_si128, _mm_set1_epi32,
-            _mm_setzero_si128, _mm_storeu_si128, _mm_unpackhi_epi16, _mm_unpackhi_epi32,
-            _mm_unpackhi_epi64, _mm_unpacklo_epi8, _mm_unpacklo_epi16, _mm_unpacklo_epi32,
+            _mm_setzero_si128, _mm_unpackhi_epi16, _mm_unpackhi_epi64, _mm_unpacklo_epi8,
+            _mm_unpacklo_epi16,
         };
-        /// Writes the cells of four characters, zero-extended to 32 bits each, at `out`.
-        #[inline]
-        unsafe fn put4(out: *mut Cell, chars: __m128i, style_lanes: __m128i) {
-            // (char, style) pairs are cells, low half first.
-            let p = out.cast::<__m128i>();
-            // SAFETY: the caller guarantees room for four cells at `out`.
-            unsafe {
-                _mm_storeu_si128(p, _mm_unpacklo_epi32(chars, style_lanes));
-                _mm_storeu_si128(p.add(1), _mm_unpackhi_epi32(chars, style_lanes));
-            }
-        }
         /// Writes the cells of the eight characters in the low half of `v` at `out`.
         #[inline]
         unsafe fn put8(out: *mut Cell, v: __m128i, style_lanes: __m128i) {
@@ -513,8 +532,8 @@ impl CellChars for u8 {
             unsafe {
                 let zero = _mm_setzero_si128();
                 let lo16 = _mm_unpacklo_epi8(v, zero);
-                put4(out, _mm_unpacklo_epi16(lo16, zero), style_lanes);
-                put4(out.add(4), _mm_unpackhi_epi16(lo16, zero), style_lanes);
+                put_cells4(out, _mm_unpacklo_epi16(lo16, zero), style_lanes);
+                put_cells4(out.add(4), _mm_unpackhi_epi16(lo16, zero), style_lanes);
             }
         }
         /// Writes the cells of the sixteen characters at `src` at `out`.
@@ -558,7 +577,7 @@ impl CellChars for u8 {
                 for at in [0, n - 4] {
                     let v = _mm_cvtsi32_si128(s.add(at).cast::<i32>().read_unaligned());
                     let chars = _mm_unpacklo_epi16(_mm_unpacklo_epi8(v, zero), zero);
-                    put4(dst.add(at), chars, style_lanes);
+                    put_cells4(dst.add(at), chars, style_lanes);
                 }
             } else {
                 for (k, &ch) in src.iter().enumerate() {
@@ -934,19 +953,14 @@ fn scan_printable(bytes: &[u8]) -> (usize, bool) {
     let mut i = 0;
     #[cfg(target_arch = "x86_64")]
     {
-        use std::arch::x86_64::{
-            _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8, _mm_or_si128,
-            _mm_set1_epi8,
-        };
+        use std::arch::x86_64::{_mm_loadu_si128, _mm_movemask_epi8};
         let mut top = 0;
         while i + 16 <= bytes.len() {
             // SAFETY: SSE2 is baseline on x86_64 and the load reads `bytes[i..i + 16]`.
             let (stop, hi) = unsafe {
                 let v = _mm_loadu_si128(bytes.as_ptr().add(i).cast());
-                let ctl = _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1F)), v);
-                let del = _mm_cmpeq_epi8(v, _mm_set1_epi8(0x7F));
                 (
-                    _mm_movemask_epi8(_mm_or_si128(ctl, del)).cast_unsigned(),
+                    _mm_movemask_epi8(controls_and_dels(v)).cast_unsigned(),
                     _mm_movemask_epi8(v).cast_unsigned(),
                 )
             };
@@ -1013,10 +1027,9 @@ fn widen_ascii(src: &[u8], dst: &mut [MaybeUninit<u32>]) -> usize {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{
-            __m128i, _mm_cmpeq_epi8, _mm_cvtsi32_si128, _mm_loadl_epi64, _mm_loadu_si128,
-            _mm_min_epu8, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8, _mm_setzero_si128,
-            _mm_storeu_si128, _mm_unpackhi_epi8, _mm_unpackhi_epi16, _mm_unpacklo_epi8,
-            _mm_unpacklo_epi16,
+            __m128i, _mm_cvtsi32_si128, _mm_loadl_epi64, _mm_loadu_si128, _mm_movemask_epi8,
+            _mm_or_si128, _mm_setzero_si128, _mm_storeu_si128, _mm_unpackhi_epi8,
+            _mm_unpackhi_epi16, _mm_unpacklo_epi8, _mm_unpacklo_epi16,
         };
         let (from, to) = (src.as_ptr(), dst.as_mut_ptr());
         // Each block of `k` (16, 8 or 4) bytes at `at` reads `src[at..at + k]`, writes
@@ -1043,9 +1056,7 @@ fn widen_ascii(src: &[u8], dst: &mut [MaybeUninit<u32>]) -> usize {
                 _mm_storeu_si128(out.add(3), _mm_unpackhi_epi16(hi, zero));
             }
             // High bits, and all bits of controls and DELs; lanes past `k` (zeros) masked off.
-            let ctl = _mm_cmpeq_epi8(_mm_min_epu8(bytes, _mm_set1_epi8(0x1F)), bytes);
-            let del = _mm_cmpeq_epi8(bytes, _mm_set1_epi8(0x7F));
-            let stops = _mm_or_si128(bytes, _mm_or_si128(ctl, del));
+            let stops = _mm_or_si128(bytes, controls_and_dels(bytes));
             _mm_movemask_epi8(stops).cast_unsigned() & (u32::MAX >> (32 - k))
         };
         let mut i = 0;
@@ -1110,17 +1121,12 @@ unsafe fn assume_init(cells: &[MaybeUninit<u32>]) -> &[u32] {
 fn scan_ascii(bytes: &[u8]) -> (usize, bool) {
     #[cfg(target_arch = "x86_64")]
     if bytes.len() >= 16 {
-        use std::arch::x86_64::{
-            _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8, _mm_or_si128,
-            _mm_set1_epi8,
-        };
+        use std::arch::x86_64::{_mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128};
         // The bytes of `bytes[at..at + 16]` that are not printable ASCII, one bit each.
         // SAFETY (every call below): SSE2 is baseline on x86_64, and `at + 16 <= bytes.len()`.
         let stops = |at: usize| unsafe {
             let v = _mm_loadu_si128(bytes.as_ptr().add(at).cast());
-            let ctl = _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1F)), v);
-            let del = _mm_cmpeq_epi8(v, _mm_set1_epi8(0x7F));
-            _mm_movemask_epi8(_mm_or_si128(v, _mm_or_si128(ctl, del))).cast_unsigned()
+            _mm_movemask_epi8(_mm_or_si128(v, controls_and_dels(v))).cast_unsigned()
         };
         let n = bytes.len();
         let mut i = 0;
