@@ -4,6 +4,8 @@
 //! live handle to a terminal it keeps feeding. Feeding runs without the GIL.
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use pyo3::exceptions::PyValueError;
@@ -96,6 +98,116 @@ fn new_span<'py>(
         ffi::PyObject_GC_UnTrack(obj.cast());
         Ok(Bound::from_owned_ptr(py, obj))
     }
+}
+
+/// A run of a view as the key of the spans already made: its style and text.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct RunKey<'a> {
+    sid: u32,
+    text: &'a str,
+}
+
+impl Hash for RunKey<'_> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write_u32(self.sid);
+        state.write(self.text.as_bytes());
+    }
+}
+
+/// Hashes [`RunKey`]s: a style id and a short text (most runs are a word or a few) in a
+/// couple of multiplies, where a general-purpose hasher spends several times that. Seeded
+/// per view, so output cannot be crafted to collide.
+struct RunHashState(u64, u64);
+
+impl RunHashState {
+    fn new() -> Self {
+        let random = std::hash::RandomState::new();
+        Self(random.hash_one(0_u8), random.hash_one(1_u8))
+    }
+}
+
+impl BuildHasher for RunHashState {
+    type Hasher = RunHasher;
+    fn build_hasher(&self) -> RunHasher {
+        RunHasher {
+            state: self.0,
+            key: self.1,
+        }
+    }
+}
+
+struct RunHasher {
+    state: u64,
+    key: u64,
+}
+
+/// The two halves of the full product of `a` and `b`, folded together: every bit of each
+/// input reaches the middle bits of the result.
+#[inline]
+fn fold_mul(a: u64, b: u64) -> u64 {
+    let full = u128::from(a) * u128::from(b);
+    #[allow(clippy::cast_possible_truncation, reason = "the halves are wanted")]
+    let (low, high) = (full as u64, (full >> 64) as u64);
+    low ^ high
+}
+
+impl Hasher for RunHasher {
+    #[inline]
+    fn write_u32(&mut self, n: u32) {
+        self.state ^= u64::from(n);
+    }
+
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        let n = bytes.len();
+        // The length goes in too: the words of a short text overlap or repeat its bytes.
+        let mut state = self.state ^ (n as u64).rotate_left(32);
+        let (a, b) = if n > 16 {
+            let mut rest = bytes;
+            while rest.len() > 16 {
+                state = fold_mul(word8(rest, 0) ^ state, word8(rest, 8) ^ self.key);
+                rest = &rest[16..];
+            }
+            (word8(bytes, n - 16), word8(bytes, n - 8))
+        } else if n >= 8 {
+            (word8(bytes, 0), word8(bytes, n - 8))
+        } else if n >= 4 {
+            (word4(bytes, 0), word4(bytes, n - 4))
+        } else if n > 0 {
+            let (first, mid, last) = (bytes[0], bytes[n / 2], bytes[n - 1]);
+            (
+                u64::from(first) | u64::from(mid) << 8 | u64::from(last) << 16,
+                0,
+            )
+        } else {
+            (0, 0)
+        };
+        self.state = fold_mul(a ^ state, b ^ self.key);
+    }
+
+    fn write_u8(&mut self, n: u8) {
+        self.write_u32(u32::from(n));
+    }
+
+    #[inline]
+    fn finish(&self) -> u64 {
+        // Tables take the bucket from the low bits and a tag from the top ones.
+        fold_mul(self.state, self.key ^ 0x9E37_79B9_7F4A_7C15)
+    }
+}
+
+/// The little-endian word of the eight bytes at `at`.
+#[inline]
+fn word8(bytes: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap_or([0; 8]))
+}
+
+/// The little-endian word of the four bytes at `at`.
+#[inline]
+fn word4(bytes: &[u8], at: usize) -> u64 {
+    u64::from(u32::from_le_bytes(
+        bytes[at..at + 4].try_into().unwrap_or([0; 4]),
+    ))
 }
 
 fn color_to_py(py: Python<'_>, color: Option<Color>) -> PyResult<Py<PyAny>> {
@@ -263,25 +375,30 @@ impl Terminal {
         // Spans are immutable, and output repeats itself (bars, prompts, test dots, the same
         // word in the same colour): a run of a text and style already made is that span
         // again, which saves making and later freeing most of them.
-        let mut made: HashMap<(u32, &str), Bound<'py, PyAny>, ahash::RandomState> =
-            HashMap::with_hasher(ahash::RandomState::new());
+        // Sized for a quarter of the runs as distinct, about what output shows: growing
+        // from empty would rehash a dozen times.
+        let mut made: HashMap<RunKey<'_>, Bound<'py, PyAny>, RunHashState> =
+            HashMap::with_capacity_and_hasher(view.runs.len() / 4, RunHashState::new());
         let mut runs_start = 0;
         let rows = view.lines.iter().map(|&(text_end, runs_end)| {
             let runs = &view.runs[runs_start..runs_end];
             runs_start = runs_end;
             let ends = runs.iter().skip(1).map(|r| r.0).chain([text_end]);
             let row = runs.iter().zip(ends).map(|(&(begin, sid), end)| {
-                let key = (sid, &text[begin..end]);
-                if let Some(made) = made.get(&key) {
-                    return Ok(made.clone());
-                }
+                let key = RunKey {
+                    sid,
+                    text: &text[begin..end],
+                };
+                let slot = match made.entry(key) {
+                    Entry::Occupied(made) => return Ok(made.get().clone()),
+                    Entry::Vacant(slot) => slot,
+                };
                 let style = fields.get(sid as usize).and_then(Option::as_ref);
                 let style = style.ok_or_else(|| {
                     pyo3::exceptions::PyRuntimeError::new_err("a run's style has no fields")
                 })?;
-                let made_now = new_span(span, PyString::new(py, key.1), style)?;
-                made.insert(key, made_now.clone());
-                Ok(made_now)
+                let made_now = new_span(span, PyString::new(py, key.text), style)?;
+                Ok(slot.insert(made_now).clone())
             });
             super::try_list(py, runs.len(), row).map(Bound::into_any)
         });
