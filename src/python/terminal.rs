@@ -100,6 +100,61 @@ fn new_span<'py>(
     }
 }
 
+/// A `str` of `text`, written straight into a new `str` of the right kind: `PyString::new`
+/// would validate the UTF-8 that a `&str` already is, and for text that is not ASCII decode
+/// it into a buffer that widens as wider characters turn up.
+fn new_str<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyString>> {
+    if text.len() <= 1 {
+        // CPython hands out its cached strings for these.
+        return Ok(PyString::new(py, text));
+    }
+    // A UTF-8 sequence's first byte bounds its character: the greatest byte says which of
+    // the four kinds of `str` holds the text, and holds it canonically (some character
+    // needs that kind).
+    let (widest, count) = if text.is_ascii() {
+        (127, text.len())
+    } else {
+        let widest = match text.bytes().max().unwrap_or(0) {
+            0..=0xC3 => 0xFF,
+            0xC4..=0xEF => 0xFFFF,
+            _ => 0x10_FFFF,
+        };
+        (widest, text.chars().count())
+    };
+    let size = ffi::Py_ssize_t::try_from(count)
+        .map_err(|_| pyo3::exceptions::PyOverflowError::new_err("text too long for a str"))?;
+    // SAFETY: `PyUnicode_New(size, widest)` makes a compact str of `count` characters of the
+    // kind `widest` picks: one byte each up to 0xFF, two up to 0xFFFF, four beyond. Each
+    // branch writes exactly `count` characters of that width (the ASCII branch copies the
+    // `count` bytes), each fitting it by the choice of `widest`, before anything else sees
+    // the str.
+    unsafe {
+        let obj = Bound::from_owned_ptr_or_err(py, ffi::PyUnicode_New(size, widest))?;
+        let data = ffi::PyUnicode_DATA(obj.as_ptr());
+        match widest {
+            127 => std::ptr::copy_nonoverlapping(text.as_ptr(), data.cast::<u8>(), count),
+            0xFF => put_chars(data.cast::<u8>(), text),
+            0xFFFF => put_chars(data.cast::<u16>(), text),
+            _ => put_chars(data.cast::<u32>(), text),
+        }
+        Ok(obj.cast_into_unchecked())
+    }
+}
+
+/// Writes the characters of `text` one after another at `out`, each as a `T`.
+///
+/// # Safety
+/// `out` must have room for as many `T`s as `text` has characters, and each character must
+/// fit a `T`.
+unsafe fn put_chars<T: TryFrom<u32>>(out: *mut T, text: &str) {
+    for (k, c) in text.chars().enumerate() {
+        if let Ok(c) = T::try_from(u32::from(c)) {
+            // SAFETY: `k` counts the characters, for which the caller made room.
+            unsafe { out.add(k).write(c) };
+        }
+    }
+}
+
 /// A run of a view as the key of the spans already made: its style and text.
 #[derive(Clone, Copy, PartialEq, Eq)]
 struct RunKey<'a> {
@@ -375,10 +430,10 @@ impl Terminal {
         // Spans are immutable, and output repeats itself (bars, prompts, test dots, the same
         // word in the same colour): a run of a text and style already made is that span
         // again, which saves making and later freeing most of them.
-        // Sized for a quarter of the runs as distinct, about what output shows: growing
+        // Sized for a third of the runs as distinct, a little over what output shows: growing
         // from empty would rehash a dozen times.
         let mut made: HashMap<RunKey<'_>, Bound<'py, PyAny>, RunHashState> =
-            HashMap::with_capacity_and_hasher(view.runs.len() / 4, RunHashState::new());
+            HashMap::with_capacity_and_hasher(view.runs.len() / 3, RunHashState::new());
         let mut runs_start = 0;
         let rows = view.lines.iter().map(|&(text_end, runs_end)| {
             let runs = &view.runs[runs_start..runs_end];
@@ -397,7 +452,7 @@ impl Terminal {
                 let style = style.ok_or_else(|| {
                     pyo3::exceptions::PyRuntimeError::new_err("a run's style has no fields")
                 })?;
-                let made_now = new_span(span, PyString::new(py, key.text), style)?;
+                let made_now = new_span(span, new_str(py, key.text)?, style)?;
                 Ok(slot.insert(made_now).clone())
             });
             super::try_list(py, runs.len(), row).map(Bound::into_any)
