@@ -3,10 +3,8 @@
 //! The core terminal sits behind `Arc<Mutex<…>>` so that a session store can hand Python a
 //! live handle to a terminal it keeps feeding. Feeding runs without the GIL.
 
-use std::collections::HashMap;
-use std::collections::hash_map::Entry;
 use std::hash::{BuildHasher, Hash, Hasher};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 
 use pyo3::exceptions::PyValueError;
 use pyo3::ffi;
@@ -155,8 +153,114 @@ unsafe fn put_chars<T: TryFrom<u32>>(out: *mut T, text: &str) {
     }
 }
 
+/// The spans one view has made, found by style and text: spans are immutable, and output
+/// repeats itself (bars, prompts, test dots, the same word in the same colour), so a run of a
+/// text and style already made is that span again, which saves making and later freeing most
+/// of them. The lines' buffers are reused, so the texts are kept here.
+struct SpanMemo<'py> {
+    /// An open-addressed table, a power of two long and at most half full: 0 for a free slot,
+    /// else an index in `made` plus one. Small, as it is probed once per run at random.
+    slots: Vec<u32>,
+    made: Vec<MadeSpan<'py>>,
+    /// The texts of `made`, one after another.
+    texts: String,
+    hashing: RunHashState,
+}
+
+struct MadeSpan<'py> {
+    /// Where the text is in `texts`.
+    start: usize,
+    len: u32,
+    sid: u32,
+    span: Bound<'py, PyAny>,
+}
+
+impl<'py> SpanMemo<'py> {
+    /// Room for half as many spans as `rows` or more (output mostly has fewer distinct ones
+    /// than lines) before the table grows.
+    fn new(rows: usize) -> Self {
+        Self {
+            slots: vec![0; rows.next_power_of_two().max(64)],
+            made: Vec::with_capacity(rows),
+            texts: String::new(),
+            hashing: RunHashState::new(),
+        }
+    }
+
+    /// The slot of the first probe for a run: the hash's low bits.
+    fn home(&self, sid: u32, text: &str) -> usize {
+        let hash = self.hashing.hash_one(RunKey { sid, text });
+        #[allow(
+            clippy::cast_possible_truncation,
+            reason = "the low bits pick the slot"
+        )]
+        let home = hash as usize & (self.slots.len() - 1);
+        home
+    }
+
+    /// The span of style `sid` and `text`, made by `make` unless made before.
+    #[inline]
+    fn get_or_make(
+        &mut self,
+        sid: u32,
+        text: &str,
+        make: impl FnOnce(&str) -> PyResult<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let mask = self.slots.len() - 1;
+        let mut at = self.home(sid, text);
+        loop {
+            let index = self.slots[at];
+            if index == 0 {
+                break;
+            }
+            let found = &self.made[index as usize - 1];
+            if found.sid == sid
+                && found.len as usize == text.len()
+                && self.texts.as_bytes()[found.start..found.start + text.len()] == *text.as_bytes()
+            {
+                return Ok(found.span.clone());
+            }
+            at = (at + 1) & mask;
+        }
+        let span = make(text)?;
+        // Past four billion spans, or for a text of over 4 GiB, spans are made without being
+        // kept.
+        let (Ok(index), Ok(len)) = (
+            u32::try_from(self.made.len() + 1),
+            u32::try_from(text.len()),
+        ) else {
+            return Ok(span);
+        };
+        self.slots[at] = index;
+        self.made.push(MadeSpan {
+            start: self.texts.len(),
+            len,
+            sid,
+            span: span.clone(),
+        });
+        self.texts.push_str(text);
+        if 2 * self.made.len() > self.slots.len() {
+            self.grow();
+        }
+        Ok(span)
+    }
+
+    /// Doubles the table, placing each span anew.
+    fn grow(&mut self) {
+        self.slots = vec![0; 2 * self.slots.len()];
+        let mask = self.slots.len() - 1;
+        for (index, found) in (1_u32..).zip(&self.made) {
+            let text = &self.texts[found.start..found.start + found.len as usize];
+            let mut at = self.home(found.sid, text);
+            while self.slots[at] != 0 {
+                at = (at + 1) & mask;
+            }
+            self.slots[at] = index;
+        }
+    }
+}
+
 /// A run of a view as the key of the spans already made: its style and text.
-#[derive(Clone, Copy, PartialEq, Eq)]
 struct RunKey<'a> {
     sid: u32,
     text: &'a str,
@@ -246,7 +350,8 @@ impl Hasher for RunHasher {
 
     #[inline]
     fn finish(&self) -> u64 {
-        // Tables take the bucket from the low bits and a tag from the top ones.
+        // The memo takes the slot from the low bits: folding once more brings every input
+        // bit to them.
         fold_mul(self.state, self.key ^ 0x9E37_79B9_7F4A_7C15)
     }
 }
@@ -293,6 +398,20 @@ impl Terminal {
         self.inner
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The terminal, locked while the GIL is held (to build Python objects from it). If
+    /// another thread holds the lock (feeding, without the GIL), this waits for it with the
+    /// GIL released, so that Python threads run meanwhile.
+    fn lock_attached(&self, py: Python<'_>) -> MutexGuard<'_, terminal::Terminal> {
+        loop {
+            match self.inner.try_lock() {
+                Ok(guard) => return guard,
+                // As in `lock`.
+                Err(TryLockError::Poisoned(poisoned)) => return poisoned.into_inner(),
+                Err(TryLockError::WouldBlock) => py.detach(|| drop(self.lock())),
+            }
+        }
     }
 
     /// Run `f` on the terminal without holding the GIL.
@@ -402,62 +521,40 @@ impl Terminal {
     /// inverse, underline or strike-through (which `text` and `lines()` trim too). Runs of one
     /// text and style are one `Span` object, shared by every row that shows it.
     fn spans<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let (view, styles) = self.with_terminal(py, |t| {
-            let view = t.styled_text();
-            // The style of each id in use, indexed by id (ids are small and dense).
-            let mut styles: Vec<Option<terminal::Style>> = Vec::new();
-            for &(_, sid) in &view.runs {
-                let i = sid as usize;
-                if styles.len() <= i {
-                    styles.resize_with(i + 1, || None);
-                }
-                if styles[i].is_none() {
-                    styles[i] = Some(t.style(sid));
-                }
-            }
-            (view, styles)
-        });
         let span = span_type(py)?;
-        // A style's nine fields as Python objects, made once per style rather than per run.
-        let fields = styles
-            .iter()
-            .map(|style| style.as_ref().map(|s| style_fields(py, s)).transpose())
-            .collect::<PyResult<Vec<_>>>()?;
+        // Each line's spans are made as the terminal gives the line, from buffers it reuses:
+        // no text and runs of the whole view are built first (a megabyte for a long
+        // scrollback, written once and read back).
+        let t = self.lock_attached(py);
+        let rows = t.view_rows();
+        // A style's nine fields as Python objects, made once per style rather than per run,
+        // by id (ids are small and dense).
+        let mut fields: Vec<Option<[Py<PyAny>; 9]>> = Vec::new();
+        let mut made = SpanMemo::new(rows);
+        let mut lines = Vec::with_capacity(rows);
         // Only the row lists are tracked objects, and none can be garbage while this runs: a
         // collection triggered every few hundred of them would only walk what is being built.
         let _paused = super::GcPause::new();
-        let text = view.text.as_str();
-        // Spans are immutable, and output repeats itself (bars, prompts, test dots, the same
-        // word in the same colour): a run of a text and style already made is that span
-        // again, which saves making and later freeing most of them.
-        // Sized for a third of the runs as distinct, a little over what output shows: growing
-        // from empty would rehash a dozen times.
-        let mut made: HashMap<RunKey<'_>, Bound<'py, PyAny>, RunHashState> =
-            HashMap::with_capacity_and_hasher(view.runs.len() / 3, RunHashState::new());
-        let mut runs_start = 0;
-        let rows = view.lines.iter().map(|&(text_end, runs_end)| {
-            let runs = &view.runs[runs_start..runs_end];
-            runs_start = runs_end;
-            let ends = runs.iter().skip(1).map(|r| r.0).chain([text_end]);
+        t.each_styled_line(|text, runs| {
+            let ends = runs.iter().skip(1).map(|r| r.0).chain([text.len()]);
             let row = runs.iter().zip(ends).map(|(&(begin, sid), end)| {
-                let key = RunKey {
-                    sid,
-                    text: &text[begin..end],
-                };
-                let slot = match made.entry(key) {
-                    Entry::Occupied(made) => return Ok(made.get().clone()),
-                    Entry::Vacant(slot) => slot,
-                };
-                let style = fields.get(sid as usize).and_then(Option::as_ref);
-                let style = style.ok_or_else(|| {
-                    pyo3::exceptions::PyRuntimeError::new_err("a run's style has no fields")
-                })?;
-                let made_now = new_span(span, new_str(py, key.text)?, style)?;
-                Ok(slot.insert(made_now).clone())
+                made.get_or_make(sid, &text[begin..end], |text| {
+                    let i = sid as usize;
+                    if fields.len() <= i {
+                        fields.resize_with(i + 1, || None);
+                    }
+                    let style = match &mut fields[i] {
+                        Some(style) => style,
+                        empty @ None => empty.insert(style_fields(py, &t.style(sid))?),
+                    };
+                    new_span(span, new_str(py, text)?, style)
+                })
             });
-            super::try_list(py, runs.len(), row).map(Bound::into_any)
-        });
-        super::try_list(py, view.lines.len(), rows)
+            lines.push(super::try_list(py, runs.len(), row)?.into_any());
+            Ok::<(), PyErr>(())
+        })?;
+        drop(t);
+        super::try_list(py, lines.len(), lines.into_iter().map(Ok))
     }
 
     /// The visible rows (None when `cols` is None).

@@ -183,19 +183,18 @@ pub struct StyledText {
     pub lines: Vec<(usize, usize)>,
 }
 
-impl StyledText {
-    /// Close the line whose runs start at `runs_start`: trailing blanks go, with the runs
-    /// that start in them, back to the last cell that is not a blank or whose style shows
-    /// even on a blank (`styles`: see [`shows_blank`]).
+impl StyledLine {
+    /// Trims the line's trailing blanks, with the runs that start in them, back to the last
+    /// cell that is not a blank or whose style shows even on a blank (`styles`: see
+    /// [`shows_blank`]).
     #[inline]
-    fn end_line(&mut self, runs_start: usize, styles: &[StyleKey]) {
-        let mut keep = self.text.len();
+    fn trim_blanks(&mut self, styles: &[StyleKey]) {
         // Most lines end in a non-blank (runs are never empty): nothing to trim.
         if self.text.as_bytes().last().is_some_and(|&b| b != b' ') {
-            self.lines.push((keep, self.runs.len()));
             return;
         }
-        while let Some(&(begin, sid)) = self.runs[runs_start..].last() {
+        let mut keep = self.text.len();
+        while let Some(&(begin, sid)) = self.runs.last() {
             if styles.get(sid as usize).is_some_and(shows_blank) {
                 break;
             }
@@ -211,7 +210,6 @@ impl StyledText {
             self.runs.pop();
         }
         self.text.truncate(keep);
-        self.lines.push((self.text.len(), self.runs.len()));
     }
 }
 
@@ -1812,6 +1810,12 @@ impl Terminal {
             .collect()
     }
 
+    /// How many rows the views walk, retained scrollback plus the primary screen: at least
+    /// as many as they have lines (soft-wrapped rows join into one).
+    pub fn view_rows(&self) -> usize {
+        self.sb.len() + self.prim().len()
+    }
+
     /// [`Terminal::styled_lines`] in one buffer: no allocation per line, which a view of a
     /// long scrollback would otherwise spend most of its time on.
     pub fn styled_text(&self) -> StyledText {
@@ -1825,16 +1829,34 @@ impl Terminal {
             runs: Vec::with_capacity(rows),
             lines: Vec::with_capacity(rows),
         };
-        let (mut line_start, mut line_runs) = (0, 0);
-        for line in self.rows_ahead() {
+        let all = self.each_styled_line(|text, runs| {
+            let start = out.text.len();
+            out.text.push_str(text);
+            out.runs
+                .extend(runs.iter().map(|&(begin, sid)| (start + begin, sid)));
+            out.lines.push((out.text.len(), out.runs.len()));
+            Ok::<(), std::convert::Infallible>(())
+        });
+        match all {
+            Ok(()) => out,
+        }
+    }
+
+    /// The lines of [`Terminal::styled_lines`] one at a time, each given to `line` as its text
+    /// and runs in buffers that the next line reuses: a caller that converts each line as it
+    /// comes needs no buffer for the whole view. Stops at the first error `line` returns.
+    pub fn each_styled_line<E>(
+        &self,
+        mut line: impl FnMut(&str, &[(usize, u32)]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let mut out = StyledLine::default();
+        // Lines without runs not given yet: only those that a line with runs follows are.
+        let mut empty = 0;
+        for row in self.rows_ahead() {
             // The style of the open run (a soft-wrapped row continues its line's); no style
             // has id `u32::MAX`.
-            let mut open = if out.runs.len() > line_runs {
-                out.runs.last().map_or(u32::MAX, |r| r.1)
-            } else {
-                u32::MAX
-            };
-            let cells = &line.cells[..];
+            let mut open = out.runs.last().map_or(u32::MAX, |r| r.1);
+            let cells = &row.cells[..];
             let mut k = 0;
             while k < cells.len() {
                 let c = cells[k];
@@ -1852,8 +1874,8 @@ impl Terminal {
                     k += 1;
                 }
             }
-            if line.wrapped {
-                let pad = self.wrap_pad(line);
+            if row.wrapped {
+                let pad = self.wrap_pad(row);
                 if pad > 0 {
                     if open != 0 {
                         out.runs.push((out.text.len(), 0));
@@ -1862,22 +1884,36 @@ impl Terminal {
                 }
                 continue;
             }
-            out.end_line(line_runs, &self.styles);
-            (line_start, line_runs) = (out.text.len(), out.runs.len());
+            self.end_styled_line(&mut out, &mut empty, &mut line)?;
         }
-        if out.text.len() > line_start {
-            out.end_line(line_runs, &self.styles);
+        if !out.text.is_empty() {
+            self.end_styled_line(&mut out, &mut empty, &mut line)?;
         }
-        // Trailing empty lines go.
-        while out.lines.len() > 1
-            && out.lines[out.lines.len() - 1].1 == out.lines[out.lines.len() - 2].1
-        {
-            out.lines.pop();
+        // Trailing lines without runs are not given.
+        Ok(())
+    }
+
+    /// Trims the line built in `out` and gives it to `line` (after the lines without runs
+    /// that `empty` counts, if it has runs), then empties `out` for the next.
+    #[inline]
+    fn end_styled_line<E>(
+        &self,
+        out: &mut StyledLine,
+        empty: &mut usize,
+        line: &mut impl FnMut(&str, &[(usize, u32)]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        out.trim_blanks(&self.styles);
+        if out.runs.is_empty() {
+            *empty += 1;
+        } else {
+            for _ in 0..std::mem::take(empty) {
+                line("", &[])?;
+            }
+            line(&out.text, &out.runs)?;
         }
-        if out.lines.len() == 1 && out.lines[0].1 == 0 {
-            out.lines.pop();
-        }
-        out
+        out.text.clear();
+        out.runs.clear();
+        Ok(())
     }
 
     /// The rows of the active screen, trailing blanks trimmed (`None` when `cols` is `None`).
