@@ -66,35 +66,52 @@ fn style_fields(py: Python<'_>, st: &terminal::Style) -> PyResult<[Py<PyAny>; 9]
     ])
 }
 
-/// A `Span` of `text` and a style's fields, made as `tuple.__new__(Span, ...)` makes it but
-/// without a Python-level call: a view can hold hundreds of thousands of runs.
-fn new_span<'py>(
-    span: &Bound<'py, PyType>,
-    text: Bound<'py, PyString>,
-    fields: &[Py<PyAny>; 9],
-) -> PyResult<Bound<'py, PyAny>> {
-    let py = span.py();
-    let kind = span.as_type_ptr();
-    // SAFETY: `Span` is a heap type (a tuple subclass with no instance dict), so its
-    // `tp_alloc` slot is readable and makes a tuple of ten empty items, each set below with
-    // a new reference before the object is used.
-    unsafe {
-        let alloc: ffi::allocfunc =
-            std::mem::transmute(ffi::PyType_GetSlot(kind, ffi::Py_tp_alloc));
-        let obj = alloc(kind, 10);
-        if obj.is_null() {
-            return Err(PyErr::fetch(py));
+/// Makes `Span`s as `tuple.__new__(Span, ...)` makes them but without a Python-level call: a
+/// view can hold hundreds of thousands of runs.
+struct SpanMaker<'a, 'py> {
+    span: &'a Bound<'py, PyType>,
+    /// `Span`'s `tp_alloc`, looked up once rather than per span.
+    alloc: ffi::allocfunc,
+}
+
+impl<'a, 'py> SpanMaker<'a, 'py> {
+    fn new(span: &'a Bound<'py, PyType>) -> PyResult<Self> {
+        // SAFETY: `Span` is a heap type, whose slots `PyType_GetSlot` reads; the `tp_alloc`
+        // slot holds an `allocfunc` or NULL, which is `None` here.
+        let alloc: Option<ffi::allocfunc> = unsafe {
+            std::mem::transmute(ffi::PyType_GetSlot(span.as_type_ptr(), ffi::Py_tp_alloc))
+        };
+        let alloc = alloc
+            .ok_or_else(|| pyo3::exceptions::PyTypeError::new_err("Span has no tp_alloc slot"))?;
+        Ok(Self { span, alloc })
+    }
+
+    /// A `Span` of `text` and a style's fields.
+    fn make(
+        &self,
+        text: Bound<'py, PyString>,
+        fields: &[Py<PyAny>; 9],
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = self.span.py();
+        // SAFETY: `Span` is a tuple subclass with no instance dict, so its `tp_alloc` makes a
+        // tuple of ten empty items, each set below with a new reference before the object is
+        // used.
+        unsafe {
+            let obj = (self.alloc)(self.span.as_type_ptr(), 10);
+            if obj.is_null() {
+                return Err(PyErr::fetch(py));
+            }
+            ffi::PyTuple_SET_ITEM(obj, 0, text.into_ptr());
+            for (k, field) in (1..).zip(fields) {
+                ffi::PyTuple_SET_ITEM(obj, k, field.clone_ref(py).into_ptr());
+            }
+            // Immutable, without a dict, and holding only strings, ints, bools and None: it
+            // can never be part of a cycle, so the collector need not traverse it (as CPython
+            // untracks such plain tuples itself). Views with many runs would otherwise
+            // trigger collections that cost more than making the runs.
+            ffi::PyObject_GC_UnTrack(obj.cast());
+            Ok(Bound::from_owned_ptr(py, obj))
         }
-        ffi::PyTuple_SET_ITEM(obj, 0, text.into_ptr());
-        for (k, field) in (1..).zip(fields) {
-            ffi::PyTuple_SET_ITEM(obj, k, field.clone_ref(py).into_ptr());
-        }
-        // Immutable, without a dict, and holding only strings, ints, bools and None: it can
-        // never be part of a cycle, so the collector need not traverse it (as CPython
-        // untracks such plain tuples itself). Views with many runs would otherwise trigger
-        // collections that cost more than making the runs.
-        ffi::PyObject_GC_UnTrack(obj.cast());
-        Ok(Bound::from_owned_ptr(py, obj))
     }
 }
 
@@ -112,7 +129,7 @@ fn new_str<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyString>> {
     let (widest, count) = if text.is_ascii() {
         (127, text.len())
     } else {
-        let widest = match text.bytes().max().unwrap_or(0) {
+        let widest = match text.bytes().fold(0, u8::max) {
             0..=0xC3 => 0xFF,
             0xC4..=0xEF => 0xFFFF,
             _ => 0x10_FFFF,
@@ -521,7 +538,7 @@ impl Terminal {
     /// inverse, underline or strike-through (which `text` and `lines()` trim too). Runs of one
     /// text and style are one `Span` object, shared by every row that shows it.
     fn spans<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let span = span_type(py)?;
+        let span = SpanMaker::new(span_type(py)?)?;
         // Each line's spans are made as the terminal gives the line, from buffers it reuses:
         // no text and runs of the whole view are built first (a megabyte for a long
         // scrollback, written once and read back).
@@ -547,7 +564,7 @@ impl Terminal {
                         Some(style) => style,
                         empty @ None => empty.insert(style_fields(py, &t.style(sid))?),
                     };
-                    new_span(span, new_str(py, text)?, style)
+                    span.make(new_str(py, text)?, style)
                 })
             });
             lines.push(super::try_list(py, runs.len(), row)?.into_any());
