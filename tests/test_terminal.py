@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import json
+import operator
 import random
 import re
 import subprocess
@@ -675,6 +676,21 @@ def test_spans_of_one_text_and_style_are_one_object(backend):
     # Equal text in another style, or another text in the same style, is another span.
     spans = fed(backend, b"\x1b[32mok\x1b[31mok\x1b[32mno\r\n").spans()
     assert len({id(s) for s in spans[0]}) == 3
+
+
+def test_spans_of_many_distinct_runs_in_few_rows(backend):
+    # Hundreds of distinct runs on two rows, the second repeating the first: the native
+    # backend's table of spans made starts small for a short view and has to grow, and must
+    # still tell equal runs (shared) from runs that differ in text, length or style.
+    words = [
+        c * n for c, top in [("x", 40), ("é", 20), ("デ", 12), ("👍", 6)] for n in range(1, top)
+    ]
+    row = b"".join(b"\x1b[3%dm" % (k % 7 + 1) + w.encode() for k, w in enumerate(words * 3))
+    t = fed(backend, row + b"\r\n" + row)
+    assert views(t) == views(fed(pure_terminal, row + b"\r\n" + row))
+    first, second = t.spans()
+    assert len(first) == 3 * len(words) and all(map(operator.is_, first, second))
+    assert len({id(s) for s in first}) == len(set(first))
 
 
 def test_spans_keep_visible_trailing_blanks(backend):
