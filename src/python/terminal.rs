@@ -3,8 +3,10 @@
 //! The core terminal sits behind `Arc<Mutex<…>>` so that a session store can hand Python a
 //! live handle to a terminal it keeps feeding. Feeding runs without the GIL.
 
-use std::hash::{BuildHasher, Hash, Hasher};
+use std::hash::BuildHasher;
 use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
+
+use hashbrown::HashTable;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::ffi;
@@ -175,44 +177,36 @@ unsafe fn put_chars<T: TryFrom<u32>>(out: *mut T, text: &str) {
 /// text and style already made is that span again, which saves making and later freeing most
 /// of them. The lines' buffers are reused, so the texts are kept here.
 struct SpanMemo<'py> {
-    /// An open-addressed table, a power of two long and at most half full: 0 for a free slot,
-    /// else an index in `made` plus one. Small, as it is probed once per run at random.
-    slots: Vec<u32>,
+    /// Indices in `made`, found by the hash of a run's style and text. A table of indices
+    /// rather than a map of keys: the keys' texts live together in `texts`.
+    table: HashTable<u32>,
     made: Vec<MadeSpan<'py>>,
     /// The texts of `made`, one after another.
     texts: String,
-    hashing: RunHashState,
+    /// foldhash rather than a general-purpose hasher: most runs are a word or a few, where
+    /// the hash would otherwise cost more than the rest of the lookup. Seeded per view.
+    hashing: foldhash::fast::RandomState,
 }
 
 struct MadeSpan<'py> {
+    hash: u64,
     /// Where the text is in `texts`.
     start: usize,
-    len: u32,
+    len: usize,
     sid: u32,
     span: Bound<'py, PyAny>,
 }
 
 impl<'py> SpanMemo<'py> {
-    /// Room for half as many spans as `rows` or more (output mostly has fewer distinct ones
-    /// than lines) before the table grows.
+    /// Room for as many spans as `rows` (output mostly has fewer distinct ones than lines)
+    /// before the table grows.
     fn new(rows: usize) -> Self {
         Self {
-            slots: vec![0; rows.next_power_of_two().max(64)],
+            table: HashTable::with_capacity(rows),
             made: Vec::with_capacity(rows),
             texts: String::new(),
-            hashing: RunHashState::new(),
+            hashing: foldhash::fast::RandomState::default(),
         }
-    }
-
-    /// The slot of the first probe for a run: the hash's low bits.
-    fn home(&self, sid: u32, text: &str) -> usize {
-        let hash = self.hashing.hash_one(RunKey { sid, text });
-        #[allow(
-            clippy::cast_possible_truncation,
-            reason = "the low bits pick the slot"
-        )]
-        let home = hash as usize & (self.slots.len() - 1);
-        home
     }
 
     /// The span of style `sid` and `text`, made by `make` unless made before.
@@ -223,168 +217,35 @@ impl<'py> SpanMemo<'py> {
         text: &str,
         make: impl FnOnce(&str) -> PyResult<Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let mask = self.slots.len() - 1;
-        let mut at = self.home(sid, text);
-        loop {
-            let index = self.slots[at];
-            if index == 0 {
-                break;
-            }
-            let found = &self.made[index as usize - 1];
-            if found.sid == sid
-                && found.len as usize == text.len()
-                && self.texts.as_bytes()[found.start..found.start + text.len()] == *text.as_bytes()
-            {
-                return Ok(found.span.clone());
-            }
-            at = (at + 1) & mask;
+        let hash = self.hashing.hash_one((sid, text));
+        let (spans, texts) = (&self.made, &self.texts);
+        let found = self.table.find(hash, |&index| {
+            let found = &spans[index as usize];
+            found.sid == sid
+                && found.len == text.len()
+                && texts.as_bytes()[found.start..found.start + found.len] == *text.as_bytes()
+        });
+        if let Some(&index) = found {
+            return Ok(self.made[index as usize].span.clone());
         }
         let span = make(text)?;
-        // Past four billion spans, or for a text of over 4 GiB, spans are made without being
-        // kept.
-        let (Ok(index), Ok(len)) = (
-            u32::try_from(self.made.len() + 1),
-            u32::try_from(text.len()),
-        ) else {
+        // Past four billion spans, spans are made without being kept.
+        let Ok(index) = u32::try_from(self.made.len()) else {
             return Ok(span);
         };
-        self.slots[at] = index;
+        let spans = &self.made;
+        self.table
+            .insert_unique(hash, index, |&index| spans[index as usize].hash);
         self.made.push(MadeSpan {
+            hash,
             start: self.texts.len(),
-            len,
+            len: text.len(),
             sid,
             span: span.clone(),
         });
         self.texts.push_str(text);
-        if 2 * self.made.len() > self.slots.len() {
-            self.grow();
-        }
         Ok(span)
     }
-
-    /// Doubles the table, placing each span anew.
-    fn grow(&mut self) {
-        self.slots = vec![0; 2 * self.slots.len()];
-        let mask = self.slots.len() - 1;
-        for (index, found) in (1_u32..).zip(&self.made) {
-            let text = &self.texts[found.start..found.start + found.len as usize];
-            let mut at = self.home(found.sid, text);
-            while self.slots[at] != 0 {
-                at = (at + 1) & mask;
-            }
-            self.slots[at] = index;
-        }
-    }
-}
-
-/// A run of a view as the key of the spans already made: its style and text.
-struct RunKey<'a> {
-    sid: u32,
-    text: &'a str,
-}
-
-impl Hash for RunKey<'_> {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        state.write_u32(self.sid);
-        state.write(self.text.as_bytes());
-    }
-}
-
-/// Hashes [`RunKey`]s: a style id and a short text (most runs are a word or a few) in a
-/// couple of multiplies, where a general-purpose hasher spends several times that. Seeded
-/// per view, so output cannot be crafted to collide.
-struct RunHashState(u64, u64);
-
-impl RunHashState {
-    fn new() -> Self {
-        let random = std::hash::RandomState::new();
-        Self(random.hash_one(0_u8), random.hash_one(1_u8))
-    }
-}
-
-impl BuildHasher for RunHashState {
-    type Hasher = RunHasher;
-    fn build_hasher(&self) -> RunHasher {
-        RunHasher {
-            state: self.0,
-            key: self.1,
-        }
-    }
-}
-
-struct RunHasher {
-    state: u64,
-    key: u64,
-}
-
-/// The two halves of the full product of `a` and `b`, folded together: every bit of each
-/// input reaches the middle bits of the result.
-#[inline]
-fn fold_mul(a: u64, b: u64) -> u64 {
-    let full = u128::from(a) * u128::from(b);
-    #[allow(clippy::cast_possible_truncation, reason = "the halves are wanted")]
-    let (low, high) = (full as u64, (full >> 64) as u64);
-    low ^ high
-}
-
-impl Hasher for RunHasher {
-    #[inline]
-    fn write_u32(&mut self, n: u32) {
-        self.state ^= u64::from(n);
-    }
-
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        let n = bytes.len();
-        // The length goes in too: the words of a short text overlap or repeat its bytes.
-        let mut state = self.state ^ (n as u64).rotate_left(32);
-        let (a, b) = if n > 16 {
-            let mut rest = bytes;
-            while rest.len() > 16 {
-                state = fold_mul(word8(rest, 0) ^ state, word8(rest, 8) ^ self.key);
-                rest = &rest[16..];
-            }
-            (word8(bytes, n - 16), word8(bytes, n - 8))
-        } else if n >= 8 {
-            (word8(bytes, 0), word8(bytes, n - 8))
-        } else if n >= 4 {
-            (word4(bytes, 0), word4(bytes, n - 4))
-        } else if n > 0 {
-            let (first, mid, last) = (bytes[0], bytes[n / 2], bytes[n - 1]);
-            (
-                u64::from(first) | u64::from(mid) << 8 | u64::from(last) << 16,
-                0,
-            )
-        } else {
-            (0, 0)
-        };
-        self.state = fold_mul(a ^ state, b ^ self.key);
-    }
-
-    fn write_u8(&mut self, n: u8) {
-        self.write_u32(u32::from(n));
-    }
-
-    #[inline]
-    fn finish(&self) -> u64 {
-        // The memo takes the slot from the low bits: folding once more brings every input
-        // bit to them.
-        fold_mul(self.state, self.key ^ 0x9E37_79B9_7F4A_7C15)
-    }
-}
-
-/// The little-endian word of the eight bytes at `at`.
-#[inline]
-fn word8(bytes: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap_or([0; 8]))
-}
-
-/// The little-endian word of the four bytes at `at`.
-#[inline]
-fn word4(bytes: &[u8], at: usize) -> u64 {
-    u64::from(u32::from_le_bytes(
-        bytes[at..at + 4].try_into().unwrap_or([0; 4]),
-    ))
 }
 
 fn color_to_py(py: Python<'_>, color: Option<Color>) -> PyResult<Py<PyAny>> {
