@@ -57,6 +57,7 @@
 pub mod parser;
 
 use std::collections::VecDeque;
+use std::convert::Infallible;
 use std::fmt;
 use std::mem::MaybeUninit;
 use std::sync::Arc;
@@ -169,18 +170,6 @@ pub struct Span {
 pub struct StyledLine {
     pub text: String,
     pub runs: Vec<(usize, u32)>,
-}
-
-/// Every logical line of [`Terminal::styled_lines`] in one buffer.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct StyledText {
-    /// The lines' texts one after another, each with its trailing blanks trimmed.
-    pub text: String,
-    /// (start in `text`, style id) of each run; a run ends where the next one of its line
-    /// starts, or at its line's end.
-    pub runs: Vec<(usize, u32)>,
-    /// (end in `text`, end in `runs`) of each line; it starts where the previous one ends.
-    pub lines: Vec<(usize, usize)>,
 }
 
 impl StyledLine {
@@ -1762,15 +1751,11 @@ impl Terminal {
     /// and `lines()` trim too). So a line's spans read as its `lines()` entry plus, at most,
     /// such blanks, and trailing lines holding only such blanks are rows here, not there.
     pub fn spans(&self) -> Vec<Vec<Span>> {
-        let view = self.styled_text();
         // Each style in use made once, by id (ids are small and dense), and cloned per run.
         let mut styles: Vec<Option<Style>> = Vec::new();
-        let mut out = Vec::with_capacity(view.lines.len());
-        let mut runs_start = 0;
-        for &(text_end, runs_end) in &view.lines {
-            let runs = &view.runs[runs_start..runs_end];
-            runs_start = runs_end;
-            let ends = runs.iter().skip(1).map(|r| r.0).chain([text_end]);
+        let mut out = Vec::with_capacity(self.view_rows());
+        let all = self.each_styled_line(|text, runs| {
+            let ends = runs.iter().skip(1).map(|r| r.0).chain([text.len()]);
             let mut row = Vec::with_capacity(runs.len());
             for (&(begin, sid), end) in runs.iter().zip(ends) {
                 let i = sid as usize;
@@ -1779,67 +1764,38 @@ impl Terminal {
                 }
                 let style = styles[i].get_or_insert_with(|| self.style(sid)).clone();
                 row.push(Span {
-                    text: view.text[begin..end].to_owned(),
+                    text: text[begin..end].to_owned(),
                     style,
                 });
             }
             out.push(row);
+            Ok::<(), Infallible>(())
+        });
+        match all {
+            Ok(()) => out,
         }
-        out
     }
 
     /// [`Terminal::spans`] in compact form: one text per line and style ids, so that a caller
     /// converts each style once rather than once per run.
     pub fn styled_lines(&self) -> Vec<StyledLine> {
-        let styled = self.styled_text();
-        let (mut text_start, mut runs_start) = (0, 0);
-        styled
-            .lines
-            .iter()
-            .map(|&(text_end, runs_end)| {
-                let line = StyledLine {
-                    text: styled.text[text_start..text_end].to_owned(),
-                    runs: styled.runs[runs_start..runs_end]
-                        .iter()
-                        .map(|&(begin, sid)| (begin - text_start, sid))
-                        .collect(),
-                };
-                (text_start, runs_start) = (text_end, runs_end);
-                line
-            })
-            .collect()
+        let mut out = Vec::with_capacity(self.view_rows());
+        let all = self.each_styled_line(|text, runs| {
+            out.push(StyledLine {
+                text: text.to_owned(),
+                runs: runs.to_vec(),
+            });
+            Ok::<(), Infallible>(())
+        });
+        match all {
+            Ok(()) => out,
+        }
     }
 
     /// How many rows the views walk, retained scrollback plus the primary screen: at least
     /// as many as they have lines (soft-wrapped rows join into one).
     pub fn view_rows(&self) -> usize {
         self.sb.len() + self.prim().len()
-    }
-
-    /// [`Terminal::styled_lines`] in one buffer: no allocation per line, which a view of a
-    /// long scrollback would otherwise spend most of its time on.
-    pub fn styled_text(&self) -> StyledText {
-        // At least a byte per cell, and a line per row: one allocation each, not a doubling
-        // chain of copies. Runs get a row's worth too: most rows have one or more, and the
-        // first doublings of a large buffer each copy it and fault in fresh pages.
-        let rows = self.sb.iter().chain(self.prim().iter());
-        let (cells, rows) = rows.fold((0, 0), |(c, r), l| (c + l.cells.len(), r + 1));
-        let mut out = StyledText {
-            text: String::with_capacity(cells),
-            runs: Vec::with_capacity(rows),
-            lines: Vec::with_capacity(rows),
-        };
-        let all = self.each_styled_line(|text, runs| {
-            let start = out.text.len();
-            out.text.push_str(text);
-            out.runs
-                .extend(runs.iter().map(|&(begin, sid)| (start + begin, sid)));
-            out.lines.push((out.text.len(), out.runs.len()));
-            Ok::<(), std::convert::Infallible>(())
-        });
-        match all {
-            Ok(()) => out,
-        }
     }
 
     /// The lines of [`Terminal::styled_lines`] one at a time, each given to `line` as its text
