@@ -1662,8 +1662,7 @@ class Sessions(Unpicklable):
             if k != "sessionUpdate" and k != "terminalId" and k != "output":
                 _patch(fields, k, v)
         if reset:
-            entry[1].reset(snapshot)
-            self._hold_terminal_output(sid, tid, entry)
+            self._hold_terminal_output(sid, tid, entry, entry[1]._reset_for_store(snapshot))
         self._change(sid, "terminal", tid)
 
     def _terminal_chunk(self, sid: str, kind: str, u: dict) -> None:
@@ -1681,15 +1680,13 @@ class Sessions(Unpicklable):
             self._error(sid, "terminal_output_chunk: data is not valid base64")
             return
         entry = self._terminal_entry(sid, tid)
-        entry[1].feed(raw)
-        self._hold_terminal_output(sid, tid, entry)
+        self._hold_terminal_output(sid, tid, entry, entry[1]._feed_for_store(raw))
         self._change(sid, "terminal", tid)
 
-    def _hold_terminal_output(self, sid: str, tid: str, entry: list) -> None:
-        """Count what the terminal just written holds now against ``max_terminal_bytes``, and
-        clear the terminals written least recently until the total fits (never this one: its
-        own bounds hold it)."""
-        held = entry[1]._retained_bytes()
+    def _hold_terminal_output(self, sid: str, tid: str, entry: list, held: int) -> None:
+        """Count what the terminal just written holds now (``held``) against
+        ``max_terminal_bytes``, and clear the terminals written least recently until the total
+        fits (never this one: its own bounds hold it)."""
         self._terminal_held += held - entry[2]
         entry[2] = held
         order = self._terminal_order

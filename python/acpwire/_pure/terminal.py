@@ -442,6 +442,7 @@ class Terminal(Unpicklable):
         "_sb",
         "_sb_cost",
         "_sb_max",
+        "_soft_wraps",
         "_state",
         "_style_ids",
         "_styles",
@@ -511,6 +512,8 @@ class Terminal(Unpicklable):
         # ?47 and ?1047 switch back to it as it was left.
         self._alt: list[_Line] | None = None
         self._alt_kept: list[_Line] | None = None
+        # Whether a row was soft-wrapped since: until one is, `_retained` need not look for them.
+        self._soft_wraps = False
         self._soft_reset()
 
     def _soft_reset(self) -> None:
@@ -678,15 +681,37 @@ class Terminal(Unpicklable):
         style interned and 8 plus its UTF-8 length per grapheme cluster and per OSC 8 link; and
         the UTF-8 length of the title and of an OSC sequence cut short by the last chunk. A
         store's ``max_terminal_bytes`` adds these up."""
+        return self._retained()
+
+    @_changing
+    def _feed_for_store(self, data: bytes) -> int:
+        """``feed``, then ``_retained_bytes``, under one lock: a store's output chunk."""
+        self._feed(data)
+        return self._retained()
+
+    @_changing
+    def _reset_for_store(self, snapshot: bytes) -> int:
+        """``reset``, then ``_retained_bytes``, under one lock: a store's terminal_update."""
+        self._clear_all()
+        self._feed(snapshot)
+        return self._retained()
+
+    def _retained(self) -> int:
+        # `_retained_bytes`, for a caller holding the lock.
         rows_cost = 0
-        line_cost = self._line_cost
         for grid in (self._prim, self._alt, self._alt_kept):
-            if grid is not None:
+            if grid is None:
+                continue
+            if self._soft_wraps:
                 for line in grid:
-                    if line is not _BLANK:
-                        cost = line_cost(line)
-                        if cost != _LINE_COST:
-                            rows_cost += cost
+                    cost = self._line_cost(line)
+                    if cost != _LINE_COST:
+                        rows_cost += cost
+            else:
+                # No row is soft-wrapped: each counts its cells and, when it has any, a line's
+                # fixed part (a blank row has none).
+                lengths = [len(line.chars) for line in grid]
+                rows_cost += sum(lengths) + _LINE_COST * (len(lengths) - lengths.count(0))
         return (
             self._sb_cost
             + rows_cost
@@ -929,7 +954,14 @@ class Terminal(Unpicklable):
         plain_csis = 0
         for run, params, final, control in _GROUND_TOKENS.findall(data):
             if run:
-                self._print_bytes(run)
+                if run.isascii() and not self._utf8_tail:
+                    # Printable ASCII, nothing held back: one narrow cell a byte (`_print`'s
+                    # first case, without the decoder).
+                    text = run.decode()
+                    self._last = text[-1]
+                    self._put_narrow(text)
+                else:
+                    self._print_bytes(run)
                 continue
             if self._utf8_tail:
                 self._end_utf8_tail()
@@ -1395,6 +1427,7 @@ class Terminal(Unpicklable):
         line = self._writable_row()
         line.wrapped = True
         line.wide_wrap = wide
+        self._soft_wraps = True
         self._index()
         self.col = 0
 
@@ -1440,7 +1473,10 @@ class Terminal(Unpicklable):
             styles[x] = 0
 
     def _write(self, col: int, text: str) -> None:
-        line = self._writable_row()
+        # `_writable_row`, inline: every printed run comes here.
+        line = self._grid[self.row]
+        if line is _BLANK:
+            line = self._grid[self.row] = _Line()
         chars = line.chars
         styles = line.styles
         sid = self._pen_id
