@@ -667,6 +667,7 @@ class Sessions(Unpicklable):
     """
 
     __slots__ = (
+        "_block",
         "_changes",
         "_decoder",
         "_errors",
@@ -741,7 +742,11 @@ class Sessions(Unpicklable):
         # Deduplicated, in first-change order: a dict as an ordered set (setting a key that is
         # there already leaves it where it is).
         self._changes: dict[tuple[str, str, str], None] = {}
-        self._pos: tuple | None = None
+        # Where the message being applied is: (line, offset), None (one given to `apply`), or
+        # the index of a line of the block `_reduce_lines` is reducing (see `_block_pos`).
+        self._pos: tuple | int | None = None
+        # (first line number, its offset, the lines, where they start or None) of that block.
+        self._block: tuple | None = None
         # Who sent the message being applied, when the caller says (_CLIENT or _AGENT).
         self._sender: int | None = None
         self._lock = _StoreLock()
@@ -801,8 +806,9 @@ class Sessions(Unpicklable):
         loads = orjson.loads
         decode_error = orjson.JSONDecodeError
         roles = _FAST_ROLES
-        # Where each line starts, less the newlines before it: computed when a line needs it.
-        starts: list[int] | None = None
+        # Lines are placed by their index here (`_pos`); `_block_pos` gives a line's number and
+        # offset when an error record needs them.
+        self._block = (first_line, base, lines, None)
         # The message the previous line appended to: the next chunk of the same message only
         # appends (its session, message, current message and change record are in place).
         last_sid = last_role = last_mid = None
@@ -822,67 +828,74 @@ class Sessions(Unpicklable):
                     refused = True
                 else:
                     refused = len(line) >= MIN_DEEP_SIZE and maybe_too_deep(line, value)
-            is_update = False
-            if (
-                not refused
-                and type(value) is dict
-                and value.get("method") == "session/update"
-                and "id" not in value  # sent with an id, it is tracked as a request
-            ):
-                is_update = True
-                try:
-                    params = value["params"]
-                    sid = params["sessionId"]
-                    u = params["update"]
-                    kind = u["sessionUpdate"]
-                    role = roles.get(kind)
-                except (KeyError, TypeError):  # not an update's shape: the general path decides
-                    kind = role = None
-                if role is not None:
-                    mid = u.get("messageId")
-                    content = u.get("content")
-                    if (
-                        type(mid) is str
-                        and len(u) == 3  # other fields (`_meta`) are the general path's to check
-                        and type(sid) is str
-                        and type(content) is dict
-                        and type(content.get("type")) is str
-                    ):
-                        if mid == last_mid and sid == last_sid and role == last_role:
-                            last_content.append(content)
-                            continue
-                        target = chunk_targets.get(sid)
-                        if target is not None and target[1] == mid and target[0] == role:
-                            target[2]._current = target[3]
-                            last_content = target[4].append(content)
-                        else:
-                            target = self._append_chunk(sid, role, mid, content)
-                            chunk_targets[sid] = target
-                            last_content = target[4].content
-                        last_sid, last_role, last_mid = sid, role, mid
-                        continue
-            last_sid = None
-            if starts is None:
-                starts = list(accumulate(map(len, lines), initial=base))
-            number = first_line + i
-            offset = starts[i] + i
             if refused:
                 # The decoder decides, as for a line fed alone.
-                self._reduce_frame(line, number, offset)
-            else:
-                self._pos = (number, offset)
-                if is_update:
-                    if type(kind) is str and type(sid) is str and type(u) is dict:
-                        # `_session_update` once these types are known.
-                        self._dispatch(sid, kind, u)
-                    else:
-                        self._session_update(value.get("params"))
-                elif type(value) is list:
+                last_sid = None
+                self._reduce_frame(line, *self._block_pos(i))
+                continue
+            if (
+                type(value) is not dict
+                or value.get("method") != "session/update"
+                or "id" in value  # sent with an id, it is tracked as a request
+            ):
+                last_sid = None
+                self._pos = i
+                if type(value) is list:
                     self._batch(value)
                 else:
                     self._message(value)
+                continue
+            try:
+                params = value["params"]
+                sid = params["sessionId"]
+                u = params["update"]
+                kind = u["sessionUpdate"]
+            except (KeyError, TypeError):  # not an update's shape: the general path decides
+                kind = None
+            if type(kind) is not str or type(sid) is not str or type(u) is not dict:
+                last_sid = None
+                self._pos = i
+                self._session_update(value.get("params"))
+                continue
+            role = roles.get(kind)
+            if role is not None:
+                mid = u.get("messageId")
+                content = u.get("content")
+                if (
+                    type(mid) is str
+                    and len(u) == 3  # other fields (`_meta`) are the general path's to check
+                    and type(content) is dict
+                    and type(content.get("type")) is str
+                ):
+                    if mid == last_mid and sid == last_sid and role == last_role:
+                        last_content.append(content)
+                        continue
+                    target = chunk_targets.get(sid)
+                    if target is not None and target[1] == mid and target[0] == role:
+                        target[2]._current = target[3]
+                        last_content = target[4].append(content)
+                    else:
+                        target = self._append_chunk(sid, role, mid, content)
+                        chunk_targets[sid] = target
+                        last_content = target[4].content
+                    last_sid, last_role, last_mid = sid, role, mid
+                    continue
+            last_sid = None
+            self._pos = i
+            # `_session_update` once these types are known.
+            self._dispatch(sid, kind, u)
+        self._block = self._pos = None
         decoder._line = first_line + len(lines)
         decoder._position = decoder._line_start = base + len(block) + 1
+
+    def _block_pos(self, i: int) -> tuple[int, int]:
+        """(line number, offset) of line ``i`` of the block `_reduce_lines` is reducing."""
+        first_line, base, lines, starts = self._block
+        if starts is None:
+            # Where each line starts, less the newlines before it: computed once a block.
+            starts = list(accumulate(map(len, lines), initial=base))
+            self._block = (first_line, base, lines, starts)
+        return first_line + i, starts[i] + i
 
     def _append_chunk(self, sid: str, role: str, mid: str, content: dict) -> tuple:
         """Apply a message chunk with an id and object content, as `_chunk` does.
@@ -1051,6 +1064,8 @@ class Sessions(Unpicklable):
         if self._notes:
             self._notes = []
         pos = self._pos
+        if type(pos) is int:
+            pos = self._block_pos(pos)
         record = (None, None, sid, reason) if pos is None else (pos[0], pos[1], sid, reason)
         if sid is not None:
             self._session(sid)._errors.append(record)
