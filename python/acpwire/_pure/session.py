@@ -2182,28 +2182,38 @@ def _members_fit(o: dict, fields: tuple) -> bool:
 
 def _item_fits(v: Any, item: tuple, mode: int) -> bool:
     """Whether one item fits item under mode (`_repair_item` would keep it as it is)."""
-    if type(v) is not dict:
-        return False
     members, by_type = item
-    if not _members_fit(v, members):
-        return False
-    if by_type:
-        tag = v.get("type")
-        for t, version, fields in by_type:
-            if (
-                t in (_ANY_TYPE, tag)
-                and (version is None or version == mode)
-                and not _members_fit(v, fields)
-            ):
-                return False
+    return (
+        type(v) is dict
+        and _members_fit(v, members)
+        and (not by_type or _type_members_fit(v, by_type, mode))
+    )
+
+
+def _type_members_fit(v: dict, by_type: tuple, mode: int) -> bool:
+    """Whether object v fits the members its `type` has under mode, as by_type lists them."""
+    tag = v.get("type")
+    for t, version, fields in by_type:
+        if (
+            t in (_ANY_TYPE, tag)
+            and (version is None or version == mode)
+            and not _members_fit(v, fields)
+        ):
+            return False
     return True
 
 
 def _items_fit(v: Any, item: tuple, mode: int) -> bool:
     """Whether every item of v, when it is an array, fits item under mode."""
     if type(v) is list:
+        # `_item_fits` for each item, inline: arrays of content blocks and entries are common.
+        members, by_type = item
         for x in v:
-            if not _item_fits(x, item, mode):
+            if (
+                type(x) is not dict
+                or not _members_fit(x, members)
+                or (by_type and not _type_members_fit(x, by_type, mode))
+            ):
                 return False
     return True
 
@@ -2231,10 +2241,9 @@ def _needs_repair(kind: str, u: dict, mode: int) -> bool:
     rules = _FIELD_RULES[kind]
     not_idle = kind == "state_update" and u.get("state") != "idle"
     for name, v in u.items():
-        field = rules.get(name)
-        if field is None or (not_idle and name in _IDLE_MEMBERS):
+        if name not in rules or (not_idle and name in _IDLE_MEMBERS):
             continue
-        _, types, _, need, inside = field
+        _, types, _, need, inside = rules[name]
         if v is None:
             if need == _DEFAULT:
                 return True  # a required array, null: read as []
