@@ -147,7 +147,7 @@ _V2_PROMPT_KEYS = ("messageId",)
 _U64 = 1 << 64
 # Keys of a prompt or permission entry that the reducer sets: params of those names are not
 # kept, so that an unanswered request cannot pass for an answered one.
-_ENTRY_KEYS = ("sessionId", "requestId", "response", "error", "cancelRequested")
+_ENTRY_KEYS = frozenset(("sessionId", "requestId", "response", "error", "cancelRequested"))
 
 
 def _copy(value: Any, depth: int = 0) -> Any:
@@ -873,7 +873,11 @@ class Sessions(Unpicklable):
                     target = chunk_targets.get(sid)
                     if target is not None and target[1] == mid and target[0] == role:
                         target[2]._current = target[3]
-                        last_content = target[4].append(content)
+                        last_content = target[4].content
+                        if last_content is None:
+                            last_content = target[4].content = [content]
+                        else:
+                            last_content.append(content)
                     else:
                         target = self._append_chunk(sid, role, mid, content)
                         chunk_targets[sid] = target
@@ -1124,9 +1128,12 @@ class Sessions(Unpicklable):
             self._track(side, True, rid, method, (_OTHER,))
 
     def _track(self, side: int, has_id: bool, rid: Any, method: str, what: tuple) -> None:
-        rid = _id_key(rid) if has_id else None
-        if rid is None:
+        if not has_id:
             return
+        if type(rid) is not str and type(rid) is not int:  # those are their own keys
+            rid = _id_key(rid)
+            if rid is None:
+                return
         if self._sender is not None:
             side = self._sender
         keys = _RESPONSE_KEYS.get(method, ())
@@ -1208,23 +1215,28 @@ class Sessions(Unpicklable):
                 return
             entry = _request_entry(rid, params, has_id)
             mode = self._mode
-            s = self._session(sid)
-            s._prompts.append(entry)
-            index = len(s._prompts) - 1
+            s = self._sessions.get(sid)
+            if s is None:
+                s = self._session(sid)
+            prompts = s._prompts
+            prompts.append(entry)
+            index = len(prompts) - 1
             if mode != _V2 or s._turn_start is None:
                 s._turn_start = s._turn_cancelled_to = index
                 s._turn_refused = 0
             # The user's turn: v1 chunks without an id that follow start a new message.
             s._current = None
+            changes = self._changes
             if mode != _V2:
                 s.state_ = "running"
                 stopped = s.stop_reason_ is not None
                 s.stop_reason_ = None
-                self._change(sid, "session", "state")
+                changes[(sid, "session", "state")] = None
                 if stopped:
-                    self._change(sid, "session", "stopReason")
-            self._change(sid, "session", "prompts")
-            self._check_request(sid, method, params)
+                    changes[(sid, "session", "stopReason")] = None
+            changes[(sid, "session", "prompts")] = None
+            if type(params.get("prompt")) is not list:
+                self._check_request(sid, method, params)
             self._track(_CLIENT, has_id, rid, method, (_PROMPT, sid, index, mode))
         elif method == "session/request_permission":
             sid = self._params_session(method, params)
@@ -1296,9 +1308,10 @@ class Sessions(Unpicklable):
                 self._track(self._sender, has_id, rid, method, (_OTHER,))
 
     def _response(self, rid: Any, has_result: bool, result: Any, error: Any) -> None:
-        rid = _id_key(rid)
-        if rid is None:
-            return
+        if type(rid) is not str and type(rid) is not int:  # those are their own keys
+            rid = _id_key(rid)
+            if rid is None:
+                return
         pending = self._pending
         client_key = (_CLIENT, rid)
         agent_key = (_AGENT, rid)
@@ -1376,7 +1389,10 @@ class Sessions(Unpicklable):
                 and (type(result) is not dict or type(result.get("messageId")) is not str)
             ):
                 self._error(sid, "session/prompt: result.messageId must be a string")
-            _answer(s._prompts[index], has_result, result, error)
+            if has_result:
+                s._prompts[index]["response"] = result
+            else:
+                s._prompts[index]["error"] = error
             # A v2 result only acknowledges the prompt: its turn ends with an idle update, or
             # once every prompt of it was refused with an error.
             start = s._turn_start
@@ -1398,7 +1414,7 @@ class Sessions(Unpicklable):
                 self._change(sid, "session", "state")
                 if moved:
                     self._change(sid, "session", "stopReason")
-            self._change(sid, "session", "prompts")
+            self._changes[(sid, "session", "prompts")] = None
         elif kind == _PERMISSION:
             sid, index = what[1], what[2]
             s = self._sessions[sid]
@@ -1848,18 +1864,25 @@ class Sessions(Unpicklable):
             self._error(sid, "state_update: state must be a string")
             return
         s = self._sessions[sid]
-        stop = u.get("stopReason") if state == "idle" else None
-        if type(stop) is not str:
+        # `stopReason` is an idle state's; on another it is an unknown field, kept raw.
+        if state == "idle":
+            stop = u.get("stopReason")
+            if type(stop) is not str:
+                stop = None
+            s._turn_start = None
+            skip = _STATE_SKIP
+        else:
             stop = None
+            skip = _STATE_SKIP_NOT_IDLE
         # Named when set, also to the value it had, or cleared.
         stopped = stop is not None or s.stop_reason_ is not None
         s.stop_reason_ = stop
         s.state_ = state
-        if state == "idle":
-            s._turn_start = None
-        # `stopReason` is an idle state's; on another it is an unknown field, kept raw.
-        skip = _STATE_SKIP if state == "idle" else _STATE_SKIP_NOT_IDLE
-        moved = _set_extras(s._update_extras, "state_update", u, skip)
+        extras = s._update_extras
+        if extras or not u.keys() <= skip:
+            moved = _set_extras(extras, "state_update", u, skip)
+        else:
+            moved = False  # nothing to keep, and nothing kept before
         self._changes[(sid, "session", "state")] = None
         if stopped:
             self._changes[(sid, "session", "stopReason")] = None
