@@ -2259,13 +2259,14 @@ def _present_fields(kind: str, u: dict) -> Iterator[tuple]:
 
 def _needs_repair(kind: str, u: dict, mode: int) -> bool:
     """Whether a field of update u (of variant kind) does not fit its rule under mode (the
-    fields _present_fields gives), found by walking the update's own keys, which are fewer
-    than its rules."""
+    fields _present_fields gives), found by walking the names that have rules (most kinds
+    have as few as an update has keys, or fewer) and testing the update for each."""
     rules = _FIELD_RULES[kind]
     not_idle = kind == "state_update" and u.get("state") != "idle"
-    for name, v in u.items():
-        if name not in rules or (not_idle and name in _IDLE_MEMBERS):
+    for name in rules:
+        if name not in u or (not_idle and name in _IDLE_MEMBERS):
             continue
+        v = u[name]
         _, types, _, need, inside = rules[name]
         if v is None:
             if need == _DEFAULT:
