@@ -849,24 +849,20 @@ class Sessions(Unpicklable):
                 params = value["params"]
                 sid = params["sessionId"]
                 u = params["update"]
+                # Of the values orjson makes only a dict takes a str index: past this, u is one.
                 kind = u["sessionUpdate"]
+                role = roles.get(kind)
             except (KeyError, TypeError):  # not an update's shape: the general path decides
-                kind = None
-            if type(kind) is not str or type(sid) is not str or type(u) is not dict:
+                kind = role = None
+            if type(kind) is not str or type(sid) is not str:
                 last_sid = None
                 self._pos = i
                 self._session_update(value.get("params"))
                 continue
-            role = roles.get(kind)
-            if role is not None:
+            if role is not None and len(u) == 3:  # other fields (`_meta`): the general path's
                 mid = u.get("messageId")
                 content = u.get("content")
-                if (
-                    type(mid) is str
-                    and len(u) == 3  # other fields (`_meta`) are the general path's to check
-                    and type(content) is dict
-                    and type(content.get("type")) is str
-                ):
+                if type(mid) is str and type(content) is dict and type(content.get("type")) is str:
                     if mid == last_mid and sid == last_sid and role == last_role:
                         last_content.append(content)
                         continue
