@@ -710,7 +710,7 @@ class Terminal(Unpicklable):
             else:
                 # No row is soft-wrapped: each counts its cells and, when it has any, a line's
                 # fixed part (a blank row has none).
-                lengths = [len(line.chars) for line in grid]
+                lengths = [len(line.chars) for line in grid if line is not _BLANK]
                 rows_cost += sum(lengths) + _LINE_COST * (len(lengths) - lengths.count(0))
         return (
             self._sb_cost
