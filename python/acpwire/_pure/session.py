@@ -1204,8 +1204,9 @@ class Sessions(Unpicklable):
 
     def _request(self, method: str, has_id: bool, rid: Any, params: Any) -> None:
         if method == "session/prompt":
-            sid = self._params_session(method, params)
-            if sid is None:
+            sid = params.get("sessionId") if type(params) is dict else None
+            if type(sid) is not str:
+                self._params_session(method, params)  # its error record
                 # Refused, yet its response is still this request's.
                 self._track(_CLIENT, has_id, rid, method, (_OTHER,))
                 return
@@ -1235,8 +1236,9 @@ class Sessions(Unpicklable):
                 self._check_request(sid, method, params)
             self._track(_CLIENT, has_id, rid, method, (_PROMPT, sid, index, mode))
         elif method == "session/request_permission":
-            sid = self._params_session(method, params)
-            if sid is None:
+            sid = params.get("sessionId") if type(params) is dict else None
+            if type(sid) is not str:
+                self._params_session(method, params)  # its error record
                 self._track(_AGENT, has_id, rid, method, (_OTHER,))
                 return
             entry = _request_entry(rid, params, has_id)
@@ -1706,9 +1708,11 @@ class Sessions(Unpicklable):
         except TerminalDataError:
             self._error(sid, "terminal_output_chunk: data is not valid base64")
             return
-        entry = self._terminal_entry(sid, tid)
+        entry = self._sessions[sid]._terminals.get(tid)
+        if entry is None:
+            entry = self._terminal_entry(sid, tid)
         self._hold_terminal_output(sid, tid, entry, entry[1]._feed_for_store(raw))
-        self._change(sid, "terminal", tid)
+        self._changes[(sid, "terminal", tid)] = None
 
     def _hold_terminal_output(self, sid: str, tid: str, entry: list, held: int) -> None:
         """Count what the terminal just written holds now (``held``) against
@@ -1779,7 +1783,8 @@ class Sessions(Unpicklable):
                 self._error(sid, reason)
                 return
             notes = self._notes
-            plan = _repair_members("plan_update", "plan", None, plan, (_META,), notes)
+            if not _members_fit(plan, _ONLY_META):
+                plan = _repair_members("plan_update", "plan", None, plan, _ONLY_META, notes)
             if ptype == "items":
                 # The entries follow the rule of a v1 plan's, one object further down.
                 entries = plan["entries"]
