@@ -813,11 +813,11 @@ class Sessions(Unpicklable):
         # appends (its session, message, current message and change record are in place).
         last_sid = last_role = last_mid = None
         last_content: list = []
-        # Where sessions interleave, per session the message its last chunk in this block went
-        # to, as (role, messageId, session, index, message): the next chunk of that message
-        # appends and makes it current (the change record, made by the first chunk, cannot
-        # have been taken during the block).
-        chunk_targets: dict[str, tuple] = {}
+        # Where sessions (or one session's messages) interleave, every message a chunk in this
+        # block went to, by (session, role, messageId), as (session, index, message): a later
+        # chunk of it appends and makes it current (the change record, made by the first
+        # chunk, cannot have been taken during the block).
+        chunk_targets: dict[tuple[str, str, str], tuple] = {}
         for i, line in enumerate(lines):
             if check_each and (len(line) > cap or ZEROS in line.translate(DIGITS_TO_ZERO)):
                 refused = True
@@ -866,18 +866,19 @@ class Sessions(Unpicklable):
                     if mid == last_mid and sid == last_sid and role == last_role:
                         last_content.append(content)
                         continue
-                    target = chunk_targets.get(sid)
-                    if target is not None and target[1] == mid and target[0] == role:
-                        target[2]._current = target[3]
-                        last_content = target[4].content
+                    key = (sid, role, mid)
+                    target = chunk_targets.get(key)
+                    if target is not None:
+                        target[0]._current = target[1]
+                        m = target[2]
+                        last_content = m.content
                         if last_content is None:
-                            last_content = target[4].content = [content]
+                            last_content = m.content = [content]
                         else:
                             last_content.append(content)
                     else:
-                        target = self._append_chunk(sid, role, mid, content)
-                        chunk_targets[sid] = target
-                        last_content = target[4].content
+                        target = chunk_targets[key] = self._append_chunk(sid, role, mid, content)
+                        last_content = target[2].content
                     last_sid, last_role, last_mid = sid, role, mid
                     continue
             last_sid = None
@@ -900,7 +901,7 @@ class Sessions(Unpicklable):
     def _append_chunk(self, sid: str, role: str, mid: str, content: dict) -> tuple:
         """Apply a message chunk with an id and object content, as `_chunk` does.
 
-        Returns (role, mid, session, message index, message).
+        Returns (session, message index, message).
         """
         s = self._sessions.get(sid)
         if s is None:
@@ -912,7 +913,7 @@ class Sessions(Unpicklable):
         m = s._messages[index]
         m.append(content)
         self._changes[(sid, "message", mid)] = None
-        return (role, mid, s, index, m)
+        return (s, index, m)
 
     def _reduce_frame(self, line: bytes, number: int, offset: int) -> None:
         """One line, by the decoder's rules, as line ``number`` starting at byte ``offset``."""
