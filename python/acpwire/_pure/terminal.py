@@ -512,7 +512,8 @@ class Terminal(Unpicklable):
         # ?47 and ?1047 switch back to it as it was left.
         self._alt: list[_Line] | None = None
         self._alt_kept: list[_Line] | None = None
-        # Whether a row was soft-wrapped since: until one is, `_retained` need not look for them.
+        # Whether a row was soft-wrapped since this clear: until one is, `_retained` need not
+        # look for wrapped rows.
         self._soft_wraps = False
         self._soft_reset()
 
