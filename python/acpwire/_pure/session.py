@@ -818,6 +818,7 @@ class Sessions(Unpicklable):
         # chunk of it appends and makes it current (the change record, made by the first
         # chunk, cannot have been taken during the block).
         chunk_targets: dict[tuple[str, str, str], tuple] = {}
+        dispatch = self._dispatch
         for i, line in enumerate(lines):
             if check_each and (len(line) > cap or ZEROS in line.translate(DIGITS_TO_ZERO)):
                 refused = True
@@ -884,7 +885,7 @@ class Sessions(Unpicklable):
             last_sid = None
             self._pos = i
             # `_session_update` once these types are known.
-            self._dispatch(sid, kind, u)
+            dispatch(sid, kind, u)
         self._block = self._pos = None
         decoder._line = first_line + len(lines)
         decoder._position = decoder._line_start = base + len(block) + 1
@@ -2220,7 +2221,7 @@ def _type_members_fit(v: dict, by_type: tuple, mode: int) -> bool:
     tag = v.get("type")
     for t, version, fields in by_type:
         if (
-            t in (_ANY_TYPE, tag)
+            (t is _ANY_TYPE or t == tag)  # the table holds _ANY_TYPE itself
             and (version is None or version == mode)
             and not _members_fit(v, fields)
         ):
