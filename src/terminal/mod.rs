@@ -1983,29 +1983,43 @@ impl Terminal {
             let mut j = i;
             let mut b = data[j];
             // Escapes often follow one another: no text between them, nothing to scan.
-            if b >= 0x20 {
-                j = if self.utf8_len == 0 {
-                    let (len, high) = scan_ascii(&data[i..]);
-                    if high {
-                        self.print_text(data, i)
-                    } else {
-                        if len > 0 {
-                            self.put_ascii(&data[i..i + len]);
-                        }
-                        i + len
+            if b < 0x20 {
+                if self.utf8_len > 0 {
+                    self.end_utf8();
+                }
+            } else if self.utf8_len == 0 {
+                let (len, high) = scan_ascii(&data[i..]);
+                if high {
+                    j = self.print_text(data, i);
+                    let Some(&next) = data.get(j) else {
+                        return n;
+                    };
+                    b = next;
+                    if self.utf8_len > 0 {
+                        self.end_utf8();
                     }
                 } else {
-                    let (len, _) = scan_printable(&data[i..]);
-                    self.ground_run(&data[i..i + len]);
-                    i + len
-                };
+                    // Printing ASCII leaves no sequence pending: nothing to end.
+                    if len > 0 {
+                        self.put_ascii(&data[i..i + len]);
+                    }
+                    j = i + len;
+                    let Some(&next) = data.get(j) else {
+                        return n;
+                    };
+                    b = next;
+                }
+            } else {
+                let (len, _) = scan_printable(&data[i..]);
+                self.ground_run(&data[i..i + len]);
+                j = i + len;
                 let Some(&next) = data.get(j) else {
                     return n;
                 };
                 b = next;
-            }
-            if self.utf8_len > 0 {
-                self.end_utf8();
+                if self.utf8_len > 0 {
+                    self.end_utf8();
+                }
             }
             i = j + 1;
             if b != 0x1B {
