@@ -2105,7 +2105,17 @@ impl Terminal {
         match fin {
             // `ESC[m`; the ground loop takes SGRs of one code of one or two digits itself.
             b'm' if v == 0 => self.set_pen(self.reset_pen()),
-            b'K' => self.erase_line(v),
+            b'K' => {
+                self.erase_line(v);
+                // `ESC[2K ESC[1G`, how npm and other spinners clear their line, in one step
+                // (only as `2K`: with `02K` the byte at `i + 2` is the `K`, not an ESC).
+                if v == 2 && data.get(i + 2..i + 6) == Some(b"\x1b[1G") {
+                    // As the second escape would: it forgets what REP repeats.
+                    self.repeatable = None;
+                    self.set_col(1);
+                    return Some(i + 6);
+                }
+            }
             b'G' | b'`' => self.set_col(v),
             _ => self.csi_plain(fin, &[v], len > 1),
         }
