@@ -900,16 +900,18 @@ pub fn width(c: char) -> usize {
     char_width(c)
 }
 
-/// `s` cut at its first `;`, as `str::split_once(';')` does, found byte by byte: an OSC's
-/// fields are a few bytes long, shorter than what the general pattern search costs to start.
+/// `s` cut at its first `;`, as `str::split_once(';')` does with text, found byte by byte: an
+/// OSC's fields are a few bytes long, shorter than what the general pattern search costs to
+/// start.
 #[inline]
-fn split_field(s: &str) -> Option<(&str, &str)> {
-    let p = s.bytes().position(|b| b == b';')?;
+fn split_field(s: &[u8]) -> Option<(&[u8], &[u8])> {
+    let p = s.iter().position(|&b| b == b';')?;
     Some((&s[..p], &s[p + 1..]))
 }
 
-/// The `;`-separated fields of `s`, as `str::split(';')` yields them (see [`split_field`]).
-fn split_fields(s: &str) -> impl Iterator<Item = &str> {
+/// The `;`-separated fields of `s`, as `split(|&b| b == b';')` yields them (see
+/// [`split_field`]).
+fn split_fields(s: &[u8]) -> impl Iterator<Item = &[u8]> {
     let mut rest = Some(s);
     std::iter::from_fn(move || {
         let s = rest?;
@@ -919,14 +921,23 @@ fn split_fields(s: &str) -> impl Iterator<Item = &str> {
     })
 }
 
+/// `bytes` as text, invalid sequences replaced by U+FFFD; the check of valid text, the usual
+/// case, is cheaper than the lossy decoder's.
+fn decode_lossy(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => std::borrow::Cow::Borrowed(text),
+        Err(_) => String::from_utf8_lossy(bytes),
+    }
+}
+
 /// An ASCII decimal saturating at 65535; `None` if empty or not all digits.
-fn parse_uint(s: &str) -> Option<u32> {
-    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+fn parse_uint(s: &[u8]) -> Option<u32> {
+    if s.is_empty() || !s.iter().all(u8::is_ascii_digit) {
         return None;
     }
     Some(
-        s.bytes()
-            .fold(0u32, |acc, b| (acc * 10 + u32::from(b - b'0')).min(65535)),
+        s.iter()
+            .fold(0u32, |acc, &b| (acc * 10 + u32::from(b - b'0')).min(65535)),
     )
 }
 
@@ -2497,10 +2508,7 @@ impl Terminal {
     fn osc_end(&mut self) {
         if !self.osc_overflow {
             let payload = std::mem::take(&mut self.osc);
-            match std::str::from_utf8(&payload) {
-                Ok(text) => self.osc_dispatch(text),
-                Err(_) => self.osc_dispatch(&String::from_utf8_lossy(&payload)),
-            }
+            self.osc_dispatch(&payload);
             // A buffer that held a long sequence is released: one title of 64 KiB must not
             // pin 64 KiB in every terminal that saw one.
             if payload.capacity() <= OSC_KEPT_CAPACITY {
@@ -2583,18 +2591,23 @@ impl Terminal {
         }
     }
 
-    fn osc_dispatch(&mut self, text: &str) {
-        let Some((num, rest)) = split_field(text) else {
+    /// An OSC's payload, read as bytes: its fields are split at `;` bytes, which no invalid
+    /// UTF-8 sequence takes in, so each text field decodes by itself as it would in the whole
+    /// decoded payload, and the numeric ones (progress) need no decoding.
+    fn osc_dispatch(&mut self, payload: &[u8]) {
+        let Some((num, rest)) = split_field(payload) else {
             return;
         };
         match num {
             // A fresh string: a short title after a long one must not keep the long one's
             // capacity, which the store's count would not see.
-            "0" | "2" => self.title = String::from(rest),
-            "8" => {
+            b"0" | b"2" => self.title = String::from(&*decode_lossy(rest)),
+            b"8" => {
                 let Some((_params, uri)) = split_field(rest) else {
                     return;
                 };
+                let uri = decode_lossy(uri);
+                let uri = &*uri;
                 let mut link = 0;
                 if !uri.is_empty() && uri.len() <= MAX_LINK_BYTES {
                     link = self.link_ids.get(uri).copied().unwrap_or(0);
@@ -2611,9 +2624,9 @@ impl Terminal {
                     self.pen_id = None;
                 }
             }
-            "9" => {
+            b"9" => {
                 let mut fields = split_fields(rest);
-                if fields.next() != Some("4") {
+                if fields.next() != Some(b"4") {
                     return;
                 }
                 let state = match fields.next() {

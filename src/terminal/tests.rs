@@ -774,10 +774,14 @@ fn osc_fields_split_as_str_split_does() {
         ";;",
         "é;ü;",
     ] {
-        assert_eq!(split_field(s), s.split_once(';'), "{s:?}");
         assert_eq!(
-            split_fields(s).collect::<Vec<_>>(),
-            s.split(';').collect::<Vec<_>>(),
+            split_field(s.as_bytes()),
+            s.split_once(';').map(|(a, b)| (a.as_bytes(), b.as_bytes())),
+            "{s:?}"
+        );
+        assert_eq!(
+            split_fields(s.as_bytes()).collect::<Vec<_>>(),
+            s.split(';').map(str::as_bytes).collect::<Vec<_>>(),
             "{s:?}"
         );
     }
