@@ -701,9 +701,84 @@ fn copy_ascii_where(cells: &[Cell], mask: u64, want: u64, out: &mut Vec<u8>) -> 
     n
 }
 
-/// The leading ASCII cells, whatever their style.
+/// The leading ASCII cells, whatever their style, but for a cell of character 0, where it
+/// stops as at any other (the caller takes that one itself).
+///
+/// Eight cells at a time, as [`copy_ascii_where`] but without its compare of each cell: the
+/// packing of the characters to bytes says which were ASCII. Signed saturation takes a
+/// character above 0x7FFF to 0x7FFF, and one with its top bit set (a wide character's second
+/// cell, a cluster) to a negative word; unsigned saturation then takes words above 0xFF to
+/// 0xFF and negative ones to 0. So a cell packs to a byte of 1 to 0x7F exactly when its
+/// character is one: any other byte has its top bit set or is 0.
 fn copy_ascii(cells: &[Cell], out: &mut Vec<u8>) -> usize {
-    copy_ascii_where(cells, 0xFFFF_FF80, 0, out)
+    #[cfg(target_arch = "x86_64")]
+    #[allow(
+        clippy::cast_ptr_alignment,
+        clippy::cast_sign_loss,
+        reason = "unaligned loads; the mask is read as bits"
+    )]
+    if cells.len() >= 8 {
+        use std::arch::x86_64::{
+            __m128i, _mm_castps_si128, _mm_castsi128_ps, _mm_cmpeq_epi8, _mm_cvtsi128_si64,
+            _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_packs_epi32, _mm_packus_epi16,
+            _mm_setzero_si128, _mm_shuffle_ps,
+        };
+        out.reserve(cells.len());
+        let mut len = out.len();
+        let mut n = 0;
+        // SAFETY: as in `copy_ascii_where`: SSE2 is baseline on x86_64; the loads read
+        // `cells[at..at + 8]` with `at + 8 <= cells.len()`; with `start` the length `out` had,
+        // `len - start` is `n`: a block at `n` stores `out[len..len + 8]`, the tail block
+        // (`back = 8 - (cells.len() - n)`, at most `n`) `out[len - back..len - back + 8]`,
+        // both ending by `start + cells.len()`, within the reserve; the length then covers
+        // only bytes written.
+        unsafe {
+            let low_halves = |a: __m128i, b: __m128i| {
+                let (a, b) = (_mm_castsi128_ps(a), _mm_castsi128_ps(b));
+                _mm_castps_si128(_mm_shuffle_ps::<0b10_00_10_00>(a, b))
+            };
+            // A bit per ASCII cell (cell k: bit k), and the eight bytes.
+            let block = |at: usize| {
+                let p = cells.as_ptr().add(at).cast::<__m128i>();
+                let q = [0, 1, 2, 3].map(|k| _mm_loadu_si128(p.add(k)));
+                let words = _mm_packs_epi32(low_halves(q[0], q[1]), low_halves(q[2], q[3]));
+                let bytes = _mm_packus_epi16(words, words);
+                let stops = _mm_or_si128(bytes, _mm_cmpeq_epi8(bytes, _mm_setzero_si128()));
+                (
+                    !(_mm_movemask_epi8(stops) as u32) & 0xFF,
+                    _mm_cvtsi128_si64(bytes),
+                )
+            };
+            let dst = out.as_mut_ptr();
+            while n + 8 <= cells.len() {
+                let (ok, bytes) = block(n);
+                dst.add(len).cast::<i64>().write_unaligned(bytes);
+                if ok != 0xFF {
+                    let lead = (!ok).trailing_zeros() as usize;
+                    out.set_len(len + lead);
+                    return n + lead;
+                }
+                len += 8;
+                n += 8;
+            }
+            let back = 8 - (cells.len() - n);
+            if back < 8 {
+                let (ok, bytes) = block(cells.len() - 8);
+                dst.add(len - back).cast::<i64>().write_unaligned(bytes);
+                // The cells past `n`; the bits above theirs are clear, so at most all lead.
+                let lead = (!(ok >> back)).trailing_zeros() as usize;
+                len += lead;
+                n += lead;
+            }
+            out.set_len(len);
+            return n;
+        }
+    }
+    let start = out.len();
+    let n = copy_ascii_where(cells, 0xFFFF_FF80, 0, out);
+    let n = out[start..].iter().position(|&b| b == 0).unwrap_or(n);
+    out.truncate(start + n);
+    n
 }
 
 /// The leading ASCII cells of style `style`.
@@ -1658,7 +1733,8 @@ impl Terminal {
             // SAFETY: only bytes below 0x80 are added, each a whole UTF-8 character.
             let mut n = copy_ascii(rest, unsafe { out.as_mut_vec() });
             for c in &rest[n..] {
-                if c.ch() < 0x80 {
+                // Character 0 (never printed) is not taken by `copy_ascii`: taken here.
+                if c.ch() < 0x80 && c.ch() != 0 {
                     break;
                 }
                 self.push_cell_text(out, c.ch());

@@ -286,8 +286,22 @@ fn text_of_mixed_lines_through_scrollback() {
 #[test]
 fn copy_ascii_stops_at_the_first_other_cell() {
     // A non-ASCII character, a wide character's second half and a cluster id, at every
-    // position of runs of every length up to three blocks of eight, with styles set.
-    for stop in [0xE9, CONT, CLUSTER_BIT | 3, 0x80, 0x7F + 1] {
+    // position of runs of every length up to three blocks of eight, with styles set; the
+    // characters about the packing's saturation points, and character 0.
+    for stop in [
+        0xE9,
+        CONT,
+        CLUSTER_BIT | 3,
+        0x80,
+        0x7F + 1,
+        0,
+        0xFF,
+        0x100,
+        0x7FFF,
+        0x8000,
+        0xFFFF,
+        0x10_FFFF,
+    ] {
         for len in 0..24 {
             for at in 0..=len {
                 let cells: Vec<Cell> = (0..len)
