@@ -2110,7 +2110,7 @@ impl Terminal {
             }
             i = j + 1;
             if b != 0x1B {
-                self.execute(b);
+                i = self.control(b, data, i);
                 if i == n {
                     return n;
                 }
@@ -2172,6 +2172,31 @@ impl Terminal {
                 return i;
             }
         }
+    }
+
+    /// The C0 control `b` (not ESC) before `data[i..]`; returns where to continue. CR, most of
+    /// them, is taken without a call, as `execute` does, and with what usually follows it.
+    #[inline]
+    fn control(&mut self, b: u8, data: &[u8], mut i: usize) -> usize {
+        if b != b'\r' {
+            self.execute(b);
+            return i;
+        }
+        self.last = None;
+        self.repeatable = None;
+        self.col = 0;
+        if data.get(i) == Some(&b'\n') {
+            // CR LF: the LF's index keeps the cursor at column 0.
+            self.index();
+            i += 1;
+        } else if data.get(i..i + 3) == Some(b"\x1b[K") {
+            // `CR ESC[K`, how cargo and pip redraw a bar, in one step: at column 0 the erase
+            // blanks the whole row, as `ESC[2K` does (REP was already forgotten).
+            let row = self.row;
+            self.grid()[row].clear();
+            i += 3;
+        }
+        i
     }
 
     /// A whole CSI at `data[i..]` (after `ESC [`) of at most two digits and a final byte,
