@@ -600,6 +600,62 @@ fn extend<T: CellChars>(cells: &mut Vec<Cell>, src: &[T], style: u32) {
     }
 }
 
+/// The block loop of the SIMD copies of ASCII cells: `block(at)` gives, for the eight cells at
+/// `at`, a mask with `BITS` bits set per cell to take (cell k's at bit `k * BITS`) and their
+/// eight bytes. Appends the bytes of the leading cells taken to `out`; returns how many.
+///
+/// Each block stores its eight bytes unchecked and keeps those of its leading cells taken, so a
+/// run's end costs no cell-by-cell tail. The last cells, fewer than eight, are the tail of a
+/// block that ends with the slice: its first cells, already taken, store the same bytes again.
+///
+/// # Safety
+/// `len >= 8`, and `block(at)` must be sound to call for every `at` with `at + 8 <= len`.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+unsafe fn take_blocks<const BITS: u32>(
+    len: usize,
+    out: &mut Vec<u8>,
+    block: impl Fn(usize) -> (u32, i64),
+) -> usize {
+    let all = (1_u32 << (8 * BITS)) - 1;
+    // Room for every cell up front. With `start` the length `out` had, `end - start` is `n`
+    // (every cell taken so far is a byte): a block at `n` stores `out[end..end + 8]`, the
+    // tail block (`back = 8 - (len - n)`, at most `n`) `out[end - back..end - back + 8]`,
+    // both ending by `start + len`, within the reserve; the length then covers only bytes
+    // written.
+    out.reserve(len);
+    let mut end = out.len();
+    let mut n = 0;
+    let dst = out.as_mut_ptr();
+    while n + 8 <= len {
+        let (ok, bytes) = block(n);
+        // SAFETY: within the reserve, as above.
+        unsafe { dst.add(end).cast::<i64>().write_unaligned(bytes) };
+        if ok != all {
+            let lead = ((!ok).trailing_zeros() / BITS) as usize;
+            // SAFETY: `lead` of the bytes just stored are kept.
+            unsafe { out.set_len(end + lead) };
+            return n + lead;
+        }
+        end += 8;
+        n += 8;
+    }
+    let back = 8 - (len - n);
+    if back < 8 {
+        let (ok, bytes) = block(len - 8);
+        // SAFETY: within the reserve, as above.
+        unsafe { dst.add(end - back).cast::<i64>().write_unaligned(bytes) };
+        // The cells past `n`; the bits above theirs are clear, so at most all lead.
+        #[allow(clippy::cast_possible_truncation, reason = "back < 8")]
+        let lead = ((!(ok >> (BITS * back as u32))).trailing_zeros() / BITS) as usize;
+        end += lead;
+        n += lead;
+    }
+    // SAFETY: every byte up to `end` was stored.
+    unsafe { out.set_len(end) };
+    n
+}
+
 /// Appends the leading ASCII cells of `cells` to `out` as bytes, eight at a time; returns how
 /// many. A cell is taken while its bits under `mask` equal `want` (`mask` covers the character
 /// bits above 0x7F, and the style's bits to keep to one style).
@@ -618,20 +674,11 @@ fn copy_ascii_where(cells: &[Cell], mask: u64, want: u64, out: &mut Vec<u8>) -> 
             _mm_cvtsi128_si64, _mm_loadu_si128, _mm_movemask_epi8, _mm_packs_epi16,
             _mm_packs_epi32, _mm_packus_epi16, _mm_set1_epi64x, _mm_shuffle_ps,
         };
-        // Room for every cell up front: each block then stores its eight bytes unchecked and
-        // keeps those of its matching prefix, so a run's end costs no cell-by-cell tail.
-        out.reserve(cells.len());
-        let mut len = out.len();
         // Eight cells (four loads) at a time: the cells' characters, the low bytes of their
         // low halves, are packed into eight bytes, and a mask of which cells match says how
-        // many of them lead. The last cells, fewer than eight, are the tail of a block that
-        // ends with the slice: its first cells, already taken, store the same bytes again.
-        // SAFETY: SSE2 is baseline on x86_64; the loads read `cells[at..at + 8]` with
-        // `at + 8 <= cells.len()`. With `start` the length `out` had, `len - start` is `n`
-        // (every cell taken so far is a byte): a block at `n` stores `out[len..len + 8]`,
-        // the tail block (`back = 8 - (cells.len() - n)`, at most `n`) `out[len - back..
-        // len - back + 8]`, both ending by `start + cells.len()`, within the reserve; the
-        // length then covers only bytes written.
+        // many of them lead.
+        // SAFETY: SSE2 is baseline on x86_64; `block(at)` loads `cells[at..at + 8]`, which
+        // `take_blocks` asks for only with `at + 8 <= cells.len()`.
         unsafe {
             let (mask, want) = (_mm_set1_epi64x(mask as i64), _mm_set1_epi64x(want as i64));
             let matches = |v: __m128i| _mm_cmpeq_epi32(_mm_and_si128(v, mask), want);
@@ -653,29 +700,7 @@ fn copy_ascii_where(cells: &[Cell], mask: u64, want: u64, out: &mut Vec<u8>) -> 
                 let bytes = _mm_cvtsi128_si64(_mm_packus_epi16(words, words));
                 (_mm_movemask_epi8(ok) as u32, bytes)
             };
-            let dst = out.as_mut_ptr();
-            while n + 8 <= cells.len() {
-                let (ok, bytes) = block(n);
-                dst.add(len).cast::<i64>().write_unaligned(bytes);
-                if ok != 0xFFFF {
-                    let lead = ((!ok).trailing_zeros() / 2) as usize;
-                    out.set_len(len + lead);
-                    return n + lead;
-                }
-                len += 8;
-                n += 8;
-            }
-            let back = 8 - (cells.len() - n);
-            if back < 8 {
-                let (ok, bytes) = block(cells.len() - 8);
-                dst.add(len - back).cast::<i64>().write_unaligned(bytes);
-                // The cells past `n`; the bits above theirs are clear, so at most all lead.
-                let lead = ((!(ok >> (2 * back))).trailing_zeros() / 2) as usize;
-                len += lead;
-                n += lead;
-            }
-            out.set_len(len);
-            return n;
+            return take_blocks::<2>(cells.len(), out, block);
         }
     }
     for chunk in cells[n..].chunks_exact(8) {
@@ -723,15 +748,8 @@ fn copy_ascii(cells: &[Cell], out: &mut Vec<u8>) -> usize {
             _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_packs_epi32, _mm_packus_epi16,
             _mm_setzero_si128, _mm_shuffle_ps,
         };
-        out.reserve(cells.len());
-        let mut len = out.len();
-        let mut n = 0;
-        // SAFETY: as in `copy_ascii_where`: SSE2 is baseline on x86_64; the loads read
-        // `cells[at..at + 8]` with `at + 8 <= cells.len()`; with `start` the length `out` had,
-        // `len - start` is `n`: a block at `n` stores `out[len..len + 8]`, the tail block
-        // (`back = 8 - (cells.len() - n)`, at most `n`) `out[len - back..len - back + 8]`,
-        // both ending by `start + cells.len()`, within the reserve; the length then covers
-        // only bytes written.
+        // SAFETY: as in `copy_ascii_where`: SSE2 is baseline on x86_64; `block(at)` loads
+        // `cells[at..at + 8]`, which `take_blocks` asks for only with `at + 8 <= cells.len()`.
         unsafe {
             let low_halves = |a: __m128i, b: __m128i| {
                 let (a, b) = (_mm_castsi128_ps(a), _mm_castsi128_ps(b));
@@ -749,29 +767,7 @@ fn copy_ascii(cells: &[Cell], out: &mut Vec<u8>) -> usize {
                     _mm_cvtsi128_si64(bytes),
                 )
             };
-            let dst = out.as_mut_ptr();
-            while n + 8 <= cells.len() {
-                let (ok, bytes) = block(n);
-                dst.add(len).cast::<i64>().write_unaligned(bytes);
-                if ok != 0xFF {
-                    let lead = (!ok).trailing_zeros() as usize;
-                    out.set_len(len + lead);
-                    return n + lead;
-                }
-                len += 8;
-                n += 8;
-            }
-            let back = 8 - (cells.len() - n);
-            if back < 8 {
-                let (ok, bytes) = block(cells.len() - 8);
-                dst.add(len - back).cast::<i64>().write_unaligned(bytes);
-                // The cells past `n`; the bits above theirs are clear, so at most all lead.
-                let lead = (!(ok >> back)).trailing_zeros() as usize;
-                len += lead;
-                n += lead;
-            }
-            out.set_len(len);
-            return n;
+            return take_blocks::<1>(cells.len(), out, block);
         }
     }
     let start = out.len();
