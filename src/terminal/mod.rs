@@ -600,6 +600,39 @@ fn extend<T: CellChars>(cells: &mut Vec<Cell>, src: &[T], style: u32) {
     }
 }
 
+/// The eight cells at `cells[at..]`, as four loads, and their characters (the cells' low
+/// halves) packed to eight words with signed saturation.
+///
+/// # Safety
+/// `at + 8 <= cells.len()`.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[allow(clippy::cast_ptr_alignment, reason = "unaligned loads")]
+unsafe fn load_cells8(
+    cells: &[Cell],
+    at: usize,
+) -> ([std::arch::x86_64::__m128i; 4], std::arch::x86_64::__m128i) {
+    use std::arch::x86_64::{
+        __m128i, _mm_castps_si128, _mm_castsi128_ps, _mm_loadu_si128, _mm_packs_epi32,
+        _mm_shuffle_ps,
+    };
+    // SAFETY: SSE2 is baseline on x86_64; the loads read `cells[at..at + 8]`, in bounds by
+    // the caller's word (a `Cell` is 8 bytes: two per load).
+    unsafe {
+        // The low halves of the two cells of `a` then of `b`.
+        let low_halves = |a: __m128i, b: __m128i| {
+            let (a, b) = (_mm_castsi128_ps(a), _mm_castsi128_ps(b));
+            _mm_castps_si128(_mm_shuffle_ps::<0b10_00_10_00>(a, b))
+        };
+        let p = cells.as_ptr().add(at).cast::<__m128i>();
+        let q = [0, 1, 2, 3].map(|k| _mm_loadu_si128(p.add(k)));
+        (
+            q,
+            _mm_packs_epi32(low_halves(q[0], q[1]), low_halves(q[2], q[3])),
+        )
+    }
+}
+
 /// The block loop of the SIMD copies of ASCII cells: `block(at)` gives, for the eight cells at
 /// `at`, a mask with `BITS` bits set per cell to take (cell k's at bit `k * BITS`) and their
 /// eight bytes. Appends the bytes of the leading cells taken to `out`; returns how many.
@@ -670,9 +703,8 @@ fn copy_ascii_where(cells: &[Cell], mask: u64, want: u64, out: &mut Vec<u8>) -> 
     )]
     if cells.len() >= 8 {
         use std::arch::x86_64::{
-            __m128i, _mm_and_si128, _mm_castps_si128, _mm_castsi128_ps, _mm_cmpeq_epi32,
-            _mm_cvtsi128_si64, _mm_loadu_si128, _mm_movemask_epi8, _mm_packs_epi16,
-            _mm_packs_epi32, _mm_packus_epi16, _mm_set1_epi64x, _mm_shuffle_ps,
+            __m128i, _mm_and_si128, _mm_cmpeq_epi32, _mm_cvtsi128_si64, _mm_movemask_epi8,
+            _mm_packs_epi16, _mm_packs_epi32, _mm_packus_epi16, _mm_set1_epi64x,
         };
         // Eight cells (four loads) at a time: the cells' characters, the low bytes of their
         // low halves, are packed into eight bytes, and a mask of which cells match says how
@@ -682,21 +714,14 @@ fn copy_ascii_where(cells: &[Cell], mask: u64, want: u64, out: &mut Vec<u8>) -> 
         unsafe {
             let (mask, want) = (_mm_set1_epi64x(mask as i64), _mm_set1_epi64x(want as i64));
             let matches = |v: __m128i| _mm_cmpeq_epi32(_mm_and_si128(v, mask), want);
-            // The low halves of the two cells of `a` then of `b`.
-            let low_halves = |a: __m128i, b: __m128i| {
-                let (a, b) = (_mm_castsi128_ps(a), _mm_castsi128_ps(b));
-                _mm_castps_si128(_mm_shuffle_ps::<0b10_00_10_00>(a, b))
-            };
             // Two bits per matching cell (cell k: bits 2k and 2k + 1), and the eight bytes.
             let block = |at: usize| {
-                let p = cells.as_ptr().add(at).cast::<__m128i>();
-                let q = [0, 1, 2, 3].map(|k| _mm_loadu_si128(p.add(k)));
+                let (q, words) = load_cells8(cells, at);
                 let ok = _mm_packs_epi16(
                     _mm_packs_epi32(matches(q[0]), matches(q[1])),
                     _mm_packs_epi32(matches(q[2]), matches(q[3])),
                 );
                 // Characters below 0x80 pack unchanged; the others are not kept.
-                let words = _mm_packs_epi32(low_halves(q[0], q[1]), low_halves(q[2], q[3]));
                 let bytes = _mm_cvtsi128_si64(_mm_packus_epi16(words, words));
                 (_mm_movemask_epi8(ok) as u32, bytes)
             };
@@ -744,22 +769,15 @@ fn copy_ascii(cells: &[Cell], out: &mut Vec<u8>) -> usize {
     )]
     if cells.len() >= 8 {
         use std::arch::x86_64::{
-            __m128i, _mm_castps_si128, _mm_castsi128_ps, _mm_cmpeq_epi8, _mm_cvtsi128_si64,
-            _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_packs_epi32, _mm_packus_epi16,
-            _mm_setzero_si128, _mm_shuffle_ps,
+            _mm_cmpeq_epi8, _mm_cvtsi128_si64, _mm_movemask_epi8, _mm_or_si128, _mm_packus_epi16,
+            _mm_setzero_si128,
         };
         // SAFETY: as in `copy_ascii_where`: SSE2 is baseline on x86_64; `block(at)` loads
         // `cells[at..at + 8]`, which `take_blocks` asks for only with `at + 8 <= cells.len()`.
         unsafe {
-            let low_halves = |a: __m128i, b: __m128i| {
-                let (a, b) = (_mm_castsi128_ps(a), _mm_castsi128_ps(b));
-                _mm_castps_si128(_mm_shuffle_ps::<0b10_00_10_00>(a, b))
-            };
             // A bit per ASCII cell (cell k: bit k), and the eight bytes.
             let block = |at: usize| {
-                let p = cells.as_ptr().add(at).cast::<__m128i>();
-                let q = [0, 1, 2, 3].map(|k| _mm_loadu_si128(p.add(k)));
-                let words = _mm_packs_epi32(low_halves(q[0], q[1]), low_halves(q[2], q[3]));
+                let (_, words) = load_cells8(cells, at);
                 let bytes = _mm_packus_epi16(words, words);
                 let stops = _mm_or_si128(bytes, _mm_cmpeq_epi8(bytes, _mm_setzero_si128()));
                 (
