@@ -158,6 +158,46 @@ fn new_str<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyString>> {
     }
 }
 
+/// A `str` of the characters `chars` (valid code points), written straight into a new `str`
+/// of the kind its widest character needs: what a terminal's cells hold, with no UTF-8 to
+/// encode and have `CPython` decode again.
+fn str_of_code_points<'py>(py: Python<'py>, chars: &[u32]) -> PyResult<Bound<'py, PyString>> {
+    let widest = match chars.iter().copied().max().unwrap_or(0) {
+        0..=0x7F => 0x7F,
+        0x80..=0xFF => 0xFF,
+        0x100..=0xFFFF => 0xFFFF,
+        _ => 0x10_FFFF,
+    };
+    let size = ffi::Py_ssize_t::try_from(chars.len())
+        .map_err(|_| pyo3::exceptions::PyOverflowError::new_err("text too long for a str"))?;
+    // SAFETY: `PyUnicode_New(size, widest)` makes a compact str of `chars.len()` characters of
+    // the kind `widest` picks (one byte each up to 0xFF, two up to 0xFFFF, four beyond), and
+    // holds them canonically, as the widest character needs that kind. Each branch writes
+    // exactly `chars.len()` characters of that width, each fitting it by the choice of
+    // `widest`, before anything else sees the str.
+    unsafe {
+        let obj = Bound::from_owned_ptr_or_err(py, ffi::PyUnicode_New(size, widest))?;
+        let data = ffi::PyUnicode_DATA(obj.as_ptr());
+        match widest {
+            0x7F | 0xFF => narrow_into(data.cast::<u8>(), chars),
+            0xFFFF => narrow_into(data.cast::<u16>(), chars),
+            _ => std::ptr::copy_nonoverlapping(chars.as_ptr(), data.cast::<u32>(), chars.len()),
+        }
+        Ok(obj.cast_into_unchecked())
+    }
+}
+
+/// Writes each of `chars` at `out`, narrowed to a `T`.
+///
+/// # Safety
+/// `out` must have room for `chars.len()` `T`s, and each of `chars` must fit a `T`.
+unsafe fn narrow_into<T: TryFrom<u32> + Default>(out: *mut T, chars: &[u32]) {
+    for (k, &c) in chars.iter().enumerate() {
+        // SAFETY: `k < chars.len()`, for which the caller made room.
+        unsafe { out.add(k).write(T::try_from(c).unwrap_or_default()) };
+    }
+}
+
 /// Writes the characters of `text` one after another at `out`, each as a `T`.
 ///
 /// # Safety
@@ -385,13 +425,23 @@ impl Terminal {
 
     /// What the terminal shows, as plain text: retained scrollback plus the screen.
     #[getter]
-    fn text(&self, py: Python<'_>) -> String {
-        self.with_terminal(py, |t| t.text())
+    fn text<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyString>> {
+        let chars = self.with_terminal(py, |t| t.text_code_points());
+        str_of_code_points(py, &chars)
     }
 
     /// The `text` view as a list of lines.
-    fn lines(&self, py: Python<'_>) -> Vec<String> {
-        self.with_terminal(py, |t| t.lines())
+    fn lines<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let chars = self.with_terminal(py, |t| t.text_code_points());
+        if chars.is_empty() {
+            return Ok(PyList::empty(py));
+        }
+        let lines = chars.split(|&c| c == u32::from(b'\n'));
+        super::try_list(
+            py,
+            lines.clone().count(),
+            lines.map(|line| Ok(str_of_code_points(py, line)?.into_any())),
+        )
     }
 
     /// Styled runs per line (adjacent runs of one style merged). Trailing blanks are trimmed

@@ -284,6 +284,26 @@ fn text_of_mixed_lines_through_scrollback() {
 }
 
 #[test]
+fn text_code_points_are_the_text() {
+    // Wide characters (and their continuation cells), a cluster, characters at and past the
+    // surrogates, soft-wrapped rows with their padding, trailing blanks and empty lines.
+    let data = "ab━デ\u{D7FF}\u{E000}e\u{301}👍x   \r\n\r\nwrapped over the width  \r\n\
+        日本語テキスト\r\n\x1b[31mred\x1b[0m \r\n\r\n";
+    for cols in [None, Some(7), Some(8)] {
+        let mut t = term(cols, 3);
+        t.feed(data.as_bytes());
+        let chars: String = t
+            .text_code_points()
+            .into_iter()
+            .map(|c| char::from_u32(c).expect("a code point"))
+            .collect();
+        assert_eq!(chars, t.text(), "cols {cols:?}");
+        assert!(!chars.is_empty());
+    }
+    assert!(term(None, 3).text_code_points().is_empty());
+}
+
+#[test]
 fn copy_ascii_stops_at_the_first_other_cell() {
     // A non-ASCII character, a wide character's second half and a cluster id, at every
     // position of runs of every length up to three blocks of eight, with styles set; the
