@@ -4635,3 +4635,22 @@ def test_a_v2_cancel_marks_every_prompt_of_the_work_going_on(backend):
     store = store_of(backend, [_prompt(), _prompt(3), _CANCEL], 1)
     marked = ["cancelRequested" in p for p in store[SID].snapshot()["prompts"]]
     assert marked == [False, True]
+
+
+def test_method_sides_follow_the_schemas_meta(shared):
+    """The pure store's tables of who handles each method are those of `meta.json` and
+    `meta.unstable.json` of v1 and v2, less the one method both sides handle (`mcp/message`,
+    never tracked by side). The native tables are checked against the same files by
+    `cargo test`."""
+    from acpwire._pure import session as pure_session
+
+    agent: set[str] = set()
+    client: set[str] = set()
+    for version in (1, 2):
+        for name in ("meta.json", "meta.unstable.json"):
+            meta = json.loads((shared / "acp-schema" / f"v{version}" / name).read_text())
+            agent |= set(meta["agentMethods"].values())
+            client |= set(meta["clientMethods"].values())
+    assert agent & client == {"mcp/message"}
+    assert agent - client == pure_session._AGENT_METHODS
+    assert client - agent == pure_session._CLIENT_METHODS

@@ -1326,3 +1326,52 @@ fn a_switch_of_version_names_each_session_once_until_the_changes_are_taken() {
     let snap = s.get("b").unwrap().snapshot();
     assert_eq!(get(&snap, &["protocolVersion"]), &Json::Int(2));
 }
+
+#[test]
+fn method_sides_are_those_of_the_schemas_meta() {
+    // Every method `meta.json` and `meta.unstable.json` of v1 and v2 list, on the side that
+    // handles it; a method both sides handle (`mcp/message`) is on neither. The schemas live
+    // beside the project: without them there is nothing to compare with.
+    let schemas = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/acp-schema");
+    let mut sides: [std::collections::BTreeSet<String>; 2] = Default::default();
+    let mut files = 0;
+    for version in ["v1", "v2"] {
+        for name in ["meta.json", "meta.unstable.json"] {
+            let Ok(text) = std::fs::read(schemas.join(version).join(name)) else {
+                continue;
+            };
+            files += 1;
+            let meta = JsonValue::parse(&text, false).expect("meta is JSON");
+            let JsonValue::Object(meta) = meta else {
+                panic!("{version}/{name}: not an object");
+            };
+            for (side, key) in sides.iter_mut().zip(["agentMethods", "clientMethods"]) {
+                let Some(JsonValue::Object(methods)) = json::member(&meta, key) else {
+                    panic!("{version}/{name}: no {key}");
+                };
+                for (_, method) in methods.iter() {
+                    let JsonValue::Str(method) = method else {
+                        panic!("{version}/{name}: {key} holds a non-string");
+                    };
+                    side.insert(method.to_string());
+                }
+            }
+        }
+    }
+    if files == 0 {
+        eprintln!("../shared/acp-schema is absent: method sides not compared");
+        return;
+    }
+    assert_eq!(files, 4);
+    let [agent, client] = sides;
+    let ours = |methods: &[&str]| -> std::collections::BTreeSet<String> {
+        methods.iter().map(|m| (*m).to_owned()).collect()
+    };
+    let both: std::collections::BTreeSet<String> = agent.intersection(&client).cloned().collect();
+    assert_eq!(
+        both.iter().map(String::as_str).collect::<Vec<_>>(),
+        ["mcp/message"]
+    );
+    assert_eq!(ours(AGENT_METHODS), &agent - &both);
+    assert_eq!(ours(CLIENT_METHODS), &client - &both);
+}
