@@ -1021,6 +1021,7 @@ impl std::hash::Hash for StyleKey {
 
 const STYLE_CACHE: usize = 64;
 const SGR_MEMO: usize = 16;
+const SGR_STEPS: usize = 64;
 const WIDTH_CACHE: usize = 256;
 
 impl StyleKey {
@@ -1436,6 +1437,12 @@ pub struct Terminal {
     /// The edits of recent SGRs of several parameters, direct-mapped by their bytes (zero
     /// padded to 16): progress bars and listings repeat a few colours. Made at the first one.
     sgr_memo: Option<Box<[(u128, PenEdit); SGR_MEMO]>>,
+    /// Recent steps of one-code SGRs between known styles, direct-mapped: `key << 32 | to`,
+    /// the key made of the style id before and the code (see [`Terminal::sgr_code`]). Output
+    /// switches among a few pens (`ESC[32m` after `ESC[0m`, test dot after test dot), so the
+    /// step is found rather than computed and the new style looked up. Made at the first one
+    /// (and dropped with the styles, whose ids it holds).
+    sgr_steps: Option<Box<[u64; SGR_STEPS]>>,
     /// Recent widths of non-ASCII characters, direct-mapped: `code point << 2 | width`. Made
     /// at the first such character (and dropped by a clear).
     width_cache: Option<Box<[u32; WIDTH_CACHE]>>,
@@ -1509,6 +1516,7 @@ impl Terminal {
             style_ids: HashMap::new(),
             style_cache: None,
             sgr_memo: None,
+            sgr_steps: None,
             width_cache: None,
             links: Vec::new(),
             link_ids: HashMap::new(),
@@ -1553,6 +1561,7 @@ impl Terminal {
         self.style_ids = HashMap::from_iter([(StyleKey::default(), 0)]);
         // Made again at the next style interned.
         self.style_cache = None;
+        self.sgr_steps = None;
         self.links = vec![Arc::from("")];
         self.link_ids = HashMap::new();
         self.link_bytes = 0;
@@ -1736,6 +1745,7 @@ impl Terminal {
         self.styles = vec![StyleKey::default()];
         self.style_ids = HashMap::from_iter([(StyleKey::default(), 0)]);
         self.style_cache = None;
+        self.sgr_steps = None;
         self.width_cache = None;
         self.pen_id = None;
         self.clusters = Vec::new();
@@ -2254,7 +2264,7 @@ impl Terminal {
                 _ => None,
             };
             if let Some((code, len)) = code {
-                self.set_pen(sgr1(self.pen, code));
+                self.sgr_code(code);
                 i += len;
                 if i == n {
                     return n;
@@ -2385,6 +2395,52 @@ impl Terminal {
         };
         self.set_pen(edit.apply(self.pen));
         Some(i + len + 1)
+    }
+
+    /// An SGR of the one code `code` (below 100). From a pen whose style id is known, the step
+    /// is remembered by that id and the code, once the style it leads to is known too (never
+    /// interned here: a style gets its id when something is written in it, as ever). An id
+    /// names its style exactly while the table has room: once full, new pens write as the
+    /// default style (id 0), and no step is taken or remembered.
+    #[inline]
+    fn sgr_code(&mut self, code: u16) {
+        let from = match self.pen_id {
+            Some(id) if self.styles.len() < MAX_STYLES => id,
+            _ => {
+                self.set_pen(sgr1(self.pen, code));
+                return;
+            }
+        };
+        // Ids are below 65,536 and codes below 128: the key is never 0, an empty slot's.
+        let key = 1 << 31 | from << 7 | u32::from(code);
+        let slot =
+            usize::try_from(key.wrapping_mul(0x9E37_79B1) >> (32 - SGR_STEPS.trailing_zeros()))
+                .unwrap_or(0);
+        if let Some(steps) = &self.sgr_steps {
+            let step = steps[slot];
+            if step >> 32 == u64::from(key) {
+                #[allow(clippy::cast_possible_truncation, reason = "the low half is the id")]
+                let to = step as u32;
+                self.pen = self.styles[to as usize];
+                self.pen_id = Some(to);
+                return;
+            }
+        }
+        self.set_pen(sgr1(self.pen, code));
+        // The new pen's id, when it is known without interning it: unchanged, the default, or
+        // found in the cache of recent styles.
+        if self.pen_id.is_none() {
+            let cached = self.style_cache.as_ref().map(|c| c[self.pen.cache_slot()]);
+            match cached {
+                Some((pen, id)) if pen == self.pen => self.pen_id = Some(id),
+                _ => return,
+            }
+        }
+        let Some(to) = self.pen_id else { return };
+        let steps = self
+            .sgr_steps
+            .get_or_insert_with(|| Box::new([0; SGR_STEPS]));
+        steps[slot] = u64::from(key) << 32 | u64::from(to);
     }
 
     /// The pen after an SGR: its style id is looked up again only when it changed.

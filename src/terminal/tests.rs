@@ -304,6 +304,55 @@ fn text_code_points_are_the_text() {
 }
 
 #[test]
+fn one_code_sgr_steps_after_resets_drops_and_the_style_cap() {
+    // The steps one-code SGRs take between known styles are remembered by style id; the
+    // style table starts over at a reset and a drop of retained output, and is capped.
+    let line = b"\x1b[32mg\x1b[0m \x1b[31mr\x1b[1mR\x1b[0m.\x1b[32mg\x1b[1mG\x1b[0m\r\n";
+    let fresh = {
+        let mut t = term(None, 3);
+        t.feed(line);
+        t.spans()
+    };
+    assert_eq!(fresh[0].len(), 7);
+    let mut t = term(None, 3);
+    t.feed(b"\x1b[34mb\x1b[33my\x1b[32mg\x1b[0m\r\n");
+    t.feed(line);
+    t.feed(line);
+    t.reset(line);
+    assert_eq!(t.spans(), fresh);
+    // After the drop, another style takes the ids the line's styles had.
+    t.drop_retained();
+    t.feed(b"\x1b[35mm\x1b[0m\r\n");
+    t.feed(line);
+    assert_eq!(t.spans().last(), fresh.first());
+
+    // At the cap, a pen never interned writes as the default style; steps among the styles
+    // interned before still name them.
+    // A pen written as the default style has id 0 without being the default pen: a step
+    // from it (here bold, a step remembered from the default pen) is not the default's.
+    let mut t = term(None, 3);
+    t.feed(b"\x1b[32mg\x1b[0m\x1b[1mb\x1b[0m\x1b[1mb\x1b[0m");
+    for j in 0..MAX_STYLES {
+        t.feed(format!("\x1b[38;2;{};{};9mx", j % 256, j / 256 % 256).as_bytes());
+    }
+    t.feed(b"\x1b[0m\r\n\x1b[32mg\x1b[0m\x1b[35mm\x1b[1mM\x1b[0m\x1b[32mg\x1b[0m");
+    let last = t.spans().pop().expect("a line");
+    let styles: Vec<(&str, Option<Color>, bool)> = last
+        .iter()
+        .map(|s| (s.text.as_str(), s.style.fg, s.style.bold))
+        .collect();
+    let green = Some(Color::Indexed(2));
+    assert_eq!(
+        styles,
+        [
+            ("g", green, false),
+            ("mM", None, false),
+            ("g", green, false)
+        ]
+    );
+}
+
+#[test]
 fn copy_ascii_stops_at_the_first_other_cell() {
     // A non-ASCII character, a wide character's second half and a cluster id, at every
     // position of runs of every length up to three blocks of eight, with styles set; the
