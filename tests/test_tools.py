@@ -1104,3 +1104,27 @@ def test_replay_lists_frame_errors_before_session_errors_and_fails_only_for_bad_
     assert listed[0].endswith(f"line 26, byte {trace.stat().st_size - 10}: invalid JSON")
     assert sum("session s: tool_call_update" in line for line in listed) == 20
     assert listed[-1] == "acpwire replay: ... and 5 more"
+
+
+def test_the_machine_state_benchmark_reports_nominal_rounds():
+    # benches/machine_state.py times references around each round; a tiny run, for its shape.
+    pytest.importorskip("acpwire._native")
+    script = Path(__file__).resolve().parent.parent / "benches" / "machine_state.py"
+    done = subprocess.run(
+        [sys.executable, str(script), "3", "0.3"],
+        capture_output=True,
+        check=False,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    rows = done.stdout.decode().splitlines()
+    assert rows[0] == "0.3 MB of PTY output, 3 rounds"
+    for name in ("interp", "hash"):
+        assert any(re.match(rf"reference {name}: best \d+\.\d\d ms, rounds up to", r) for r in rows)
+    assert re.fullmatch(r"all rounds: text [\d,]+ MB/s median, [\d,]+ best \(3 rounds\)", rows[3])
+    # On a busy machine no round may count as nominal: the line then says so.
+    assert re.fullmatch(
+        r"nominal speed \(references within 1\.15x of best\): "
+        r"(text [\d,]+ MB/s median, [\d,]+ best \([123] rounds\)|no rounds)",
+        rows[4],
+    )
