@@ -544,21 +544,21 @@ def test_stats_errors(tmp_path):
     assert result.returncode == 1 and b"empty batch" in result.stdout
 
 
+def _bench_script(name: str, *args: str) -> subprocess.CompletedProcess:
+    """Runs ``benches/<name>`` with ``args`` in this interpreter, its output captured."""
+    script = Path(__file__).resolve().parent.parent / "benches" / name
+    return subprocess.run(
+        [sys.executable, str(script), *args], capture_output=True, check=False, timeout=300
+    )
+
+
 def test_the_profile_guided_builds_training_run_works_on_a_small_scale():
     # .ci/pgo-wheel runs it against an instrumented build; an API it calls going away must
     # show here, not in a release.
     pytest.importorskip("acpwire._native")
-    script = Path(__file__).resolve().parent.parent / "benches" / "pgo_train.py"
-    done = subprocess.run(
-        [sys.executable, str(script), "--scale", "0.01"],
-        capture_output=True,
-        check=False,
-        timeout=300,
-    )
+    done = _bench_script("pgo_train.py", "--scale", "0.01")
     assert done.returncode == 0, done.stderr.decode()
-    refused = subprocess.run(
-        [sys.executable, str(script), "--scale", "0"], capture_output=True, check=False
-    )
+    refused = _bench_script("pgo_train.py", "--scale", "0")
     assert refused.returncode == 2
     assert b"--scale must be positive" in refused.stderr
 
@@ -608,7 +608,6 @@ def test_a_plain_trace_read_line_by_line_keeps_the_framings_cap(tmp_path):
 def test_the_two_build_comparison_runs_every_workload(tmp_path):
     # benches/ab_builds.py loads two builds side by side; here the installed one twice.
     native = pytest.importorskip("acpwire._native")
-    script = Path(__file__).resolve().parent.parent / "benches" / "ab_builds.py"
     library = Path(native.__file__)
     # A library under another name loads all the same, and so does a wheel (its stub beside).
     renamed = tmp_path / f"plain{library.name}"
@@ -617,20 +616,8 @@ def test_the_two_build_comparison_runs_every_workload(tmp_path):
     with zipfile.ZipFile(wheel, "w") as archive:
         archive.writestr("acpwire/_native.pyi", "")
         archive.writestr(f"acpwire/{library.name}", library.read_bytes())
-    done = subprocess.run(
-        [
-            sys.executable,
-            str(script),
-            str(wheel),
-            str(renamed),
-            "--rounds",
-            "2",
-            "--scale",
-            "0.005",
-        ],
-        capture_output=True,
-        check=False,
-        timeout=300,
+    done = _bench_script(
+        "ab_builds.py", str(wheel), str(renamed), "--rounds", "2", "--scale", "0.005"
     )
     assert done.returncode == 0, done.stderr.decode()
     rows = done.stdout.decode().splitlines()
@@ -639,11 +626,7 @@ def test_the_two_build_comparison_runs_every_workload(tmp_path):
         assert any(re.match(rf"{re.escape(name)} +\d+ +\d+ +\d+\.\d\dx$", row) for row in rows), (
             name
         )
-    refused = subprocess.run(
-        [sys.executable, str(script), str(library), str(library), "--only", "nope"],
-        capture_output=True,
-        check=False,
-    )
+    refused = _bench_script("ab_builds.py", str(library), str(library), "--only", "nope")
     assert refused.returncode == 2 and b"unknown workloads: nope" in refused.stderr
 
 
@@ -1109,13 +1092,7 @@ def test_replay_lists_frame_errors_before_session_errors_and_fails_only_for_bad_
 def test_the_machine_state_benchmark_reports_nominal_rounds():
     # benches/machine_state.py times references around each round; a tiny run, for its shape.
     pytest.importorskip("acpwire._native")
-    script = Path(__file__).resolve().parent.parent / "benches" / "machine_state.py"
-    done = subprocess.run(
-        [sys.executable, str(script), "3", "0.3"],
-        capture_output=True,
-        check=False,
-        timeout=300,
-    )
+    done = _bench_script("machine_state.py", "3", "0.3")
     assert done.returncode == 0, done.stderr.decode()
     rows = done.stdout.decode().splitlines()
     assert rows[0] == "0.3 MB of PTY output, 3 rounds"
