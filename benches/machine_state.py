@@ -12,24 +12,50 @@ A round counts as taken at the machine's *nominal* speed when every reference ti
 is within 15% of that reference's best in the run. Prints ``text`` MB/s (median and best) over
 all rounds and over the nominal ones, and how many rounds were nominal.
 
-    python benches/machine_state.py [ROUNDS] [SLICE_MB]
+With ``--build`` it times another build of the extension (a wheel, such as the release's
+profile-guided one from `.ci/pgo-wheel`, or a `_native` shared library) in place of the
+installed one, loaded as `benches/ab_builds.py` loads its two.
+
+    python benches/machine_state.py [ROUNDS] [SLICE_MB] [--build WHEEL]
 """
 
+import argparse
+import atexit
 import hashlib
+import shutil
 import statistics
 import sys
+import tempfile
 import time
+from pathlib import Path
 
-import acpwire._native as N
+import acpwire._native
 import acpwire._pure as P
+from ab_builds import load_build
 from acpwire.workloads.terminal import terminal_corpus
 
 CHUNK = 64 * 1024
 NOMINAL_WITHIN = 1.15
 HASHED = bytes(range(256)) * 1024
 
-rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 60
-size = int(float(sys.argv[2]) * 1_000_000) if len(sys.argv) > 2 else 10_000_000
+parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+parser.add_argument("rounds", nargs="?", type=int, default=60)
+parser.add_argument("slice_mb", nargs="?", type=float, default=10.0, help="corpus size in MB")
+parser.add_argument("--build", type=Path, help="a wheel or _native library to time instead")
+args = parser.parse_args()
+if args.rounds < 1:
+    parser.error("ROUNDS must be at least 1")
+if args.slice_mb <= 0:
+    parser.error("SLICE_MB must be positive")
+rounds = args.rounds
+size = int(args.slice_mb * 1_000_000)
+if args.build is None:
+    N = acpwire._native
+else:
+    scratch = tempfile.mkdtemp()
+    atexit.register(shutil.rmtree, scratch, ignore_errors=True)
+    sys.path.insert(0, scratch)
+    N = load_build(args.build, "timed_build", Path(scratch))
 data = terminal_corpus(size)
 chunks = [data[i : i + CHUNK] for i in range(0, len(data), CHUNK)]
 
@@ -94,7 +120,7 @@ def summary(label: str, times: list[float]) -> str:
     return f"{label}: text {median:,.0f} MB/s median, {best:,.0f} best ({len(times)} rounds)"
 
 
-print(f"{len(data) / 1e6:.1f} MB of PTY output, {rounds} rounds")
+print(f"{len(data) / 1e6:.1f} MB of PTY output, {rounds} rounds, build: {N._build}")
 for name in references:
     spread = [max(pair[name]) / best_reference[name] for pair, _ in taken]
     print(

@@ -1095,7 +1095,7 @@ def test_the_machine_state_benchmark_reports_nominal_rounds():
     done = _bench_script("machine_state.py", "3", "0.3")
     assert done.returncode == 0, done.stderr.decode()
     rows = done.stdout.decode().splitlines()
-    assert rows[0] == "0.3 MB of PTY output, 3 rounds"
+    assert re.fullmatch(r"0\.3 MB of PTY output, 3 rounds, build: release, [a-z-]+", rows[0])
     for name in ("interp", "hash"):
         assert any(re.match(rf"reference {name}: best \d+\.\d\d ms, rounds up to", r) for r in rows)
     assert re.fullmatch(r"all rounds: text [\d,]+ MB/s median, [\d,]+ best \(3 rounds\)", rows[3])
@@ -1105,3 +1105,39 @@ def test_the_machine_state_benchmark_reports_nominal_rounds():
         r"(text [\d,]+ MB/s median, [\d,]+ best \([123] rounds\)|no rounds)",
         rows[4],
     )
+
+
+def test_the_machine_state_benchmark_times_another_build():
+    # --build loads a wheel or a _native library as ab_builds.py does: here the installed one,
+    # from its file, which must then report its own build.
+    native = pytest.importorskip("acpwire._native")
+    done = _bench_script("machine_state.py", "1", "0.1", "--build", native.__file__)
+    assert done.returncode == 0, done.stderr.decode()
+    first = done.stdout.decode().splitlines()[0]
+    assert first == f"0.1 MB of PTY output, 1 rounds, build: {native._build}"
+    refused = _bench_script("machine_state.py", "0")
+    assert refused.returncode == 2
+    assert b"ROUNDS must be at least 1" in refused.stderr
+
+
+def test_the_terminal_costs_benchmark_times_the_corpus_and_its_variants():
+    # benches/terminal_costs.py; a tiny run, for its shape and its variants' sizes.
+    pytest.importorskip("acpwire._native")
+    done = _bench_script("terminal_costs.py", "1", "0.2")
+    assert done.returncode == 0, done.stderr.decode()
+    rows = done.stdout.decode().splitlines()
+    assert rows[0].startswith("stream ")
+    sizes = {}
+    for row in rows[1:]:
+        found = re.fullmatch(r"(.+?) +(\d+\.\d\d) +(\d+\.\d\d)  (\d\.\d{3})", row)
+        assert found, row
+        sizes[found[1]] = float(found[2])
+    assert list(sizes) == ["corpus", "without SGRs", "ASCII only"]
+    # The corpus is coloured and holds characters of two to four bytes: both variants shrink it.
+    assert sizes["corpus"] == 0.2
+    assert sizes["without SGRs"] < sizes["corpus"]
+    assert sizes["ASCII only"] < sizes["corpus"]
+    assert rows[1].endswith("  1.000")
+    refused = _bench_script("terminal_costs.py", "1", "0")
+    assert refused.returncode == 2
+    assert b"SLICE_MB must be positive" in refused.stderr
