@@ -29,12 +29,10 @@ import tempfile
 import time
 from pathlib import Path
 
-import acpwire._native
 import acpwire._pure as P
-from ab_builds import load_build
+from ab_builds import TERMINAL_CHUNK, load_build, pieces
 from acpwire.workloads.terminal import terminal_corpus
 
-CHUNK = 64 * 1024
 NOMINAL_WITHIN = 1.15
 HASHED = bytes(range(256)) * 1024
 
@@ -50,14 +48,14 @@ if args.slice_mb <= 0:
 rounds = args.rounds
 size = int(args.slice_mb * 1_000_000)
 if args.build is None:
-    N = acpwire._native
+    import acpwire._native as N
 else:
     scratch = tempfile.mkdtemp()
     atexit.register(shutil.rmtree, scratch, ignore_errors=True)
     sys.path.insert(0, scratch)
     N = load_build(args.build, "timed_build", Path(scratch))
 data = terminal_corpus(size)
-chunks = [data[i : i + CHUNK] for i in range(0, len(data), CHUNK)]
+chunks = pieces(data, TERMINAL_CHUNK)
 
 
 def interp() -> int:

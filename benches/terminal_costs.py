@@ -25,9 +25,9 @@ import statistics
 import time
 
 import acpwire._native as N
+from ab_builds import TERMINAL_CHUNK, pieces
 from acpwire.workloads.terminal import terminal_corpus
 
-CHUNK = 64 * 1024
 SGR = re.compile(rb"\x1b\[[0-9;:]*m")
 
 
@@ -40,7 +40,7 @@ def variants(data: bytes) -> dict[str, bytes]:
 
 
 def work(data: bytes):
-    chunks = [data[i : i + CHUNK] for i in range(0, len(data), CHUNK)]
+    chunks = pieces(data, TERMINAL_CHUNK)
 
     def run() -> str:
         terminal = N.Terminal()
