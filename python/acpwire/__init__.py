@@ -96,4 +96,4 @@ else:
 from ._span import Span  # noqa: E402
 from ._stream import iter_messages  # noqa: E402  (needs the backend chosen above)
 from ._version import __version__  # noqa: E402
-from .traces import replay  # noqa: E402
+from .cli.traces import replay  # noqa: E402

@@ -1,1 +1,1 @@
-"""Deterministic workload generators for benchmarks (no I/O, stdlib only)."""
+"""The benchmark workloads now live in :mod:`acpwire.cli.bench.workloads`; this path stays."""

@@ -241,7 +241,7 @@ def test_help_names_the_trace_format():
 
 
 def test_main_is_callable_for_the_cli(tmp_path):
-    from acpwire.record import build_parser
+    from acpwire.cli.record import build_parser
 
     args = build_parser().parse_args(["--out", "x", "--", "agent", "--flag"])
     assert args.out == "x" and args.command[-2:] == ["agent", "--flag"]
@@ -333,7 +333,7 @@ def test_a_non_blocking_standard_input_waits_for_the_client(tmp_path):
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
 def test_a_trace_that_cannot_be_written_is_reported_once(capsys):
-    from acpwire.record import Recorder
+    from acpwire.cli.record import Recorder
 
     recorder = Recorder(open("/dev/full", "wb"))  # noqa: SIM115 (closed by the Recorder)
     recorder.feed("client", b'{"a":1}\n')

@@ -13,7 +13,7 @@ import pytest
 
 import acpwire
 from acpwire.aio import read_messages
-from acpwire.fake_agent import TurnConfig, build_turn
+from acpwire.cli.fake_agent import TurnConfig, build_turn
 
 
 class Client:

@@ -13,7 +13,7 @@ acp = pytest.importorskip("acp")
 
 import acpwire  # noqa: E402
 from acpwire import sdk  # noqa: E402
-from acpwire.fake_agent import TurnConfig, build_turn  # noqa: E402
+from acpwire.cli.fake_agent import TurnConfig, build_turn  # noqa: E402
 
 FAKE_AGENT = (sys.executable, "-m", "acpwire", "fake-agent")
 # The SDK starts agents with a trimmed environment; this keeps acpwire importable for the agent
@@ -327,7 +327,7 @@ def test_session_accumulator_keeps_explicit_nulls_apart_from_omitted_fields():
 def test_session_accumulator_apply_builds_no_snapshot():
     # What made the SDK's accumulator quadratic is a deep-copied snapshot on every apply; here
     # apply hands the update to the store once and builds nothing (the store's own updates
-    # are linear: benches/linear_time.py). Counted, not timed.
+    # are linear: benches/scripts/linear_time.py). Counted, not timed.
     chunk = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "w "}}
     notes = _v1_notifications(TurnConfig(tokens=0, thoughts=0, tool_calls=0, plan=False))
     acc = sdk.SessionAccumulator()

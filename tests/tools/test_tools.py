@@ -148,7 +148,7 @@ def test_check_counts_the_messages_of_a_recorded_trace(tmp_path):
 
 
 def cli_kind(message: dict) -> str:
-    from acpwire.cli import _kind
+    from acpwire.cli.check import _kind
 
     return _kind(message)[0]
 
@@ -388,15 +388,15 @@ def test_replay_follow_rerenders_as_the_trace_grows(tmp_path):
 def test_replay_follow_reports_a_trace_it_can_no_longer_read(tmp_path, monkeypatch, capsys):
     import errno
 
-    from acpwire import cli as commands
-    from acpwire import traces
+    from acpwire.cli import replay as commands
+    from acpwire.cli import traces
 
     def unreadable(self):
         raise OSError(errno.EIO, "Input/output error")
 
     monkeypatch.setattr(traces.Following, "poll", unreadable)
     monkeypatch.setattr(commands.time, "sleep", lambda seconds: None)
-    status = commands.replay(
+    status = commands.replay_command(
         str(SAMPLE),
         fmt="text",
         session=None,
@@ -545,8 +545,8 @@ def test_stats_errors(tmp_path):
 
 
 def _bench_script(name: str, *args: str) -> subprocess.CompletedProcess:
-    """Runs ``benches/<name>`` with ``args`` in this interpreter, its output captured."""
-    script = Path(__file__).resolve().parent.parent / "benches" / name
+    """Runs ``benches/scripts/<name>`` with ``args`` in this interpreter, its output captured."""
+    script = Path(__file__).resolve().parents[2] / "benches" / "scripts" / name
     return subprocess.run(
         [sys.executable, str(script), *args], capture_output=True, check=False, timeout=300
     )
@@ -566,7 +566,7 @@ def test_the_profile_guided_builds_training_run_works_on_a_small_scale():
 def test_a_plain_trace_read_line_by_line_keeps_the_framings_cap(tmp_path):
     # stats and recorded-trace replay read traces line by line; on a plain trace they must
     # refuse what the framing refuses, at the same lines and offsets, and hold no more.
-    from acpwire import traces
+    from acpwire.cli import traces
 
     cap = 64
 
@@ -606,7 +606,7 @@ def test_a_plain_trace_read_line_by_line_keeps_the_framings_cap(tmp_path):
 
 
 def test_the_two_build_comparison_runs_every_workload(tmp_path):
-    # benches/ab_builds.py loads two builds side by side; here the installed one twice.
+    # benches/scripts/ab_builds.py loads two builds side by side; here the installed one twice.
     native = pytest.importorskip("acpwire._native")
     library = Path(native.__file__)
     # A library under another name loads all the same, and so does a wheel (its stub beside).
@@ -733,7 +733,7 @@ def test_usage_errors_exit_2(args, message):
 
 def test_ctrl_c_ends_a_command_with_status_130_and_no_traceback(monkeypatch, capsys):
     from acpwire import __main__ as entry
-    from acpwire import cli as commands
+    from acpwire.cli import check as commands
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
@@ -750,7 +750,7 @@ def test_check_lists_every_bad_frame_in_bounded_memory(tmp_path):
     trace.write_bytes(b'{"jsonrpc":"2.0","method":"a"}\n' + b"x\n" * 200_000)
     code = (
         "import resource, sys\n"
-        "from acpwire import cli\n"
+        "from acpwire.cli import check as cli\n"
         "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
         "status = cli.check(sys.argv[1], max_frame_bytes=1 << 20, as_json=sys.argv[2] == 'json')\n"
         "sys.stdout.flush()\n"
@@ -850,7 +850,7 @@ def _chunk_line(text: str, sid: str = "s", recorded: bool = False) -> bytes:
 
 @pytest.mark.parametrize("recorded", [False, True])
 def test_following_a_trace_reduces_whole_lines_as_they_are_appended(tmp_path, recorded):
-    from acpwire.traces import Following
+    from acpwire.cli.traces import Following
 
     trace = tmp_path / "live.ndjson"
     second = _chunk_line(" TWO", recorded=recorded)
@@ -884,7 +884,7 @@ def test_following_a_trace_reduces_whole_lines_as_they_are_appended(tmp_path, re
 
 @pytest.mark.parametrize("recorded", [False, True])
 def test_following_reads_a_burst_a_window_at_a_time(tmp_path, monkeypatch, recorded):
-    from acpwire import traces
+    from acpwire.cli import traces
 
     monkeypatch.setattr(traces, "_PLAIN_WINDOW", 100)
     # A recorded trace's window is the longest record line its store's cap allows.
@@ -904,7 +904,7 @@ def test_following_reads_a_burst_a_window_at_a_time(tmp_path, monkeypatch, recor
 
 
 def test_following_skips_a_record_line_over_the_limit_as_a_whole_replay_does(tmp_path, monkeypatch):
-    from acpwire import traces
+    from acpwire.cli import traces
 
     # Records of frames up to 100 bytes: a record line may take 6 * 100 + 1024 bytes; one
     # longer is passed over as soon as that much of it has no newline.
@@ -936,7 +936,7 @@ def test_following_skips_a_record_line_over_the_limit_as_a_whole_replay_does(tmp
 
 
 def test_following_reads_a_record_line_written_slowly_once(tmp_path, monkeypatch):
-    from acpwire import traces
+    from acpwire.cli import traces
 
     trace = tmp_path / "live.ndjson"
     trace.write_bytes(_chunk_line("before", recorded=True))
@@ -993,7 +993,7 @@ def test_following_reads_a_record_line_written_slowly_once(tmp_path, monkeypatch
 
 
 def test_following_tells_a_trace_by_its_first_line_that_is_not_blank(tmp_path):
-    from acpwire.traces import Following
+    from acpwire.cli.traces import Following
 
     trace = tmp_path / "live.ndjson"
     record = _chunk_line("ONE", recorded=True)
@@ -1008,7 +1008,7 @@ def test_following_tells_a_trace_by_its_first_line_that_is_not_blank(tmp_path):
 
 
 def test_following_a_first_line_cut_short_and_written_again(tmp_path):
-    from acpwire.traces import Following
+    from acpwire.cli.traces import Following
 
     trace = tmp_path / "live.ndjson"
     trace.write_bytes(b'{"t": 0.5, "dir": "agent", "msg": "' + b"x" * 200_000)
@@ -1031,7 +1031,7 @@ def test_following_a_first_line_cut_short_and_written_again(tmp_path):
 
 
 def test_following_reduces_again_a_trace_rewritten_in_place(tmp_path):
-    from acpwire.traces import Following
+    from acpwire.cli.traces import Following
 
     trace = tmp_path / "live.ndjson"
     trace.write_bytes(_chunk_line("ONE"))
@@ -1050,7 +1050,7 @@ def test_following_reduces_again_a_trace_rewritten_in_place(tmp_path):
 
 
 def test_following_waits_for_a_first_line_longer_than_a_read(tmp_path, monkeypatch):
-    from acpwire import traces
+    from acpwire.cli import traces
 
     monkeypatch.setattr(traces, "CHUNK", 16)
     trace = tmp_path / "live.ndjson"
@@ -1090,7 +1090,8 @@ def test_replay_lists_frame_errors_before_session_errors_and_fails_only_for_bad_
 
 
 def test_the_machine_state_benchmark_reports_nominal_rounds():
-    # benches/machine_state.py times references around each round; a tiny run, for its shape.
+    # benches/scripts/machine_state.py times references around each round; a tiny run, for its
+    # shape.
     pytest.importorskip("acpwire._native")
     done = _bench_script("machine_state.py", "3", "0.3")
     assert done.returncode == 0, done.stderr.decode()
@@ -1121,7 +1122,7 @@ def test_the_machine_state_benchmark_times_another_build():
 
 
 def test_the_terminal_costs_benchmark_times_the_corpus_and_its_variants():
-    # benches/terminal_costs.py; a tiny run, for its shape and its variants' sizes.
+    # benches/scripts/terminal_costs.py; a tiny run, for its shape and its variants' sizes.
     pytest.importorskip("acpwire._native")
     done = _bench_script("terminal_costs.py", "1", "0.2")
     assert done.returncode == 0, done.stderr.decode()

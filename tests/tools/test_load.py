@@ -7,9 +7,9 @@ import threading
 
 import pytest
 
-from acpwire.fake_agent import TurnConfig
-from acpwire.loadtest import run_agents
-from acpwire.workloads.sessions import token_stream
+from acpwire.cli.bench.workloads.sessions import token_stream
+from acpwire.cli.fake_agent import TurnConfig
+from acpwire.cli.loadtest import run_agents
 
 
 async def test_concurrent_agents_are_reduced_exactly(backend):
@@ -21,7 +21,7 @@ async def test_concurrent_agents_are_reduced_exactly(backend):
 
 
 def len_turn(config: TurnConfig) -> int:
-    from acpwire.fake_agent import build_turn
+    from acpwire.cli.fake_agent import build_turn
 
     return len(build_turn("sess_0001", 1, 2, config))
 
@@ -131,7 +131,7 @@ def test_a_second_feeder_is_refused(backend):
 def test_terminal_handle_reads_wait_while_another_thread_feeds(backend):
     """A session's live Terminal is shared under a mutex: reading it while another thread feeds
     the store waits for the current piece instead of failing, and ends on the exact state."""
-    from acpwire.workloads.sessions import heavy_terminal
+    from acpwire.cli.bench.workloads.sessions import heavy_terminal
 
     data = heavy_terminal(size_bytes=2_000_000)
     lines = data.split(b"\n")

@@ -1,0 +1,1 @@
+"""Deterministic workload generators for benchmarks (no I/O, stdlib only)."""

@@ -1,0 +1,522 @@
+"""A deterministic ACP agent over stdio: a load generator for clients and a test peer.
+
+It answers ``initialize`` (protocol version 1 or 2, negotiated: the client's version when it
+is 1 or 2, else 2), ``session/new``, ``session/prompt`` and ``session/cancel``, optionally asks
+``session/request_permission`` before its edit, and streams a turn whose shape and size are set
+by :class:`TurnConfig`: thoughts, a plan, tool calls (read, edit, execute), terminal output
+with colours and a progress bar, token-by-token agent message chunks, usage. With no options a
+turn is a few hundred updates. The same configuration and prompt number always give the same
+bytes, so tests can compare what a client reduced with what the agent sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import random
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import dumps
+from ..aio import read_messages
+
+__all__ = ["FakeAgent", "TurnConfig", "build_turn", "main_async"]
+
+_WORDS = [
+    "the",
+    "parser",
+    "returns",
+    "an",
+    "error",
+    "when",
+    "the",
+    "input",
+    "is",
+    "empty",
+    "so",
+    "we",
+    "check",
+    "the",
+    "length",
+    "before",
+    "indexing",
+    "into",
+    "the",
+    "buffer",
+    "and",
+    "add",
+    "a",
+    "regression",
+    "test",
+    "then",
+    "run",
+    "the",
+    "suite",
+    "again",
+    "while",
+    "the",
+    "session",
+    "keeps",
+    "streaming",
+    "tokens",
+    "to",
+    "the",
+    "client",
+    "which",
+    "renders",
+    "them",
+    "as",
+    "they",
+    "arrive",
+]
+
+
+@dataclass
+class TurnConfig:
+    """The size and shape of each prompt turn."""
+
+    tokens: int = 200
+    """agent_message_chunk updates in the answer (one word or so each)."""
+    thoughts: int = 20
+    """agent_thought_chunk updates before the answer."""
+    tool_calls: int = 3
+    """Tool calls (read, edit, execute, in turn), each with a few status updates."""
+    terminal_bytes: int = 8192
+    """PTY bytes streamed per execute tool call (v2: terminal_output_chunk; v1: text)."""
+    terminal_chunk: int = 1024
+    plan: bool = True
+    usage: bool = True
+    permission: bool = False
+    """Ask session/request_permission before the edit and wait for the answer."""
+    rate: float = 0.0
+    """Updates per second; 0 streams flat out."""
+    seed: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _pty_output(size: int, rng: random.Random) -> bytes:
+    """Coloured cargo-like output with a progress bar redrawn in place."""
+    out = bytearray(b"\x1b[1m\x1b[32m   Compiling\x1b[0m demo v0.1.0\r\n")
+    step = 0
+    while len(out) < size:
+        step += 1
+        done = step % 40
+        bar = "=" * done + ">" + " " * (39 - done)
+        out += f"\r\x1b[K\x1b[1m\x1b[36m    Building\x1b[0m [{bar}] {step}/∞".encode()
+        if step % 25 == 0:
+            word = rng.choice(_WORDS)
+            out += f"\r\n\x1b[33mwarning\x1b[0m: unused `{word}`\r\n".encode()
+    return bytes(out[:size])
+
+
+def build_turn(session_id: str, turn: int, version: int, config: TurnConfig) -> list[dict]:
+    """The session/update payloads (``update`` objects) of one turn, in order."""
+    rng = random.Random(f"{config.seed}/{session_id}/{turn}")
+    updates: list[dict] = []
+    thought_id = f"msg_t_{turn:04d}"
+    answer_id = f"msg_a_{turn:04d}"
+    plan_entries = [
+        {"content": "Read the code", "priority": "high", "status": "pending"},
+        {"content": "Make the change", "priority": "high", "status": "pending"},
+        {"content": "Run the tests", "priority": "medium", "status": "pending"},
+    ]
+
+    def chunk(kind: str, message_id: str, text: str) -> dict:
+        update = {"sessionUpdate": kind, "content": {"type": "text", "text": text}}
+        if version >= 2:
+            update["messageId"] = message_id
+        return update
+
+    def plan(done: int) -> dict:
+        entries = [
+            {**e, "status": "completed" if i < done else "pending"}
+            for i, e in enumerate(plan_entries)
+        ]
+        if version >= 2:
+            return {
+                "sessionUpdate": "plan_update",
+                "plan": {"type": "items", "planId": "plan_main", "entries": entries},
+            }
+        return {"sessionUpdate": "plan", "entries": entries}
+
+    if version >= 2:
+        updates.append({"sessionUpdate": "state_update", "state": "running"})
+    for _ in range(config.thoughts):
+        updates.append(chunk("agent_thought_chunk", thought_id, rng.choice(_WORDS) + " "))
+    if config.plan:
+        updates.append(plan(0))
+    kinds = ["read", "edit", "execute"]
+    for index in range(config.tool_calls):
+        kind = kinds[index % 3]
+        call_id = f"call_{turn:04d}_{index:02d}"
+        title = {"read": "Read src/lib.rs", "edit": "Edit src/lib.rs", "execute": "cargo test"}[
+            kind
+        ]
+        if version >= 2:
+            updates.append(
+                {
+                    "sessionUpdate": "tool_call_update",
+                    "toolCallId": call_id,
+                    "title": title,
+                    "kind": kind,
+                    "status": "pending",
+                }
+            )
+        else:
+            updates.append(
+                {
+                    "sessionUpdate": "tool_call",
+                    "toolCallId": call_id,
+                    "title": title,
+                    "kind": kind,
+                    "status": "pending",
+                }
+            )
+        if kind == "edit" and config.permission:
+            updates.append({"permission": call_id, "title": title})
+        updates.append(
+            {"sessionUpdate": "tool_call_update", "toolCallId": call_id, "status": "in_progress"}
+        )
+        content: list[dict] = []
+        if kind == "read":
+            text = " ".join(rng.choice(_WORDS) for _ in range(60))
+            content = [{"type": "content", "content": {"type": "text", "text": text}}]
+        elif kind == "edit":
+            old = "let first = s.as_bytes()[0];\n"
+            new = "let Some(&first) = s.as_bytes().first() else {\n    return Err(Empty);\n};\n"
+            path = "/work/demo/src/lib.rs"
+            if version >= 2:
+                patch = f"--- {path}\n+++ {path}\n@@ -1,1 +1,3 @@\n-{old}" + "".join(
+                    f"+{line}\n" for line in new.splitlines()
+                )
+                diff = {
+                    "type": "diff",
+                    "changes": [{"operation": "modify", "path": path, "fileType": "text"}],
+                    "patch": {"format": "git_patch", "text": patch},
+                }
+            else:
+                diff = {"type": "diff", "path": path, "oldText": old, "newText": new}
+            content = [diff]
+        elif config.terminal_bytes:
+            terminal_id = f"term_{turn:04d}_{index:02d}"
+            output = _pty_output(config.terminal_bytes, rng)
+            if version >= 2:
+                updates.append(
+                    {
+                        "sessionUpdate": "tool_call_update",
+                        "toolCallId": call_id,
+                        "content": [{"type": "terminal", "terminalId": terminal_id}],
+                    }
+                )
+                updates.append(
+                    {
+                        "sessionUpdate": "terminal_update",
+                        "terminalId": terminal_id,
+                        "command": "cargo test",
+                        "cwd": "/work/demo",
+                    }
+                )
+                step = max(1, config.terminal_chunk)
+                for start in range(0, len(output), step):
+                    piece = output[start : start + step]
+                    updates.append(
+                        {
+                            "sessionUpdate": "terminal_output_chunk",
+                            "terminalId": terminal_id,
+                            "data": base64.b64encode(piece).decode(),
+                        }
+                    )
+                updates.append(
+                    {
+                        "sessionUpdate": "terminal_update",
+                        "terminalId": terminal_id,
+                        "exitStatus": {"exitCode": 0},
+                    }
+                )
+            else:
+                text = output.decode("utf-8", "replace")
+                content = [{"type": "content", "content": {"type": "text", "text": text}}]
+        done = {"sessionUpdate": "tool_call_update", "toolCallId": call_id, "status": "completed"}
+        if content:
+            done["content"] = content
+        updates.append(done)
+        if config.plan:
+            updates.append(plan(min(index + 1, 3)))
+    for i in range(config.tokens):
+        word = rng.choice(_WORDS)
+        updates.append(chunk("agent_message_chunk", answer_id, word if i == 0 else " " + word))
+    if config.usage:
+        used = 1000 * turn + 17 * config.tokens
+        updates.append(
+            {
+                "sessionUpdate": "usage_update",
+                "used": used,
+                "size": 200_000,
+                "cost": {"amount": round(used * 3e-6, 6), "currency": "USD"},
+            }
+        )
+    return updates
+
+
+class FakeAgent:
+    """One agent connection: reads requests, writes responses and updates."""
+
+    def __init__(self, writer: asyncio.StreamWriter | Any, config: TurnConfig | None = None):
+        self.config = config or TurnConfig()
+        self.writer = writer
+        self.version = 2
+        self.sessions = 0
+        self.turns: dict[str, int] = {}
+        self.running: dict[str, asyncio.Task] = {}
+        # Every turn started, kept until `main_async` collects how each ended.
+        self.tasks: list[asyncio.Task] = []
+        self.pending: dict[int, asyncio.Future] = {}
+        self.next_request_id = 0
+        self.sent_updates = 0
+
+    async def send(self, message: dict) -> None:
+        self.writer.write(dumps(message))
+        await self.writer.drain()
+
+    async def respond(self, request_id: Any, result: Any) -> None:
+        await self.send({"jsonrpc": "2.0", "id": request_id, "result": result})
+
+    async def fail(self, request_id: Any, code: int, message: str) -> None:
+        await self.send(
+            {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+        )
+
+    async def handle(self, message: Any) -> None:
+        if not isinstance(message, dict):
+            return
+        method = message.get("method")
+        request_id = message.get("id")
+        params = message.get("params")
+        if method is None:
+            # Only a response to one of ours (an int id) can settle a permission request.
+            future = self.pending.pop(request_id, None) if type(request_id) is int else None
+            if future is not None and not future.done():
+                future.set_result(message)
+            return
+        if params is None:
+            params = {}
+        if not isinstance(params, dict):
+            if request_id is not None:
+                await self.fail(request_id, -32602, "params must be an object")
+            return
+        if method == "initialize":
+            asked = params.get("protocolVersion")
+            # An int, exactly: True and 1.0 compare equal to 1 but are no version.
+            self.version = asked if type(asked) is int and asked in (1, 2) else 2
+            info = {"name": "acpwire-fake-agent", "title": "acpwire fake agent", "version": "1"}
+            result: dict[str, Any] = {"protocolVersion": self.version}
+            if self.version >= 2:
+                result["info"] = info
+                result["capabilities"] = {"session": {"prompt": {}}}
+            else:
+                result["agentInfo"] = info
+                result["agentCapabilities"] = {"loadSession": False}
+            result["authMethods"] = []
+            await self.respond(request_id, result)
+        elif method == "session/new":
+            self.sessions += 1
+            session_id = f"sess_{self.sessions:04d}"
+            self.turns[session_id] = 0
+            await self.respond(request_id, {"sessionId": session_id})
+        elif method == "session/prompt":
+            session_id = params.get("sessionId")
+            if not isinstance(session_id, str) or session_id not in self.turns:
+                await self.fail(request_id, -32602, f"unknown session {session_id!r}")
+                return
+            if session_id in self.running:
+                await self.fail(request_id, -32600, "a prompt is already running")
+                return
+            self.turns[session_id] += 1
+            task = asyncio.ensure_future(
+                self.turn(session_id, self.turns[session_id], request_id, params.get("prompt"))
+            )
+            self.running[session_id] = task
+            self.tasks.append(task)
+            task.add_done_callback(lambda _: self.running.pop(session_id, None))
+        elif method == "session/cancel":
+            session_id = params.get("sessionId")
+            task = self.running.get(session_id) if isinstance(session_id, str) else None
+            if task is not None:
+                task.cancel()
+        elif request_id is not None:
+            await self.fail(request_id, -32601, f"method not found: {method}")
+
+    async def update(self, session_id: str, update: dict) -> None:
+        await self.send(
+            {
+                "jsonrpc": "2.0",
+                "method": "session/update",
+                "params": {"sessionId": session_id, "update": update},
+            }
+        )
+        self.sent_updates += 1
+        if self.config.rate > 0:
+            await asyncio.sleep(1.0 / self.config.rate)
+
+    async def ask_permission(self, session_id: str, call_id: str, title: str) -> dict:
+        request_id = self.next_request_id
+        self.next_request_id += 1
+        future = asyncio.get_running_loop().create_future()
+        self.pending[request_id] = future
+        options = [
+            {"optionId": "allow-once", "name": "Allow once", "kind": "allow_once"},
+            {"optionId": "reject-once", "name": "Reject", "kind": "reject_once"},
+        ]
+        if self.version >= 2:
+            params = {
+                "sessionId": session_id,
+                "title": f"Allow: {title}?",
+                "subject": {"type": "tool_call", "toolCall": {"toolCallId": call_id}},
+                "options": options,
+            }
+        else:
+            params = {
+                "sessionId": session_id,
+                "toolCall": {"toolCallId": call_id, "title": title},
+                "options": options,
+            }
+        await self.send(
+            {
+                "jsonrpc": "2.0",
+                "id": request_id,
+                "method": "session/request_permission",
+                "params": params,
+            }
+        )
+        return await future
+
+    async def turn(self, session_id: str, turn: int, request_id: Any, prompt: Any) -> None:
+        stop_reason = "end_turn"
+        user_id = f"msg_u_{turn:04d}"
+        try:
+            if self.version >= 2:
+                await self.respond(request_id, {"messageId": user_id})
+                await self.update(
+                    session_id,
+                    {
+                        "sessionUpdate": "user_message",
+                        "messageId": user_id,
+                        "content": prompt or [],
+                    },
+                )
+            for update in build_turn(session_id, turn, self.version, self.config):
+                if "permission" in update:
+                    answer = await self.ask_permission(
+                        session_id, update["permission"], update["title"]
+                    )
+                    outcome = (answer.get("result") or {}).get("outcome") or {}
+                    if outcome.get("outcome") == "cancelled":
+                        stop_reason = "cancelled"
+                        break
+                    continue
+                await self.update(session_id, update)
+        except asyncio.CancelledError:
+            stop_reason = "cancelled"
+        if self.version >= 2:
+            await self.update(
+                session_id,
+                {"sessionUpdate": "state_update", "state": "idle", "stopReason": stop_reason},
+            )
+        else:
+            await self.respond(request_id, {"stopReason": stop_reason})
+
+
+class _FileWriter:
+    """A writer for standard output when it is a regular file (asyncio pipes refuse those)."""
+
+    def __init__(self, fp: Any) -> None:
+        self.fp = fp
+
+    def write(self, data: bytes) -> None:
+        self.fp.write(data)
+
+    async def drain(self) -> None:
+        self.fp.flush()
+
+
+class _FileReader:
+    """A reader for standard input when it is a regular file."""
+
+    def __init__(self, fp: Any) -> None:
+        self.fp = fp
+
+    async def read(self, size: int) -> bytes:
+        # A blocking read, in a thread so the turns being streamed keep going meanwhile.
+        read = self.fp.read1 if hasattr(self.fp, "read1") else self.fp.read
+        return await asyncio.to_thread(read, size)
+
+
+def _is_stream(fp: Any) -> bool:
+    """Whether asyncio's pipe transports can serve ``fp`` (never on Windows)."""
+    import os
+    import selectors
+    import stat
+
+    if sys.platform == "win32":
+        return False
+    mode = os.fstat(fp.fileno()).st_mode
+    if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)):
+        return False
+    # Some character devices cannot be polled (epoll refuses /dev/null), and the transport
+    # would fail only later, inside the event loop: ask the selector first.
+    with selectors.DefaultSelector() as probe:
+        try:
+            probe.register(fp.fileno(), selectors.EVENT_READ | selectors.EVENT_WRITE)
+        except (OSError, ValueError):
+            return False
+    return True
+
+
+async def _stdio() -> tuple[Any, Any]:
+    loop = asyncio.get_running_loop()
+    if _is_stream(sys.stdin):
+        reader: Any = asyncio.StreamReader()
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    else:
+        reader = _FileReader(sys.stdin.buffer)
+    if not _is_stream(sys.stdout):
+        return reader, _FileWriter(sys.stdout.buffer)
+    transport, protocol = await loop.connect_write_pipe(
+        asyncio.streams.FlowControlMixin, sys.stdout
+    )
+    writer = asyncio.StreamWriter(transport, protocol, None, loop)
+    return reader, writer
+
+
+async def main_async(config: TurnConfig) -> int:
+    """Serve one client on standard input/output until it closes its end."""
+    reader, writer = await _stdio()
+    agent = FakeAgent(writer, config)
+
+    def report(error: Exception) -> None:
+        print(f"acpwire fake-agent: {error}", file=sys.stderr)
+
+    try:
+        async for message in read_messages(reader, on_error=report):
+            await agent.handle(message)
+    except OSError as exc:
+        return _write_failed(exc)
+    # End of input: let the turns already started finish (a scripted client may send its
+    # prompts and close its end at once); a vanished client makes their writes fail instead.
+    # A permission request can no longer be answered: its turn ends as cancelled.
+    for future in agent.pending.values():
+        future.cancel()
+    for outcome in await asyncio.gather(*agent.tasks, return_exceptions=True):
+        if isinstance(outcome, OSError):
+            return _write_failed(outcome)
+    return 0
+
+
+def _write_failed(exc: OSError) -> int:
+    """The status for a standard output that failed: 141 when its reader went away (as for any
+    tool stopped by SIGPIPE), else 1 with the reason."""
+    if isinstance(exc, (BrokenPipeError, ConnectionResetError)):
+        return 128 + 13
+    print(f"acpwire fake-agent: cannot write standard output: {exc}", file=sys.stderr)
+    return 1
