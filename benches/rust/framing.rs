@@ -21,17 +21,17 @@ fn framing(c: &mut Criterion) {
     group.bench_function("acpwire Framer", |b| {
         b.iter(|| {
             let mut framer = Framer::default();
-            let mut frames = 0_usize;
+            let mut framed_bytes = 0_usize;
             let mut count = |event: Event<'_>| {
                 if let Event::Frame(frame) = event {
-                    frames += black_box(frame.bytes).len();
+                    framed_bytes += black_box(frame.bytes).len();
                 }
             };
             for piece in data.chunks(corpus::CHUNK) {
                 framer.feed(piece, &mut count);
             }
             framer.finish(&mut count);
-            frames
+            framed_bytes
         });
     });
     group.bench_function("memchr newlines", |b| {
