@@ -6,7 +6,7 @@ own deterministic workloads: framing (raw and decoded), `loads` and `dumps`, ter
 view and both modes, and session reduction of the token, heavy-terminal and mixed streams.
 It checks nothing: the test suite does that. Run with the instrumented build installed:
 
-    python benches/pgo_train.py [--scale 1.0]
+    python benches/scripts/pgo_train.py [--scale 1.0]
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ through a ``ByteStream``, both in 64 KiB pieces, so load on a shared machine hit
 Prints the best and the median MB/s of each and the speed ratio (of the medians, and the
 median of the per-round ratios).
 
-    python benches/interleaved_terminal.py [ROUNDS] [SLICE_MB]
+    python benches/scripts/interleaved_terminal.py [ROUNDS] [SLICE_MB]
 """
 
 import statistics

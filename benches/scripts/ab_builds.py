@@ -6,12 +6,12 @@ so two builds are only comparable when they run side by side. Each build is a wh
 `acpwire` supplies the Python parts both use). Every round runs each workload on both builds,
 in alternating order; the speedup is the median of the per-round ratios.
 
-    python benches/ab_builds.py A.whl B.whl [--rounds 14] [--only text,heavy]
+    python benches/scripts/ab_builds.py A.whl B.whl [--rounds 14] [--only text,heavy]
 
 For the release wheels' profile-guided build against a plain one:
 
     .ci/pgo-wheel /tmp/pgo && pip wheel --no-deps -w /tmp/plain . &&
-    python benches/ab_builds.py /tmp/plain/acpwire-*.whl /tmp/pgo/acpwire-*.whl
+    python benches/scripts/ab_builds.py /tmp/plain/acpwire-*.whl /tmp/pgo/acpwire-*.whl
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ MB in all, through ``Sessions.apply``; prints the peak RSS and how many terminal
 cleared. A store's ``max_terminal_bytes`` counts each link (8 plus its UTF-8 length), so the
 peak stays near the bound; with the bound lifted, the links are all kept.
 
-    python benches/link_memory.py [native|pure] [BOUND_MIB]   (default: native 8)
+    python benches/scripts/link_memory.py [native|pure] [BOUND_MIB]   (default: native 8)
 """
 
 import base64

@@ -14,9 +14,9 @@ all rounds and over the nominal ones, and how many rounds were nominal.
 
 With ``--build`` it times another build of the extension (a wheel, such as the release's
 profile-guided one from `.ci/pgo-wheel`, or a `_native` shared library) in place of the
-installed one, loaded as `benches/ab_builds.py` loads its two.
+installed one, loaded as `benches/scripts/ab_builds.py` loads its two.
 
-    python benches/machine_state.py [ROUNDS] [SLICE_MB] [--build WHEEL]
+    python benches/scripts/machine_state.py [ROUNDS] [SLICE_MB] [--build WHEEL]
 """
 
 import argparse
@@ -29,8 +29,9 @@ import tempfile
 import time
 from pathlib import Path
 
-import acpwire._pure as P
 from ab_builds import TERMINAL_CHUNK, load_build, pieces
+
+import acpwire._pure as P
 from acpwire.workloads.terminal import terminal_corpus
 
 NOMINAL_WITHIN = 1.15

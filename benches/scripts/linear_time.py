@@ -3,7 +3,7 @@
 Each case feeds a stream to a fresh ``Sessions`` and times the part that grows; linear time
 shows as a ratio near 4 between the two sizes, quadratic time as a ratio near 16.
 
-    python benches/linear_time.py [native|pure|both]
+    python benches/scripts/linear_time.py [native|pure|both]
 """
 
 import sys

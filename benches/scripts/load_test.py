@@ -4,7 +4,7 @@ Every turn of every agent is checked exactly (update count, answer text, and the
 against the pure backend's reduction of the same bytes); resident memory is sampled. Bounded
 in time and count; run it by hand (not collected by pytest):
 
-    python benches/load_test.py --agents 64 --duration 600 --rate 100
+    python benches/scripts/load_test.py --agents 64 --duration 600 --rate 100
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ little, its fixed state and its entry.
 Applies one short ``terminal_output_chunk`` to each of 100,000 terminals of one session and
 prints how much the peak RSS grew.
 
-    python benches/many_terminals.py [plain|coloured] [native|pure]
+    python benches/scripts/many_terminals.py [plain|coloured] [native|pure]
 """
 
 import base64

@@ -14,7 +14,7 @@ out leaves the rest alike: the script checks that each variant's ``text`` is the
 those characters as ``?`` for the second), so the rest of the work is the same. Prints each
 variant's size, median time and time relative to the corpus.
 
-    python benches/terminal_costs.py [ROUNDS] [SLICE_MB]
+    python benches/scripts/terminal_costs.py [ROUNDS] [SLICE_MB]
 """
 
 from __future__ import annotations
@@ -24,8 +24,9 @@ import re
 import statistics
 import time
 
-import acpwire._native as N
 from ab_builds import TERMINAL_CHUNK, pieces
+
+import acpwire._native as N
 from acpwire.workloads.terminal import terminal_corpus
 
 SGR = re.compile(rb"\x1b\[[0-9;:]*m")

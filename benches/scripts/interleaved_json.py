@@ -10,7 +10,7 @@ from the second round on each non-ASCII str carries the UTF-8 that CPython cache
 time an encoder asks for it. The `*_dumps_fresh` rounds encode a copy decoded just before the
 round (untimed), as a client encodes the message it has just built: no str has that cache yet.
 
-    python benches/interleaved_json.py [ROUNDS]
+    python benches/scripts/interleaved_json.py [ROUNDS]
 """
 
 import gc

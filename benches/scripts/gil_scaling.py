@@ -5,7 +5,7 @@ two independent stores should take about as long as one thread feeding one. Prin
 sequential time, the two-thread time and their ratio (2.0 = perfect scaling), measured in one
 run, best of several rounds.
 
-    python benches/gil_scaling.py [--messages 200000] [--rounds 5]
+    python benches/scripts/gil_scaling.py [--messages 200000] [--rounds 5]
 """
 
 from __future__ import annotations

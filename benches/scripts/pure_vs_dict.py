@@ -4,7 +4,8 @@ Times the pure backend feeding a session workload in 1 MiB pieces (as ``acpwire 
 it) and the dict reducer on the same bytes split into lines, alternating, and prints the median
 of each and their ratio (the issue's goal: the pure fallback within 1.5× the dict reducer).
 
-    python benches/pure_vs_dict.py [tokens|mixed] [ROUNDS] [--without-terminals] [--pure-without-gc]
+    python benches/scripts/pure_vs_dict.py [tokens|mixed] [ROUNDS] [--without-terminals]
+        [--pure-without-gc]
 
 ``--without-terminals`` leaves out the workload's terminal updates (the dict reducer decodes
 their base64 and emulates nothing); ``--pure-without-gc`` pauses the cycle collector during the

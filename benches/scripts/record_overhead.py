@@ -2,7 +2,7 @@
 
 A plain script (not collected by pytest), bounded in time (well under a minute)::
 
-    python benches/record_overhead.py [--rounds 2000] [--tokens 50000] [--big-mb 32]
+    python benches/scripts/record_overhead.py [--rounds 2000] [--tokens 50000] [--big-mb 32]
 
 The agent is ``acpwire fake-agent`` (v1), started directly or behind
 ``acpwire.record --out TMP -- fake-agent ...``. The client is a blocking pipe driver that only

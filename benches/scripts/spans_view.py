@@ -4,7 +4,7 @@ Feeds the benchmarks' PTY corpus (``terminal_corpus``, 10 MB by default) to a na
 ``Terminal`` once, then times 15 calls to ``spans()`` and the release of each result; prints
 the medians and how many runs and distinct spans the view holds.
 
-    python benches/spans_view.py [MB]
+    python benches/scripts/spans_view.py [MB]
 """
 
 import statistics

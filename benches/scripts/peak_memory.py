@@ -6,7 +6,7 @@ resident memory (``VmHWM``) above the interpreter's baseline, next to the retain
 resident memory still held once the replay is done (the terminal's grid and scrollback, capped
 by ``scrollback`` and ``max_bytes``). The goal is peak <= retained state + 64 MB.
 
-    python benches/peak_memory.py --gb 1
+    python benches/scripts/peak_memory.py --gb 1
 """
 
 from __future__ import annotations
