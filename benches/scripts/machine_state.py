@@ -29,9 +29,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from ab_builds import TERMINAL_CHUNK, load_build, pieces
-
 import acpwire._pure as P
+from ab_builds import TERMINAL_CHUNK, load_build, pieces
 from acpwire.workloads.terminal import terminal_corpus
 
 NOMINAL_WITHIN = 1.15

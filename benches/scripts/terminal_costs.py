@@ -24,9 +24,8 @@ import re
 import statistics
 import time
 
-from ab_builds import TERMINAL_CHUNK, pieces
-
 import acpwire._native as N
+from ab_builds import TERMINAL_CHUNK, pieces
 from acpwire.workloads.terminal import terminal_corpus
 
 SGR = re.compile(rb"\x1b\[[0-9;:]*m")
