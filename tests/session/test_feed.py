@@ -92,9 +92,7 @@ def test_apply_of_an_empty_batch_is_recorded_as_feed_does(backend):
 
 
 def test_sample_trace(backend):
-    path = (
-        Path(__file__).resolve().parent.parent / "python" / "acpwire" / "data" / "sample-v2.ndjson"
-    )
+    path = Path(__file__).resolve().parents[2] / "python" / "acpwire" / "data" / "sample-v2.ndjson"
     if not path.is_file():
         pytest.skip("sample trace absent")
     store = backend.replay(path)

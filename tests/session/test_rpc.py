@@ -22,55 +22,7 @@ from session_builders import (
     upd,
 )
 
-# -- prompt turns in both directions ---------------------------------------------------------------
-
-
-def test_v1_prompt_turn_both_directions(backend):
-    msgs = [
-        *init(1),
-        {"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": "/"}},
-        {"jsonrpc": "2.0", "id": 1, "result": {"sessionId": SID}},
-        {
-            "jsonrpc": "2.0",
-            "id": 2,
-            "method": "session/prompt",
-            "params": {"sessionId": SID, "prompt": [text("hi")]},
-        },
-        # The agent's own request 2 while the client's request 2 is pending.
-        {
-            "jsonrpc": "2.0",
-            "id": 2,
-            "method": "session/request_permission",
-            "params": {"sessionId": SID, "toolCall": {"toolCallId": "c"}, "options": []},
-        },
-        {
-            "jsonrpc": "2.0",
-            "id": 2,
-            "result": {"outcome": {"outcome": "selected", "optionId": "allow"}},
-        },
-        upd({"sessionUpdate": "agent_message_chunk", "content": text("ok")}),
-        {"jsonrpc": "2.0", "id": 2, "result": {"stopReason": "end_turn"}},
-    ]
-    store = backend.Sessions()
-    states = []
-    for m in msgs:
-        store.apply(m)
-        states.append(store[SID].state if SID in store else None)
-    s = store[SID]
-    assert states[-2:] == ["running", "idle"] and s.stop_reason == "end_turn"
-    snapshot = s.snapshot()
-    assert snapshot["prompts"] == [
-        {"requestId": 2, "prompt": [text("hi")], "response": {"stopReason": "end_turn"}}
-    ]
-    assert snapshot["permissions"] == [
-        {
-            "requestId": 2,
-            "toolCall": {"toolCallId": "c"},
-            "options": [],
-            "response": {"outcome": {"outcome": "selected", "optionId": "allow"}},
-        }
-    ]
-    assert snapshot["protocolVersion"] == 1 and store.errors == []
+# -- initialize and prompt turns -------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("bad", [-1, 65536, 2**70, 2.0, "2", None, True, [2]])

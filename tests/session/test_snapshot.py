@@ -11,7 +11,6 @@ import pytest
 from session_builders import (
     SID,
     ndjson,
-    snap,
     store_of,
     text,
     upd,
@@ -70,61 +69,3 @@ def test_snapshot_is_a_copy(backend):
     assert kept["toolCalls"]["c"]["content"] == [{"type": "content", "content": text("a")}]
     assert len(store[SID].snapshot()["toolCalls"]["c"]["content"]) == 2
     json.dumps(store[SID].snapshot())
-
-
-def test_top_level_nulls_are_absent_from_stored_entities(backend):
-    s = snap(
-        backend,
-        [
-            upd({"sessionUpdate": "usage_update", "used": 3, "size": 4, "cost": None}),
-            upd(
-                {
-                    "sessionUpdate": "notice",
-                    "severity": "info",
-                    "title": "t",
-                    "description": None,
-                    "_meta": None,
-                }
-            ),
-            upd(
-                {
-                    "sessionUpdate": "state_update",
-                    "state": "idle",
-                    "stopReason": "end_turn",
-                    "_meta": None,
-                }
-            ),
-            upd(
-                {
-                    "sessionUpdate": "available_commands_update",
-                    "availableCommands": [],
-                    "_meta": None,
-                }
-            ),
-            upd(
-                {
-                    "sessionUpdate": "plan_update",
-                    "plan": {
-                        "type": "items",
-                        "planId": "p",
-                        "entries": [
-                            {"content": "a", "priority": "high", "status": "x", "_meta": None}
-                        ],
-                        "_meta": None,
-                    },
-                }
-            ),
-        ],
-        2,
-    )
-    assert s["usage"] == {"used": 3, "size": 4}
-    assert s["notices"] == [{"severity": "info", "title": "t"}]
-    assert s["updateExtras"] == {}
-    # Inside a payload, a null stays.
-    assert s["plans"]["p"] == {
-        "type": "items",
-        "planId": "p",
-        "entries": [{"content": "a", "priority": "high", "status": "x", "_meta": None}],
-    }
-    s = snap(backend, [upd({"sessionUpdate": "plan", "entries": [], "_meta": None})], 1)
-    assert s["plans"]["main"] == {"type": "items", "planId": "main", "entries": []}

@@ -145,40 +145,6 @@ def test_invalid_base64_chunk_is_dropped(backend, bad):
 # -- the store bound -------------------------------------------------------------------------------
 
 
-def test_terminals_past_the_store_bound_are_cleared_least_recently_written_first(backend):
-    # A row counts its cells plus 128; the screens hold what is written (no scrollback yet).
-    store = backend.Sessions(max_terminal_bytes=2_600)
-    store.apply(
-        upd({"sessionUpdate": "terminal_update", "terminalId": "a", "command": "make", "cwd": "/"})
-    )
-    store.apply(output_chunk("a", b"a" * 1000 + b"\r\n"))
-    store.apply(output_chunk("b", b"b" * 1000 + b"\r\n"))
-    store.apply(output_chunk("a", b"A" * 10))  # `a` is now the most recently written
-    store.changes()
-    store.apply(output_chunk("c", b"c" * 1000 + b"\r\n"))
-    # 1,266 + 1,128 + 1,128 > 2,600: `b`, written least recently, is cleared, and only it.
-    assert terminal_views(store) == {
-        "a": ("a" * 1000 + "\n" + "A" * 10, False),
-        "b": ("", True),
-        "c": ("c" * 1000, False),
-    }
-    assert store.changes() == [(SID, "terminal", "b"), (SID, "terminal", "c")]
-    # Its fields stay, and it goes on from where its cursor was.
-    store.apply(output_chunk("b", b"again"))
-    t = store[SID].snapshot()["terminals"]["b"]
-    assert t["text"] == "\nagain" and t["truncated"] and t["bytes"] == 1007
-    assert store[SID].snapshot()["terminals"]["a"]["command"] == "make"
-    assert terminal_views(store)["a"] == ("a" * 1000 + "\n" + "A" * 10, False)
-    # 1,266 + 1,128 + 633: over; `a` goes next, and that is enough.
-    store.apply(output_chunk("b", b"b" * 500))
-    assert terminal_views(store) == {
-        "a": ("", True),
-        "b": ("\nagain" + "b" * 500, True),
-        "c": ("c" * 1000, False),
-    }
-    assert store[SID].snapshot()["terminals"]["a"]["command"] == "make"
-
-
 def test_the_store_bound_spans_sessions_and_counts_snapshots(backend):
     store = backend.Sessions(max_terminal_bytes=1_500)
     store.apply(output_chunk("t", b"x" * 1000 + b"\r\n", sid="s1"))

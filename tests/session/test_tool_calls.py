@@ -6,33 +6,11 @@ import pytest
 
 from session_builders import (
     SID,
-    TOOL_FIELDS,
     snap,
     store_of,
     text,
     upd,
 )
-
-
-@pytest.mark.parametrize("field", sorted(TOOL_FIELDS))
-def test_tool_call_update_null_vs_omitted(backend, field):
-    first = {"sessionUpdate": "tool_call_update", "toolCallId": "c1", **TOOL_FIELDS}
-    store = store_of(backend, [upd(first)], version=2)
-    s = store[SID]
-    full = {"toolCallId": "c1", **TOOL_FIELDS}
-    store.apply(upd({"sessionUpdate": "tool_call_update", "toolCallId": "c1"}))
-    assert s.snapshot()["toolCalls"]["c1"] == full
-    store.apply(upd({"sessionUpdate": "tool_call_update", "toolCallId": "c1", field: None}))
-    expected = {k: v for k, v in full.items() if k != field}
-    assert s.snapshot()["toolCalls"]["c1"] == expected
-
-
-@pytest.mark.parametrize("field", sorted(TOOL_FIELDS))
-def test_v1_tool_call_update_null_is_omitted(backend, field):
-    first = {"sessionUpdate": "tool_call", "toolCallId": "c1", **TOOL_FIELDS}
-    store = store_of(backend, [upd(first)], version=1)
-    store.apply(upd({"sessionUpdate": "tool_call_update", "toolCallId": "c1", field: None}))
-    assert store[SID].snapshot()["toolCalls"]["c1"] == {"toolCallId": "c1", **TOOL_FIELDS}
 
 
 @pytest.mark.parametrize("kind", ["tool_call_update", "session_info_update"])
