@@ -1,7 +1,7 @@
 //! The session behaviour cases kept as data under `tests/cases/session/` (their format is in
 //! that folder's `README.md`), run through the public API of [`Sessions`]: each case fed as
 //! NDJSON and applied message by message. The Python tests run the same files on both backends
-//! (`tests/session/test_cases.py`). A malformed case file fails the test.
+//! (`tests/session/test_session_cases.py`). A malformed case file fails the test.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
