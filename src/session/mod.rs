@@ -40,6 +40,8 @@
 //! # Snapshot
 //! See [`Session::snapshot`] for the shape (also the README, "Session snapshots").
 
+#[cfg(test)]
+mod cases;
 mod check;
 mod fields;
 mod json;

@@ -1,0 +1,142 @@
+"""Sessions on both backends against each other: random streams split anywhere, chunk
+shapes, workloads, apply, and the terminals' store bound."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from session_builders import (
+    b64,
+    ndjson,
+    output_chunk,
+    upd,
+)
+from session_streams import (
+    CHUNK_SHAPES,
+    CHUNK_SHAPES_SHORT_DIGITS,
+    PTY_PIECES,
+    bulk_run,
+    random_stream,
+    split_run,
+    store_state,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, 2**32), cuts=st.lists(st.floats(0, 1), max_size=4))
+def test_native_and_pure_agree(both, seed, cuts):
+    native, pure = both
+    data = ndjson(random_stream(random.Random(seed), n=80))
+    at = [int(c * len(data)) for c in cuts]
+    assert split_run(native, data, at) == split_run(pure, data, at)
+
+
+@pytest.mark.parametrize("shapes", [CHUNK_SHAPES, CHUNK_SHAPES_SHORT_DIGITS])
+@pytest.mark.parametrize("cap", [None, 150])
+def test_chunk_shapes_agree_however_split(both, shapes, cap):
+    data = b"\n".join(shapes) + b"\n"
+    options = {} if cap is None else {"max_frame_bytes": cap}
+    native, pure = both
+    whole = bulk_run(native, data, [], **options)
+    assert bulk_run(pure, data, [], **options) == whole
+    ends = [i + 1 for i, b in enumerate(data) if b == 10]
+    rng = random.Random(7)
+    for cuts in (ends, [e - 3 for e in ends], [rng.randrange(len(data)) for _ in range(12)]):
+        assert bulk_run(native, data, cuts, **options) == bulk_run(pure, data, cuts, **options)
+    # Line by line, and with no newline before finish.
+    assert bulk_run(pure, data[:-1], ends[:-1], **options) == bulk_run(
+        native, data[:-1], ends[:-1], **options
+    )
+
+
+def test_native_and_pure_agree_on_workloads(both):
+    from acpwire.workloads.sessions import heavy_terminal, mixed_sessions, token_stream
+
+    for data in (
+        token_stream(3000),
+        heavy_terminal(300_000),
+        mixed_sessions(updates=5000),
+        mixed_sessions(updates=5000, version=1, seed=1),
+    ):
+        assert split_run(both[0], data, [len(data) // 3]) == split_run(
+            both[1], data, [len(data) // 3]
+        )
+
+
+def test_native_and_pure_agree_on_apply(both):
+    for seed in range(40):
+        messages = [m for m in random_stream(random.Random(seed)) if not isinstance(m, bytes)]
+        stores = []
+        for backend in both:
+            store = backend.Sessions()
+            for m in messages:
+                store.apply(m)
+            stores.append((store_state(store), store.changes()))
+        assert stores[0] == stores[1], seed
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    seed=st.integers(0, 2**32),
+    cuts=st.lists(st.floats(0, 1), max_size=4),
+    budget=st.integers(0, 300),
+)
+def test_native_and_pure_agree_on_clearing_terminals_past_the_store_bound(both, seed, cuts, budget):
+    # Six terminals over two sessions, 20 columns wide, under a bound they soon pass.
+    native, pure = both
+    data = ndjson(random_stream(random.Random(seed), n=80))
+    at = [int(c * len(data)) for c in cuts]
+    options = {"terminal_cols": 20, "max_terminal_bytes": budget}
+    split = bulk_run(native, data, at, **options)
+    assert bulk_run(pure, data, at, **options) == split
+    assert bulk_run(native, data, [], **options)[0] == split[0]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    programs=st.lists(
+        st.tuples(
+            st.sampled_from(["s1", "s2"]),
+            st.sampled_from(["a", "b", "c"]),
+            st.lists(st.sampled_from(PTY_PIECES), min_size=1, max_size=12),
+            st.sampled_from(["chunk", "chunk", "chunk", "output", "null"]),
+        ),
+        max_size=14,
+    ),
+    budget=st.integers(0, 3000),
+    cols=st.sampled_from([None, 5, 20]),
+    changes_at=st.sets(st.integers(0, 14)),
+)
+def test_what_terminals_hold_is_counted_alike_on_both_backends(
+    both, programs, budget, cols, changes_at
+):
+    # Which terminals a bound clears depends on what each holds (scrollback, both screens,
+    # wrapped rows, styles, clusters): any difference in the counting shows as a different
+    # terminal cleared.
+    messages = []
+    for sid, tid, pieces, how in programs:
+        data = b"".join(pieces)
+        if how == "chunk":
+            messages.append(output_chunk(tid, data, sid=sid))
+        else:
+            output = None if how == "null" else {"data": b64(data)}
+            messages.append(
+                upd(
+                    {"sessionUpdate": "terminal_update", "terminalId": tid, "output": output},
+                    sid=sid,
+                )
+            )
+    results = []
+    for backend in both:
+        store = backend.Sessions(max_terminal_bytes=budget, terminal_cols=cols, scrollback=5)
+        seen = []
+        for i, m in enumerate(messages):
+            store.apply(m)
+            if i in changes_at:
+                seen.append(store.changes())
+        results.append((store_state(store), seen, store.changes()))
+    assert results[0] == results[1]

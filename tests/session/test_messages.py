@@ -1,0 +1,155 @@
+"""Messages: upserts, chunks, ids (real and anonymous), roles, and how the version decides."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from session_builders import (
+    SID,
+    snap,
+    store_of,
+    text,
+    upd,
+)
+from session_streams import (
+    chunk_json,
+)
+
+
+@pytest.mark.parametrize(
+    "kind,role",
+    [("user_message", "user"), ("agent_message", "agent"), ("agent_thought", "thought")],
+)
+def test_message_content_omitted_null_empty(backend, kind, role):
+    store = store_of(
+        backend,
+        [upd({"sessionUpdate": kind, "messageId": "m", "content": [text("x")], "_meta": {"a": 1}})],
+        version=2,
+    )
+    s = store[SID]
+    store.apply(upd({"sessionUpdate": kind, "messageId": "m"}))  # omitted: unchanged
+    assert s.snapshot()["messages"][0] == {
+        "id": "m",
+        "role": role,
+        "content": [text("x")],
+        "_meta": {"a": 1},
+    }
+    store.apply(upd({"sessionUpdate": kind, "messageId": "m", "content": None}))
+    assert s.snapshot()["messages"][0] == {"id": "m", "role": role, "_meta": {"a": 1}}
+    store.apply(
+        upd({"sessionUpdate": kind, "messageId": "m", "content": [text("y")], "_meta": None})
+    )
+    assert s.snapshot()["messages"][0] == {"id": "m", "role": role, "content": [text("y")]}
+    store.apply(upd({"sessionUpdate": kind, "messageId": "m", "content": []}))
+    assert s.snapshot()["messages"][0] == {"id": "m", "role": role}
+    assert s.message_text("m", role) == ""
+    assert s.message_text("nope", role) is None
+
+
+def test_shared_message_id_gives_two_messages(backend):
+    s = snap(
+        backend,
+        [
+            upd(
+                {
+                    "sessionUpdate": "agent_thought_chunk",
+                    "messageId": "m1",
+                    "content": text("think"),
+                }
+            ),
+            upd(
+                {"sessionUpdate": "agent_message_chunk", "messageId": "m1", "content": text("say")}
+            ),
+            upd({"sessionUpdate": "agent_thought_chunk", "messageId": "m1", "content": text("!")}),
+        ],
+        version=2,
+    )
+    assert [(m["id"], m["role"], m["content"]) for m in s["messages"]] == [
+        ("m1", "thought", [text("think"), text("!")]),
+        ("m1", "agent", [text("say")]),
+    ]
+    assert s["timeline"] == [
+        {"type": "message", "id": "m1", "role": "thought"},
+        {"type": "message", "id": "m1", "role": "agent"},
+    ]
+
+
+def test_session_messages(backend):
+    s = snap(
+        backend,
+        [
+            upd(
+                {
+                    "sessionUpdate": "session_message_chunk",
+                    "messageId": "r1",
+                    "senderSessionId": "parent",
+                    "recipientSessionId": "child",
+                    "content": text("Please investigate "),
+                }
+            ),
+            upd(
+                {
+                    "sessionUpdate": "session_message_chunk",
+                    "messageId": "r1",
+                    "senderSessionId": None,
+                    "content": text("the bug"),
+                }
+            ),
+            upd(
+                {
+                    "sessionUpdate": "session_message",
+                    "messageId": "r1",
+                    "recipientSessionId": None,
+                    "_meta": {"k": 1},
+                }
+            ),
+        ],
+    )
+    assert s["messages"] == [
+        {
+            "id": "r1",
+            "role": "session",
+            "content": [text("Please investigate "), text("the bug")],
+            "senderSessionId": "parent",
+            "recipientSessionId": "child",
+            "_meta": {"k": 1},
+        }
+    ]
+
+
+# -- many chunks -----------------------------------------------------------------------------------
+
+
+def test_many_chunks_append_in_place(backend):
+    n = 100_000
+    line = (
+        json.dumps(
+            upd({"sessionUpdate": "agent_message_chunk", "messageId": "m", "content": text("ab")})
+        ).encode()
+        + b"\n"
+    )
+    store = backend.Sessions()
+    assert store.feed(line * n) == n
+    assert store[SID].message_text("m") == "ab" * n
+    assert store.changes() == [(SID, "session", "sessionId"), (SID, "message", "m")]
+
+
+def test_chunks_after_an_upsert_append_to_its_content(backend):
+    upsert = upd(
+        {"sessionUpdate": "agent_message", "messageId": "m", "content": [text("new ")]}, sid="s"
+    )
+    lines = [
+        chunk_json(b'"a"'),
+        json.dumps(upsert).encode(),
+        chunk_json(b'"b"'),
+        chunk_json(b'"c"'),
+    ]
+    store = backend.Sessions()
+    store.feed(b"\n".join(lines) + b"\n")
+    assert store["s"].message_text("m") == "new bc"
+    store.changes()
+    store.feed(chunk_json(b'"d"') + b"\n")
+    assert store.changes() == [("s", "message", "m")]
+    assert store["s"].message_text("m") == "new bcd"
