@@ -1,6 +1,9 @@
 //! Unit tests of the session reducer.
 
+use super::json::{obj_get, obj_remove, obj_set};
+use super::tables::{AGENT_METHODS, CLIENT_METHODS};
 use super::*;
+use crate::terminal::decode_base64;
 
 const SID: &str = "s1";
 
