@@ -1,5 +1,6 @@
-//! `session/update`: the variant dispatch (a variant unknown to the version in force is kept
-//! raw in `other`), and the handlers shared by the entity families, one file each.
+//! `session/update`: the variant dispatch, the updates of no entity family (`subagent_update`,
+//! and variants unknown to the version in force, kept raw in `other`), and the helpers the
+//! families share. Each entity family has a file of its own.
 
 mod compactions;
 mod messages;
