@@ -1,25 +1,26 @@
-//! The JSON type of every optional field of the known `session/update` variants, read off the
-//! v1 and v2 schemas (stable and unstable) and, for `subagent_update` and the session
-//! messages, the subagent drafts, with the members of the nested objects and the items of the
-//! arrays the schemas type, one level down (also the one item of a `tool_call_content_chunk`,
-//! the entries of a v1 `plan` and, asked by its handler, of a `plan_update`). Required fields
-//! (ids, `title` of `tool_call`, ...) are checked by each variant's handler; unknown fields,
-//! and the members of items of unknown `type`, stay raw and unchecked.
+//! The schema checker: each known `session/update` variant's fields against their JSON types
+//! (`FIELD_TYPES` in [`super::tables`], generated from `protocol/tables.json`), with the
+//! members of the nested objects and the items of the arrays the schemas type, one level down
+//! (also the one item of a `tool_call_content_chunk`, the entries of a v1 `plan` and, asked by
+//! its handler, of a `plan_update`). Required fields (ids, `title` of `tool_call`, ...) are
+//! checked by each variant's handler; unknown fields, and the members of items of unknown
+//! `type`, stay raw and unchecked.
 //!
 //! `null` passes for every optional field listed: in v2 it clears, in v1 it is omission. What
 //! does not fit is repaired as the schemas' decoding marks say ([`repair`]): an optional field
 //! is read as absent, an array item that cannot be read is left out, and a required part that
 //! does not fit refuses the update. [`field_error`] finds whether anything needs repair
-//! without allocating, which is all a valid update costs. The same table and rules are
-//! `_FIELD_TYPES` and `_repair` in the pure backend.
+//! without allocating, which is all a valid update costs. The pure backend reads the same
+//! generated table and follows the same rules.
 
 use std::borrow::Cow;
 use std::sync::Arc;
 
 use jiter::JsonValue;
 
-use super::Mode;
 use super::json::{Members, member};
+use super::rpc::Mode;
+use super::tables::{ANY_TYPE, CONFIG_OPTION, FIELD_TYPES, PLAN_ENTRY};
 
 #[derive(Clone, Copy, Debug)]
 pub(super) enum Ty {
@@ -94,231 +95,15 @@ pub(super) enum Ver {
 /// version); other types stay raw.
 #[derive(Debug)]
 pub(super) struct Item {
-    members: &'static [Field],
-    by_type: &'static [(&'static str, Ver, &'static [Field])],
+    pub(super) members: &'static [Field],
+    pub(super) by_type: &'static [(&'static str, Ver, &'static [Field])],
 }
 
 const fn opt(name: &'static str, ty: Ty) -> Field {
     (name, ty, Need::Opt)
 }
 
-const fn req(name: &'static str, ty: Ty) -> Field {
-    (name, ty, Need::Req)
-}
-
-const fn inner(name: &'static str, ty: Ty) -> Field {
-    (name, ty, Need::Inner)
-}
-
-const fn default(name: &'static str, ty: Ty) -> Field {
-    (name, ty, Need::Default)
-}
-
 const META: Field = opt("_meta", Ty::Obj);
-
-/// In [`Item::by_type`], members every item has in that version, whatever its type.
-const ANY_TYPE: &str = "*";
-
-/// `ToolCallContent`: v1 and v2 differ in what a diff carries.
-const TOOL_CALL_CONTENT: Item = Item {
-    members: &[req("type", Ty::Str)],
-    by_type: &[
-        ("content", Ver::Both, &[req("content", Ty::Obj), META]),
-        (
-            "diff",
-            Ver::V1,
-            &[
-                req("path", Ty::Str),
-                opt("oldText", Ty::Str),
-                req("newText", Ty::Str),
-                META,
-            ],
-        ),
-        (
-            "diff",
-            Ver::V2,
-            &[req("changes", Ty::Arr), opt("patch", Ty::Obj), META],
-        ),
-        ("terminal", Ver::Both, &[req("terminalId", Ty::Str), META]),
-    ],
-};
-const TOOL_CALL_LOCATION: Item = Item {
-    members: &[req("path", Ty::Str), opt("line", Ty::Int), META],
-    by_type: &[],
-};
-/// A `ContentBlock`, named by its `type`; the members of each type stay raw.
-const CONTENT_BLOCK: Item = Item {
-    members: &[req("type", Ty::Str)],
-    by_type: &[],
-};
-/// An `AvailableCommand`: `input` is one of several objects.
-const AVAILABLE_COMMAND: Item = Item {
-    members: &[
-        req("name", Ty::Str),
-        req("description", Ty::Str),
-        opt("input", Ty::Obj),
-        META,
-    ],
-    by_type: &[],
-};
-/// A `SessionConfigOption`, named by `id` in v1 and `configId` in v2; `category` is an open
-/// enum, and the members of each kind of option stay raw.
-const CONFIG_OPTION: Item = Item {
-    members: &[
-        req("name", Ty::Str),
-        opt("description", Ty::Str),
-        opt("category", Ty::Str),
-        META,
-    ],
-    by_type: &[
-        (ANY_TYPE, Ver::V1, &[req("id", Ty::Str)]),
-        (ANY_TYPE, Ver::V2, &[req("configId", Ty::Str)]),
-    ],
-};
-/// `priority` and `status` are open enums.
-const PLAN_ENTRY: Item = Item {
-    members: &[
-        req("content", Ty::Str),
-        req("priority", Ty::Str),
-        req("status", Ty::Str),
-        META,
-    ],
-    by_type: &[],
-};
-
-const CHUNK: &[Field] = &[opt("messageId", Ty::Str), META];
-const UPSERT: &[Field] = &[opt("content", Ty::Items(&CONTENT_BLOCK)), META];
-const SESSION_MESSAGE: &[Field] = &[
-    opt("messageId", Ty::Str),
-    opt("content", Ty::Items(&CONTENT_BLOCK)),
-    opt("senderSessionId", Ty::Str),
-    opt("recipientSessionId", Ty::Str),
-    META,
-];
-const TOOL_CALL: &[Field] = &[
-    opt("title", Ty::Str),
-    opt("name", Ty::Str),
-    opt("kind", Ty::Str),
-    opt("status", Ty::Str),
-    opt("content", Ty::Items(&TOOL_CALL_CONTENT)),
-    opt("locations", Ty::Items(&TOOL_CALL_LOCATION)),
-    META,
-];
-const ONLY_META: &[Field] = &[META];
-
-/// Variant -> its checked fields. Open enums (`kind`, `status`, `stopReason`, `severity`,
-/// `state`) take any string; `rawInput`/`rawOutput` and the subagent `state` (a string or a
-/// state object in the drafts) take anything and are not listed.
-pub(super) const FIELD_TYPES: &[(&str, &[Field])] = &[
-    ("user_message_chunk", CHUNK),
-    ("agent_message_chunk", CHUNK),
-    ("agent_thought_chunk", CHUNK),
-    (
-        "session_message_chunk",
-        &[
-            opt("messageId", Ty::Str),
-            opt("senderSessionId", Ty::Str),
-            opt("recipientSessionId", Ty::Str),
-            META,
-        ],
-    ),
-    ("user_message", UPSERT),
-    ("agent_message", UPSERT),
-    ("agent_thought", UPSERT),
-    ("session_message", SESSION_MESSAGE),
-    ("tool_call", TOOL_CALL),
-    ("tool_call_update", TOOL_CALL),
-    (
-        "tool_call_content_chunk",
-        &[inner("content", Ty::One(&TOOL_CALL_CONTENT)), META],
-    ),
-    (
-        "terminal_update",
-        &[
-            opt("command", Ty::Str),
-            opt("cwd", Ty::Str),
-            opt("output", Ty::Shaped(&[req("data", Ty::Str), META])),
-            opt(
-                "exitStatus",
-                Ty::Shaped(&[opt("exitCode", Ty::Int), opt("signal", Ty::Str), META]),
-            ),
-            META,
-        ],
-    ),
-    ("terminal_output_chunk", ONLY_META),
-    ("plan", &[default("entries", Ty::Items(&PLAN_ENTRY)), META]),
-    ("plan_update", ONLY_META),
-    ("plan_removed", ONLY_META),
-    (
-        "available_commands_update",
-        &[
-            default("availableCommands", Ty::Items(&AVAILABLE_COMMAND)),
-            META,
-        ],
-    ),
-    (
-        "config_option_update",
-        &[default("configOptions", Ty::Items(&CONFIG_OPTION)), META],
-    ),
-    ("current_mode_update", ONLY_META),
-    (
-        "session_info_update",
-        &[opt("title", Ty::Str), opt("updatedAt", Ty::Str), META],
-    ),
-    (
-        "usage_update",
-        &[
-            opt(
-                "cost",
-                Ty::Shaped(&[req("amount", Ty::Num), req("currency", Ty::Str), META]),
-            ),
-            META,
-        ],
-    ),
-    (
-        "state_update",
-        &[
-            opt("stopReason", Ty::Str),
-            opt(
-                "usage",
-                Ty::Shaped(&[
-                    req("totalTokens", Ty::Int),
-                    req("inputTokens", Ty::Int),
-                    req("outputTokens", Ty::Int),
-                    opt("thoughtTokens", Ty::Int),
-                    opt("cachedReadTokens", Ty::Int),
-                    opt("cachedWriteTokens", Ty::Int),
-                    META,
-                ]),
-            ),
-            META,
-        ],
-    ),
-    ("notice", &[opt("description", Ty::Str), META]),
-    (
-        "compaction_update",
-        &[
-            opt("summary", Ty::Items(&CONTENT_BLOCK)),
-            opt("error", Ty::Str),
-            META,
-        ],
-    ),
-    (
-        "compaction_summary_chunk",
-        &[inner("content", Ty::One(&CONTENT_BLOCK)), META],
-    ),
-    (
-        "subagent_update",
-        &[
-            opt("name", Ty::Str),
-            opt("task", Ty::Str),
-            opt("title", Ty::Str),
-            opt("description", Ty::Str),
-            opt("capabilities", Ty::Obj),
-            META,
-        ],
-    ),
-];
 
 /// What `value` should have been if it does not fit `field` (by type only): its type's name
 /// and whether `null` would do.

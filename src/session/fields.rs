@@ -13,7 +13,7 @@ const SCAN_SLOTS: usize = 32;
 /// goes last. Removal leaves a hole, compacted once holes outnumber the entries, so that every
 /// operation is amortized O(1) on large maps (O(32) at most on small ones).
 #[derive(Clone, Debug)]
-pub struct Keyed<T> {
+pub(crate) struct Keyed<T> {
     slots: Vec<Option<(String, T)>>,
     /// Key to slot, kept once the map outgrows [`SCAN_SLOTS`].
     index: Option<HashMap<String, usize>>,
@@ -21,7 +21,7 @@ pub struct Keyed<T> {
 }
 
 /// The fields of an entity.
-pub type Fields = Keyed<Json>;
+pub(crate) type Fields = Keyed<Json>;
 
 impl<T> Default for Keyed<T> {
     fn default() -> Self {
@@ -163,7 +163,7 @@ impl Fields {
 }
 
 /// The operation of a patch field: `null` clears, a value replaces.
-pub fn patch_op<'k>(key: &'k str, value: &jiter::JsonValue<'_>) -> (&'k str, Option<Json>) {
+pub(crate) fn patch_op<'k>(key: &'k str, value: &jiter::JsonValue<'_>) -> (&'k str, Option<Json>) {
     if matches!(value, jiter::JsonValue::Null) {
         (key, None)
     } else {

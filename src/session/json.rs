@@ -24,13 +24,13 @@ pub enum Json {
 }
 
 /// An ordered JSON object: unique keys in insertion order.
-pub type Obj = Vec<(String, Json)>;
+pub(crate) type Obj = Vec<(String, Json)>;
 
 /// A snapshot that borrows what it can from the state it shows: taking one copies no stored
 /// value, and a converter (to an owned [`Json`], to Python objects) walks it once. Objects
 /// keep their order and unique keys, as [`Json`] objects do.
 #[derive(Debug)]
-pub enum View<'a> {
+pub(crate) enum View<'a> {
     /// A stored value, as it is.
     Json(&'a Json),
     /// A value made for the snapshot (a terminal's text, a count).
@@ -73,7 +73,7 @@ impl<'a> View<'a> {
 }
 
 /// Set `key` of a view's members: in place when present (a dict's rule), else at the end.
-pub fn view_set<'a>(members: &mut Vec<(&'a str, View<'a>)>, key: &'a str, value: View<'a>) {
+pub(crate) fn view_set<'a>(members: &mut Vec<(&'a str, View<'a>)>, key: &'a str, value: View<'a>) {
     if let Some(slot) = members.iter_mut().find(|(k, _)| *k == key) {
         slot.1 = value;
     } else {
@@ -82,7 +82,7 @@ pub fn view_set<'a>(members: &mut Vec<(&'a str, View<'a>)>, key: &'a str, value:
 }
 
 /// Replace the value of `key` in place, or append it.
-pub fn obj_set(obj: &mut Obj, key: &str, value: Json) {
+pub(crate) fn obj_set(obj: &mut Obj, key: &str, value: Json) {
     if let Some(slot) = obj.iter_mut().find(|(k, _)| k == key) {
         slot.1 = value;
     } else {
@@ -91,27 +91,27 @@ pub fn obj_set(obj: &mut Obj, key: &str, value: Json) {
 }
 
 /// Remove `key` (keeping the order of the rest).
-pub fn obj_remove(obj: &mut Obj, key: &str) {
+pub(crate) fn obj_remove(obj: &mut Obj, key: &str) {
     if let Some(i) = obj.iter().position(|(k, _)| k == key) {
         obj.remove(i);
     }
 }
 
-pub fn obj_get<'a>(obj: &'a Obj, key: &str) -> Option<&'a Json> {
+pub(crate) fn obj_get<'a>(obj: &'a Obj, key: &str) -> Option<&'a Json> {
     obj.iter().find(|(k, _)| k == key).map(|(_, v)| v)
 }
 
 /// Parsed object members as jiter hands them out (keys may repeat).
-pub type Members<'s> = [(Cow<'s, str>, JsonValue<'s>)];
+pub(crate) type Members<'s> = [(Cow<'s, str>, JsonValue<'s>)];
 
 /// The value of `key`; with repeated keys the last one wins, as in a Python dict.
-pub fn member<'a, 's>(obj: &'a Members<'s>, key: &str) -> Option<&'a JsonValue<'s>> {
+pub(crate) fn member<'a, 's>(obj: &'a Members<'s>, key: &str) -> Option<&'a JsonValue<'s>> {
     obj.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v)
 }
 
 /// The members of a parsed object as a Python dict would hold them: each key once, at its
 /// first position, with its last value.
-pub fn dedup<'a, 's>(obj: &'a Members<'s>) -> Vec<(&'a str, &'a JsonValue<'s>)> {
+pub(crate) fn dedup<'a, 's>(obj: &'a Members<'s>) -> Vec<(&'a str, &'a JsonValue<'s>)> {
     let mut out: Vec<(&'a str, &'a JsonValue<'s>)> = Vec::with_capacity(obj.len());
     if obj.len() <= 16 {
         for (k, v) in obj {
@@ -263,5 +263,24 @@ impl From<u64> for Json {
 impl<T: Into<Json>> From<Option<T>> for Json {
     fn from(v: Option<T>) -> Json {
         v.map_or(Json::Null, Into::into)
+    }
+}
+
+pub(super) fn is_object(v: Option<&JsonValue<'_>>) -> bool {
+    matches!(v, Some(JsonValue::Object(_)))
+}
+
+pub(super) fn as_str<'a>(v: Option<&'a JsonValue<'_>>) -> Option<&'a str> {
+    match v {
+        Some(JsonValue::Str(s)) => Some(s.as_ref()),
+        _ => None,
+    }
+}
+
+pub(super) fn is_non_negative_int(v: Option<&JsonValue<'_>>) -> bool {
+    match v {
+        Some(JsonValue::Int(i)) => *i >= 0,
+        Some(JsonValue::BigInt(b)) => !b.to_string().starts_with('-'),
+        _ => false,
     }
 }

@@ -2,7 +2,10 @@
 //! pending requests, the method tables) or exercise what only Rust has; the behaviour cases
 //! shared with the Python tests are data, run by `cases.rs`.
 
+use super::json::{obj_get, obj_remove, obj_set};
+use super::tables::{AGENT_METHODS, CLIENT_METHODS};
 use super::*;
+use crate::terminal::decode_base64;
 
 const SID: &str = "s1";
 

@@ -1,0 +1,401 @@
+//! The state of one session: [`Session`] and what it holds (messages and their content
+//! blocks, terminal entries, the timeline), and the store-wide bound on terminal memory.
+
+use std::collections::BTreeMap;
+use std::collections::VecDeque;
+use std::sync::atomic::AtomicI64;
+use std::sync::{Arc, Mutex};
+
+use jiter::JsonValue;
+
+use super::fields::{Fields, Keyed};
+use super::json::{Json, Obj, obj_get};
+use super::rpc::Turn;
+use super::{ErrorRecord, HashMap, MAX_HOLES};
+use crate::terminal::{Terminal, TerminalConfig};
+
+/// The role of a message; the snapshot writes it as `"user"`, `"agent"`, `"thought"` or
+/// `"session"` (inter-session messages).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Role {
+    User,
+    Agent,
+    Thought,
+    Session,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::User => "user",
+            Role::Agent => "agent",
+            Role::Thought => "thought",
+            Role::Session => "session",
+        }
+    }
+
+    /// The role named by `name`, if any.
+    pub fn parse(name: &str) -> Option<Role> {
+        match name {
+            "user" => Some(Role::User),
+            "agent" => Some(Role::Agent),
+            "thought" => Some(Role::Thought),
+            "session" => Some(Role::Session),
+            _ => None,
+        }
+    }
+
+    pub(super) fn slot(self) -> usize {
+        self as usize
+    }
+}
+
+/// One content block, in 16 bytes: a streamed message holds one per chunk.
+#[derive(Clone, Debug)]
+enum Block {
+    /// A plain `{"type":"text","text":…}` block (the streaming hot path): its text is
+    /// [`Content::text`] up to this offset, from where the previous text block ended.
+    Text(usize),
+    Raw(Box<Json>),
+}
+
+const _: () = assert!(std::mem::size_of::<Block>() <= 16);
+const _: () = assert!(std::mem::size_of::<Message>() <= 64);
+
+/// The content blocks of a message. The text of its plain text blocks lies back to back in
+/// one buffer: a streamed message grows one allocation instead of making one per chunk.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Content {
+    blocks: Vec<Block>,
+    pub(super) text: String,
+}
+
+impl Content {
+    pub(super) fn from_values(items: &[JsonValue<'_>]) -> Content {
+        let mut content = Content {
+            blocks: Vec::with_capacity(items.len()),
+            text: String::new(),
+        };
+        for item in items {
+            content.push(item);
+        }
+        content
+    }
+
+    pub(super) fn push(&mut self, value: &JsonValue<'_>) {
+        if let JsonValue::Object(members) = value
+            && members.len() == 2
+        {
+            // Only in this key order: the snapshot writes `type` then `text`, and must keep the
+            // order the block arrived in.
+            let (t, x) = (&members[0], &members[1]);
+            if t.0 == "type"
+                && x.0 == "text"
+                && let (JsonValue::Str(kind), JsonValue::Str(text)) = (&t.1, &x.1)
+                && kind == "text"
+            {
+                self.push_text(text);
+                return;
+            }
+        }
+        self.blocks
+            .push(Block::Raw(Box::new(Json::from_value(value))));
+    }
+
+    /// Append a plain text block.
+    pub(super) fn push_text(&mut self, text: &str) {
+        self.text.push_str(text);
+        self.blocks.push(Block::Text(self.text.len()));
+    }
+
+    /// The blocks in order, each text block with its text.
+    pub(super) fn iter(&self) -> impl Iterator<Item = BlockRef<'_>> {
+        let mut start = 0;
+        self.blocks.iter().map(move |block| match block {
+            Block::Text(end) => {
+                let text = &self.text[start..*end];
+                start = *end;
+                BlockRef::Text(text)
+            }
+            Block::Raw(json) => BlockRef::Raw(json),
+        })
+    }
+
+    /// The text of each block that is text, in order.
+    fn texts(&self) -> impl Iterator<Item = &str> {
+        self.iter().filter_map(|block| match block {
+            BlockRef::Text(text) => Some(text),
+            BlockRef::Raw(Json::Object(members)) => {
+                match (obj_get(members, "type"), obj_get(members, "text")) {
+                    (Some(Json::Str(kind)), Some(Json::Str(text))) if kind == "text" => Some(text),
+                    _ => None,
+                }
+            }
+            BlockRef::Raw(_) => None,
+        })
+    }
+}
+
+/// A block of a [`Content`], its text resolved.
+pub(super) enum BlockRef<'a> {
+    Text(&'a str),
+    Raw(&'a Json),
+}
+
+#[derive(Clone, Debug)]
+pub(super) struct Message {
+    pub(super) id: String,
+    pub(super) role: Role,
+    /// Boxed to keep `Message` at 64 bytes: each session holds a growing list of them, and a
+    /// larger element cost megabytes of resident memory on mixed streams.
+    pub(super) content: Option<Box<Content>>,
+    /// `_meta`, participants and unknown fields, in arrival order (boxed, and only once there
+    /// are any: most messages have none).
+    pub(super) fields: Option<Box<Fields>>,
+}
+
+impl Message {
+    pub(super) fn fields_mut(&mut self) -> &mut Fields {
+        self.fields.get_or_insert_with(Box::default)
+    }
+}
+
+pub(super) struct TerminalEntry {
+    pub(super) fields: Fields,
+    pub(super) term: Arc<Mutex<Terminal>>,
+    /// When the store last wrote to it (a [`TerminalBudget::writes`] count; 0: not since it
+    /// was created or cleared), and what it held then.
+    pub(super) written: u64,
+    pub(super) held: usize,
+}
+
+/// A terminal's lock, poisoned or not, as everywhere in the store.
+pub(super) fn lock(term: &Mutex<Terminal>) -> std::sync::MutexGuard<'_, Terminal> {
+    term.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The store-wide bound on what terminals hold ([`SessionsConfig::max_terminal_bytes`]).
+#[derive(Default)]
+pub(super) struct TerminalBudget {
+    pub(super) limit: usize,
+    /// What the terminals held when last written, together.
+    pub(super) held: usize,
+    /// Writes so far: the last one's count marks the terminal written last.
+    pub(super) writes: u64,
+    /// Terminals written since created or cleared, by when last written, least recent first:
+    /// (session index, terminal id).
+    pub(super) order: BTreeMap<u64, (usize, Box<str>)>,
+}
+
+impl TerminalBudget {
+    /// Counts that `entry` (terminal `id` of session `sidx`), just written, holds `held` now,
+    /// and makes it the one written last.
+    pub(super) fn written(
+        &mut self,
+        entry: &mut TerminalEntry,
+        sidx: usize,
+        id: &str,
+        held: usize,
+    ) {
+        self.held = self.held - entry.held + held;
+        entry.held = held;
+        // A stream of chunks to one terminal leaves the order as it is.
+        if entry.written == 0 || entry.written != self.writes {
+            if entry.written != 0 {
+                self.order.remove(&entry.written);
+            }
+            self.writes += 1;
+            entry.written = self.writes;
+            self.order.insert(self.writes, (sidx, id.into()));
+        }
+    }
+}
+
+/// The reduced state of one session.
+pub struct Session {
+    pub(super) id: String,
+    /// The store's protocol version (every session has the one last negotiated), shared so
+    /// that a change of version costs nothing per session ([`NO_VERSION`]: none yet).
+    pub(super) protocol_version: Arc<AtomicI64>,
+    pub(super) state: Option<String>,
+    pub(super) stop_reason: Option<String>,
+    pub(super) messages: Vec<Message>,
+    /// messageId -> index in `messages`, per role.
+    pub(super) message_index: HashMap<String, [Option<usize>; 4]>,
+    /// The same for anonymous messages, kept apart so that a real id never reaches one.
+    pub(super) anonymous_index: HashMap<String, [Option<usize>; 4]>,
+    /// The message that v1 chunks without an id join.
+    pub(super) current: Option<usize>,
+    pub(super) anonymous: u64,
+    pub(super) tool_calls: Keyed<Fields>,
+    pub(super) terminals: Keyed<TerminalEntry>,
+    pub(super) plans: Keyed<Obj>,
+    pub(super) compactions: Keyed<Fields>,
+    pub(super) subagents: Keyed<Fields>,
+    pub(super) usage: Option<Obj>,
+    pub(super) info: Fields,
+    pub(super) available_commands: Option<Json>,
+    pub(super) config_options: Option<Json>,
+    pub(super) current_mode_id: Option<String>,
+    pub(super) update_extras: Obj,
+    pub(super) permissions: Vec<Fields>,
+    pub(super) prompts: Vec<Fields>,
+    /// The turn going on, if one is: until the last prompt's v1 response or error response,
+    /// or (v2) an idle `state_update` or an error answer to each of its prompts. In v2 a
+    /// prompt sent meanwhile joins the turn (the work it contributes to). Only an ongoing turn
+    /// can be cancelled.
+    pub(super) turn: Option<Turn>,
+    pub(super) notices: VecDeque<Json>,
+    pub(super) other: Vec<Json>,
+    /// (type, id, role) in first-seen order; a removed plan's entry has type [`REMOVED`].
+    pub(super) timeline: Vec<(&'static str, String, Option<Role>)>,
+    /// Where each plan's entry is in `timeline`, so that removing a plan is O(1).
+    pub(super) plan_at: HashMap<String, usize>,
+    /// Entries of removed plans still in `timeline`.
+    pub(super) timeline_holes: usize,
+    pub(super) errors: VecDeque<ErrorRecord>,
+    pub(super) terminal_config: TerminalConfig,
+}
+
+/// The type of a timeline entry whose plan was removed (skipped by the snapshot).
+pub(super) const REMOVED: &str = "";
+
+impl Session {
+    /// Appends an empty message `id` of `role`, indexed (apart when `anonymous`) and placed in
+    /// the timeline; returns its index.
+    pub(super) fn add_message(&mut self, id: String, role: Role, anonymous: bool) -> usize {
+        let i = self.messages.len();
+        let index = if anonymous {
+            &mut self.anonymous_index
+        } else {
+            &mut self.message_index
+        };
+        index.entry(id.clone()).or_default()[role.slot()] = Some(i);
+        self.timeline.push(("message", id.clone(), Some(role)));
+        self.messages.push(Message {
+            id,
+            role,
+            content: None,
+            fields: None,
+        });
+        i
+    }
+
+    /// Drop plan `id`'s timeline entry: it becomes a hole, and the holes are compacted once
+    /// they outnumber the rest, so a stream of plan removals stays linear.
+    pub(super) fn remove_plan_entry(&mut self, id: &str) {
+        let Some(at) = self.plan_at.remove(id) else {
+            return;
+        };
+        self.timeline[at].0 = REMOVED;
+        self.timeline_holes += 1;
+        if self.timeline_holes > MAX_HOLES && self.timeline_holes * 2 > self.timeline.len() {
+            self.timeline.retain(|(kind, _, _)| *kind != REMOVED);
+            self.timeline_holes = 0;
+            for (i, (kind, id, _)) in self.timeline.iter().enumerate() {
+                if *kind == "plan" {
+                    self.plan_at.insert(id.clone(), i);
+                }
+            }
+        }
+    }
+
+    /// The terminal `id`, made (and placed on the timeline) on first sight.
+    pub(super) fn terminal_entry(&mut self, id: &str) -> &mut TerminalEntry {
+        let config = self.terminal_config;
+        let (entry, new) = self.terminals.entry(id, || TerminalEntry {
+            fields: [("terminalId".to_owned(), id.into())].into_iter().collect(),
+            term: Arc::new(Mutex::new(Terminal::new(config))),
+            written: 0,
+            held: 0,
+        });
+        if new {
+            self.timeline.push(("terminal", id.to_owned(), None));
+        }
+        entry
+    }
+
+    pub(super) fn new(
+        id: &str,
+        protocol_version: &Arc<AtomicI64>,
+        terminal_config: TerminalConfig,
+    ) -> Session {
+        Session {
+            id: id.to_owned(),
+            protocol_version: Arc::clone(protocol_version),
+            state: None,
+            stop_reason: None,
+            messages: Vec::new(),
+            message_index: HashMap::new(),
+            anonymous_index: HashMap::new(),
+            current: None,
+            anonymous: 0,
+            tool_calls: Keyed::default(),
+            terminals: Keyed::default(),
+            plans: Keyed::default(),
+            compactions: Keyed::default(),
+            subagents: Keyed::default(),
+            usage: None,
+            info: Fields::new(),
+            available_commands: None,
+            config_options: None,
+            current_mode_id: None,
+            update_extras: Vec::new(),
+            permissions: Vec::new(),
+            prompts: Vec::new(),
+            turn: None,
+            notices: VecDeque::new(),
+            other: Vec::new(),
+            timeline: Vec::new(),
+            plan_at: HashMap::new(),
+            timeline_holes: 0,
+            errors: VecDeque::new(),
+            terminal_config,
+        }
+    }
+
+    /// The session id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The foreground state (`running`, `idle`, `requires_action` or any other string sent),
+    /// `None` before the first report. v1 has no state updates: a prompt request sets
+    /// `running` and its response `idle`.
+    pub fn state(&self) -> Option<&str> {
+        self.state.as_deref()
+    }
+
+    /// Why the last turn stopped (only while `idle`).
+    pub fn stop_reason(&self) -> Option<&str> {
+        self.stop_reason.as_deref()
+    }
+
+    /// The live terminal `terminal_id`, shared so callers can keep a handle.
+    pub fn terminal(&self, terminal_id: &str) -> Option<Arc<Mutex<Terminal>>> {
+        self.terminals.get(terminal_id).map(|t| Arc::clone(&t.term))
+    }
+
+    /// The concatenated text blocks of message (`role`, `message_id`), or `None` when there is
+    /// no such message. `role` is `"user"`, `"agent"`, `"thought"` or `"session"`.
+    pub fn message_text(&self, message_id: &str, role: &str) -> Option<String> {
+        let role = Role::parse(role)?;
+        let slot = |index: &HashMap<String, [Option<usize>; 4]>| {
+            index.get(message_id).and_then(|slots| slots[role.slot()])
+        };
+        let i = slot(&self.message_index).or_else(|| slot(&self.anonymous_index))?;
+        Some(
+            self.messages[i]
+                .content
+                .iter()
+                .flat_map(|content| content.texts())
+                .collect(),
+        )
+    }
+
+    /// Number of messages.
+    pub fn message_count(&self) -> usize {
+        self.messages.len()
+    }
+}

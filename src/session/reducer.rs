@@ -1,0 +1,225 @@
+//! The [`Reducer`]: everything a store holds but its framer, and the dispatch of frames
+//! (the byte fast paths first, then the parse tree) and of JSON-RPC messages.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::sync::atomic::AtomicI64;
+
+use jiter::JsonValue;
+
+use super::json::{Members, member};
+use super::model::{Role, Session, TerminalBudget};
+use super::rpc::{Mode, PendingMap, Side, mode_of};
+use super::{Change, ErrorRecord, HashMap, HashSet, MAX_ERRORS, MAX_SESSION_ERRORS};
+use crate::framing::{self, Event};
+use crate::terminal::TerminalConfig;
+
+/// Everything but the framer, so frames can be reduced while the framer is borrowed.
+pub(super) struct Reducer {
+    pub(super) terminal_config: TerminalConfig,
+    pub(super) version: Option<i64>,
+    /// Sessions in first-seen order, and their index by id.
+    pub(super) sessions: Vec<Session>,
+    pub(super) index: HashMap<String, usize>,
+    /// The session and message touched last: streams hit them again and again.
+    pub(super) last_session: Option<usize>,
+    pub(super) last_message: Option<(usize, Role, usize)>,
+    /// Where the hot path decodes text with escapes, reused from frame to frame.
+    pub(super) decoded: String,
+    pub(super) pending: PendingMap,
+    pub(super) errors: VecDeque<ErrorRecord>,
+    pub(super) errors_dropped: u64,
+    /// The session id of the last error record, shared with the next of that session.
+    pub(super) error_session: Option<Arc<str>>,
+    /// Error records for the parts of the update being applied that were left out: recorded
+    /// once its handler has applied it, dropped if the handler refuses it (its one record).
+    pub(super) notes: Vec<String>,
+    pub(super) changes: Vec<Change>,
+    pub(super) change_set: HashSet<Change>,
+    /// (session index, message index) of a message whose change is already in `changes`, so
+    /// the hot path can skip [`Reducer::change`]. Cleared when the changes are taken.
+    pub(super) message_changed: Option<(usize, usize)>,
+    /// (line, offset) of the frame being reduced.
+    pub(super) pos: Option<(u64, u64)>,
+    /// Who sent the message being applied, when the caller knows.
+    pub(super) sender: Option<Side>,
+    /// The buffer terminal output chunks are decoded into (see `fast_terminal_chunk`).
+    pub(super) pty_bytes: Vec<u8>,
+    pub(super) terminal_budget: TerminalBudget,
+    /// `version`, as every session reads it ([`NO_VERSION`] until `initialize`).
+    pub(super) shared_version: Arc<AtomicI64>,
+    /// The first sessions (by index) whose version change is in `changes` already.
+    pub(super) version_changes_named: usize,
+}
+
+impl Reducer {
+    pub(super) fn on_event(&mut self, event: Event<'_>) {
+        match event {
+            Event::Frame(frame) => {
+                self.pos = Some((frame.line, frame.offset));
+                if self.fast_chunk(frame.bytes) || self.fast_terminal_chunk(frame.bytes) {
+                    return;
+                }
+                if framing::is_batch(frame.bytes) {
+                    self.apply_batch_frame(frame.bytes);
+                } else if let Ok(value) = JsonValue::parse(frame.bytes, false) {
+                    self.apply_top(&value);
+                } else {
+                    let e = framing::diagnose(frame.bytes, frame.line, frame.offset);
+                    self.error(None, e.kind.reason().to_owned());
+                }
+            }
+            Event::Error(e) => {
+                self.pos = Some((e.line, e.offset));
+                self.error(None, e.kind.reason().to_owned());
+            }
+        }
+    }
+
+    /// A batch frame: checked whole (a frame that is not JSON applies no entry), then each entry
+    /// decoded and applied in turn, so a frame of many small entries is never held decoded.
+    fn apply_batch_frame(&mut self, frame: &[u8]) {
+        match framing::check_batch(frame) {
+            Ok(_) => framing::for_each_entry(frame, |entry| self.apply_message(entry)),
+            Err(kind) => self.error(None, kind.reason().to_owned()),
+        }
+    }
+
+    /// A frame's value: a batch applies each entry in order; `[]` is an error.
+    pub(super) fn apply_top(&mut self, value: &JsonValue<'_>) {
+        if let JsonValue::Array(items) = value {
+            if items.is_empty() {
+                self.error(
+                    None,
+                    framing::FrameErrorKind::EmptyBatch.reason().to_owned(),
+                );
+                return;
+            }
+            for item in items.iter() {
+                self.apply_message(item);
+            }
+        } else {
+            self.apply_message(value);
+        }
+    }
+
+    pub(super) fn error(&mut self, session_id: Option<&str>, reason: String) {
+        // An error while an update is applied refuses it: what was left out of it is moot.
+        self.notes.clear();
+        let shared = session_id.map(|sid| match &self.error_session {
+            Some(last) if &**last == sid => Arc::clone(last),
+            _ => {
+                let id: Arc<str> = Arc::from(sid);
+                self.error_session = Some(Arc::clone(&id));
+                id
+            }
+        });
+        let record = ErrorRecord {
+            line: self.pos.map(|p| p.0),
+            offset: self.pos.map(|p| p.1),
+            session_id: shared,
+            reason,
+        };
+        if let Some(sid) = session_id {
+            let session = self.session(sid);
+            if session.errors.len() == MAX_SESSION_ERRORS {
+                session.errors.pop_front();
+            }
+            session.errors.push_back(record.clone());
+            self.change(sid, "session", "errors");
+        }
+        if self.errors.len() == MAX_ERRORS {
+            self.errors.pop_front();
+            self.errors_dropped += 1;
+        }
+        self.errors.push_back(record);
+    }
+
+    pub(super) fn change(&mut self, sid: &str, kind: &'static str, id: &str) {
+        // Streams repeat the same entity; compare with the last change before hashing.
+        if let Some((s, k, i)) = self.changes.last()
+            && *k == kind
+            && i == id
+            && s == sid
+        {
+            return;
+        }
+        let c = (sid.to_owned(), kind, id.to_owned());
+        if self.change_set.insert(c.clone()) {
+            self.changes.push(c);
+        }
+    }
+
+    /// The index of session `sid`, created on first sight.
+    pub(super) fn session_index(&mut self, sid: &str) -> usize {
+        if let Some(i) = self.last_session
+            && self.sessions[i].id == sid
+        {
+            return i;
+        }
+        let i = if let Some(&i) = self.index.get(sid) {
+            i
+        } else {
+            let i = self.sessions.len();
+            self.sessions.push(Session::new(
+                sid,
+                &self.shared_version,
+                self.terminal_config,
+            ));
+            self.index.insert(sid.to_owned(), i);
+            self.change(sid, "session", "sessionId");
+            i
+        };
+        self.last_session = Some(i);
+        i
+    }
+
+    /// The session `sid`, created on first sight.
+    pub(super) fn session(&mut self, sid: &str) -> &mut Session {
+        let i = self.session_index(sid);
+        &mut self.sessions[i]
+    }
+
+    pub(super) fn mode(&self) -> Mode {
+        mode_of(self.version)
+    }
+
+    fn apply_message(&mut self, msg: &JsonValue<'_>) {
+        let JsonValue::Object(m) = msg else {
+            self.error(None, "invalid message: not a JSON object".to_owned());
+            return;
+        };
+        let m: &Members<'_> = m;
+        if let Some(method) = member(m, "method") {
+            let JsonValue::Str(method) = method else {
+                self.error(None, "invalid message: method must be a string".to_owned());
+                return;
+            };
+            let id = member(m, "id");
+            let params = member(m, "params");
+            self.request(method, id, params);
+        } else if let Some(id) = member(m, "id") {
+            if member(m, "result").is_some() && member(m, "error").is_some() {
+                // JSON-RPC: a response has one or the other; which one holds is not known.
+                self.error(
+                    None,
+                    "invalid message: a response has both result and error".to_owned(),
+                );
+            } else if let Some(result) = member(m, "result") {
+                self.response(id, Some(result), None);
+            } else if let Some(error) = member(m, "error") {
+                self.response(id, None, Some(error));
+            } else {
+                self.error(
+                    None,
+                    "invalid message: no method, result or error".to_owned(),
+                );
+            }
+        } else {
+            self.error(
+                None,
+                "invalid message: no method, result or error".to_owned(),
+            );
+        }
+    }
+}

@@ -1,0 +1,162 @@
+//! The snapshot of a session ([`Session::snapshot`]): views borrowed from its state, owned
+//! only where a value is computed (terminal text, the protocol version).
+
+use std::sync::atomic::Ordering;
+
+use super::ErrorRecord;
+use super::NO_VERSION;
+use super::fields::{Fields, Keyed};
+use super::json::{Json, View, view_set};
+use super::model::{BlockRef, Content, Message, REMOVED, Session, TerminalEntry, lock};
+
+impl Session {
+    /// The session as one JSON object. Top-level keys, always present:
+    ///
+    /// `sessionId`, `protocolVersion` (int or null), `state`, `stopReason`, `messages` (list
+    /// of `{id, role, content?, _meta?, …}` in timeline order), `toolCalls` (by id),
+    /// `terminals` (by id: `terminalId`, `command?`, `cwd?`, `exitStatus?`, `_meta?`, `text`,
+    /// `bytes`, `truncated`), `plans` (by planId), `compactions` (by id), `usage` (the last
+    /// `usage_update` or null), `info` (patched `session_info_update` fields),
+    /// `availableCommands`, `configOptions`, `currentModeId` (null until set), `permissions`
+    /// and `prompts` (lists in request order, with `response` or `error` once answered),
+    /// `notices` (the last 100), `other` (raw unknown updates), `timeline` (`{type, id}` plus
+    /// `role` for messages, first-seen order), `errors` (this session's, the last 1000),
+    /// `subagents` (by id) and `updateExtras` (`_meta` and unknown fields of the
+    /// session-level replace variants and of plan updates and removals, by variant name).
+    ///
+    /// Inside entities, a field never set or cleared is absent.
+    pub fn snapshot(&self) -> Json {
+        self.snapshot_view().into_json()
+    }
+
+    /// [`Self::snapshot`] borrowed from the session: the same value, with stored values
+    /// referred to rather than copied.
+    pub(crate) fn snapshot_view(&self) -> View<'_> {
+        let messages = self.messages.iter().map(message_view).collect();
+        let plans = View::Object(
+            self.plans
+                .iter()
+                .map(|(id, o)| (id.as_str(), View::of_obj(o)))
+                .collect(),
+        );
+        let terminals = View::Object(
+            self.terminals
+                .iter()
+                .map(|(id, t)| (id.as_str(), terminal_view(t)))
+                .collect(),
+        );
+        let timeline = self
+            .timeline
+            .iter()
+            .filter(|(kind, _, _)| *kind != REMOVED)
+            .map(|(kind, id, role)| {
+                let mut o = vec![("type", View::Str(kind)), ("id", View::Str(id))];
+                if let Some(role) = role {
+                    o.push(("role", View::Str(role.as_str())));
+                }
+                View::Object(o)
+            })
+            .collect();
+        View::Object(vec![
+            ("sessionId", View::Str(&self.id)),
+            (
+                "protocolVersion",
+                View::Owned(match self.protocol_version.load(Ordering::Relaxed) {
+                    NO_VERSION => Json::Null,
+                    v => Json::Int(v),
+                }),
+            ),
+            ("state", View::of_str(self.state.as_deref())),
+            ("stopReason", View::of_str(self.stop_reason.as_deref())),
+            ("messages", View::Array(messages)),
+            ("toolCalls", keyed(&self.tool_calls)),
+            ("terminals", terminals),
+            ("plans", plans),
+            ("compactions", keyed(&self.compactions)),
+            (
+                "usage",
+                self.usage
+                    .as_ref()
+                    .map_or(View::Owned(Json::Null), View::of_obj),
+            ),
+            ("info", self.info.to_view()),
+            (
+                "availableCommands",
+                stored(self.available_commands.as_ref()),
+            ),
+            ("configOptions", stored(self.config_options.as_ref())),
+            (
+                "currentModeId",
+                View::of_str(self.current_mode_id.as_deref()),
+            ),
+            ("permissions", objs(&self.permissions)),
+            ("prompts", objs(&self.prompts)),
+            (
+                "notices",
+                View::Array(self.notices.iter().map(View::Json).collect()),
+            ),
+            (
+                "other",
+                View::Array(self.other.iter().map(View::Json).collect()),
+            ),
+            ("timeline", View::Array(timeline)),
+            (
+                "errors",
+                View::Array(self.errors.iter().map(ErrorRecord::view).collect()),
+            ),
+            ("subagents", keyed(&self.subagents)),
+            ("updateExtras", View::of_obj(&self.update_extras)),
+        ])
+    }
+}
+
+fn keyed(k: &Keyed<Fields>) -> View<'_> {
+    View::Object(k.iter().map(|(id, f)| (id.as_str(), f.to_view())).collect())
+}
+
+fn objs(v: &[Fields]) -> View<'_> {
+    View::Array(v.iter().map(Fields::to_view).collect())
+}
+
+fn stored(v: Option<&Json>) -> View<'_> {
+    v.map_or(View::Owned(Json::Null), View::Json)
+}
+
+/// A terminal's fields, then what it shows: `text`, `bytes` and `truncated`.
+fn terminal_view(t: &TerminalEntry) -> View<'_> {
+    let mut o = t.fields.view_members();
+    let term = lock(&t.term);
+    view_set(&mut o, "text", View::Owned(Json::Str(term.text())));
+    view_set(&mut o, "bytes", View::Owned(term.bytes_fed().into()));
+    view_set(
+        &mut o,
+        "truncated",
+        View::Owned(Json::Bool(term.truncated())),
+    );
+    View::Object(o)
+}
+
+fn message_view(m: &Message) -> View<'_> {
+    let mut o = vec![
+        ("id", View::Str(&m.id)),
+        ("role", View::Str(m.role.as_str())),
+    ];
+    if let Some(content) = &m.content {
+        o.push(("content", content.to_view()));
+    }
+    // No field is named `id`, `role` or `content`: updates never store those as fields.
+    o.extend(m.fields.iter().flat_map(|f| f.view_members()));
+    View::Object(o)
+}
+
+impl Content {
+    fn to_view(&self) -> View<'_> {
+        let block_view = |block| match block {
+            BlockRef::Text(text) => {
+                View::Object(vec![("type", View::Str("text")), ("text", View::Str(text))])
+            }
+            BlockRef::Raw(json) => View::Json(json),
+        };
+        View::Array(self.iter().map(block_view).collect())
+    }
+}

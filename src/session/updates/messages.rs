@@ -1,0 +1,172 @@
+//! Messages: chunks (the plain-text one also on the byte fast path) and whole-message
+//! upserts, keyed by (role, `messageId`), with anonymous v1 messages.
+
+use jiter::JsonValue;
+
+use super::super::fields::{Fields, patch_op};
+use super::super::json::{Json, Members, as_str, dedup, is_object, member};
+use super::super::model::{Content, Role};
+use super::super::reducer::Reducer;
+use super::super::rpc::Mode;
+use super::super::scan;
+use super::is_block;
+
+impl Reducer {
+    /// Index of message (`role`, `id`), created (with a timeline entry) when new.
+    fn message(&mut self, sid: &str, role: Role, id: &str) -> usize {
+        let si = self.session_index(sid);
+        self.message_in(si, role, id)
+    }
+
+    /// [`Reducer::message`] in the session at index `si`.
+    fn message_in(&mut self, si: usize, role: Role, id: &str) -> usize {
+        if let Some((s, r, i)) = self.last_message
+            && s == si
+            && r == role
+            && self.sessions[si].messages[i].id == id
+        {
+            return i;
+        }
+        let s = &mut self.sessions[si];
+        if let Some(slots) = s.message_index.get(id)
+            && let Some(i) = slots[role.slot()]
+        {
+            self.last_message = Some((si, role, i));
+            return i;
+        }
+        let i = s.add_message(id.to_owned(), role, false);
+        self.last_message = Some((si, role, i));
+        i
+    }
+
+    /// A new anonymous message of `role`: the next `~N` not already a real id of that role.
+    fn anonymous_message(&mut self, sid: &str, role: Role) -> usize {
+        let s = self.session(sid);
+        let id = loop {
+            s.anonymous += 1;
+            let id = format!("~{}", s.anonymous);
+            let taken = s
+                .message_index
+                .get(&id)
+                .is_some_and(|slots| slots[role.slot()].is_some());
+            if !taken {
+                break id;
+            }
+        };
+        s.add_message(id, role, true)
+    }
+
+    pub(super) fn chunk(&mut self, sid: &str, kind: &str, role: Role, u: &Members<'_>) {
+        let content = member(u, "content");
+        if !is_object(content) {
+            self.error(Some(sid), format!("{kind}: content must be an object"));
+            return;
+        }
+        if !is_block(content) {
+            self.error(Some(sid), format!("{kind}: content.type must be a string"));
+            return;
+        }
+        let index = if let Some(id) = as_str(member(u, "messageId")) {
+            self.message(sid, role, id)
+        } else if role == Role::Session || self.mode() == Mode::V2 {
+            self.error(Some(sid), format!("{kind}: messageId must be a string"));
+            return;
+        } else {
+            let s = self.session(sid);
+            match s.current {
+                Some(i) if s.messages[i].role == role => i,
+                _ => self.anonymous_message(sid, role),
+            }
+        };
+        let s = self.session(sid);
+        s.current = Some(index);
+        let m = &mut s.messages[index];
+        if role == Role::Session {
+            set_participants(m.fields_mut(), u);
+        }
+        m.content
+            .get_or_insert_with(Box::default)
+            .push(content.expect("checked above"));
+        let id = m.id.clone();
+        self.change(sid, "message", &id);
+    }
+
+    pub(super) fn upsert_message(&mut self, sid: &str, kind: &str, role: Role, u: &Members<'_>) {
+        let Some(id) = as_str(member(u, "messageId")) else {
+            self.error(Some(sid), format!("{kind}: messageId must be a string"));
+            return;
+        };
+        let index = self.message(sid, role, id);
+        let s = self.session(sid);
+        s.current = Some(index);
+        let m = &mut s.messages[index];
+        let mut ops = Vec::new();
+        for (k, v) in dedup(u) {
+            match k {
+                // `id` and `role` name the message in the snapshot (its key): a field of
+                // that name in an update is not kept, so it cannot pass for another message.
+                "sessionUpdate" | "messageId" | "id" | "role" => {}
+                "content" => match v {
+                    JsonValue::Array(items) if items.is_empty() => m.content = None,
+                    JsonValue::Array(items) => {
+                        m.content = Some(Box::new(Content::from_values(items)));
+                    }
+                    JsonValue::Null => m.content = None,
+                    _ => {}
+                },
+                "senderSessionId" | "recipientSessionId" if role == Role::Session => {
+                    if !matches!(v, JsonValue::Null) {
+                        ops.push((k, Some(Json::from_value(v))));
+                    }
+                }
+                _ => ops.push(patch_op(k, v)),
+            }
+        }
+        if !ops.is_empty() {
+            m.fields_mut().apply(ops);
+        }
+        self.change(sid, "message", id);
+    }
+
+    /// The streaming hot path: a plain-text message chunk with a `messageId`, reduced without
+    /// building a parse tree. Returns false, having changed nothing, for any other frame;
+    /// when it returns true the effect is exactly that of the general path.
+    pub(in crate::session) fn fast_chunk(&mut self, bytes: &[u8]) -> bool {
+        let mut decoded = std::mem::take(&mut self.decoded);
+        let chunk = scan::text_chunk(bytes, &mut decoded);
+        let found = chunk.is_some();
+        if let Some(chunk) = chunk {
+            self.apply_text_chunk(&chunk);
+        }
+        self.decoded = decoded;
+        found
+    }
+
+    /// What `session_update` and `chunk` do with a plain-text chunk that has a `messageId`.
+    fn apply_text_chunk(&mut self, chunk: &scan::TextChunk<'_>) {
+        let si = self.session_index(chunk.session_id);
+        let index = self.message_in(si, chunk.role, chunk.message_id);
+        let s = &mut self.sessions[si];
+        s.current = Some(index);
+        s.messages[index]
+            .content
+            .get_or_insert_with(Box::default)
+            .push_text(chunk.text);
+        // Sessions and messages are never removed, so the indices name the same message
+        // until the changes are taken.
+        if self.message_changed != Some((si, index)) {
+            self.change(chunk.session_id, "message", chunk.message_id);
+            self.message_changed = Some((si, index));
+        }
+    }
+}
+
+/// The participants of a session message: a concrete id sets it, omitted or null keeps it.
+fn set_participants(fields: &mut Fields, u: &Members<'_>) {
+    for key in ["senderSessionId", "recipientSessionId"] {
+        match member(u, key) {
+            None | Some(JsonValue::Null) => {}
+            Some(v) => fields.set(key, Json::from_value(v)),
+        }
+    }
+}

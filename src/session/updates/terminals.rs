@@ -1,0 +1,164 @@
+//! Terminals (v2): `terminal_update` and `terminal_output_chunk` (also on the byte fast
+//! path) feed live terminals, within the store's bound on what they hold together.
+
+use jiter::JsonValue;
+
+use super::super::fields::patch_op;
+use super::super::json::{Members, as_str, dedup, member};
+use super::super::model::lock;
+use super::super::reducer::Reducer;
+use super::super::rpc::Mode;
+use super::super::scan;
+use crate::terminal::{decode_base64, decode_base64_into};
+
+/// The largest chunk buffer kept between terminal output chunks.
+const MAX_KEPT_DECODED: usize = 1 << 20;
+
+impl Reducer {
+    pub(super) fn terminal_update(&mut self, sid: &str, u: &Members<'_>) {
+        let Some(id) = as_str(member(u, "terminalId")) else {
+            self.error(
+                Some(sid),
+                "terminal_update: terminalId must be a string".to_owned(),
+            );
+            return;
+        };
+        // The bytes to reset the terminal to (`null` resets it empty), if any. A snapshot that
+        // is not base64 cannot be read: like any optional object that cannot, it is left out.
+        let mut output: Option<Vec<u8>> = None;
+        match member(u, "output") {
+            Some(JsonValue::Null) => output = Some(Vec::new()),
+            Some(JsonValue::Object(o)) => {
+                if let Some(JsonValue::Str(data)) = member(o, "data") {
+                    if let Ok(bytes) = decode_base64(data.as_bytes()) {
+                        output = Some(bytes);
+                    } else {
+                        self.notes.push(
+                            "terminal_update: output.data is not valid base64 (output ignored)"
+                                .to_owned(),
+                        );
+                    }
+                }
+            }
+            _ => {}
+        }
+        let sidx = self.session_index(sid);
+        let entry = self.sessions[sidx].terminal_entry(id);
+        let ops = dedup(u)
+            .into_iter()
+            .filter(|(k, _)| !matches!(*k, "sessionUpdate" | "terminalId" | "output"))
+            .map(|(k, v)| patch_op(k, v))
+            .collect();
+        entry.fields.apply(ops);
+        if let Some(output) = output {
+            let held = {
+                let mut term = lock(&entry.term);
+                term.reset(&output);
+                term.settle()
+            };
+            self.terminal_budget.written(entry, sidx, id, held);
+            self.clear_past_terminal_bound();
+        }
+        self.change(sid, "terminal", id);
+    }
+
+    pub(super) fn terminal_chunk(&mut self, sid: &str, u: &Members<'_>) {
+        let Some(id) = as_str(member(u, "terminalId")) else {
+            self.error(
+                Some(sid),
+                "terminal_output_chunk: terminalId must be a string".to_owned(),
+            );
+            return;
+        };
+        let Some(data) = as_str(member(u, "data")) else {
+            self.error(
+                Some(sid),
+                "terminal_output_chunk: data must be a string".to_owned(),
+            );
+            return;
+        };
+        let Ok(bytes) = decode_base64(data.as_bytes()) else {
+            self.error(
+                Some(sid),
+                "terminal_output_chunk: data is not valid base64".to_owned(),
+            );
+            return;
+        };
+        self.terminal_output(sid, id, &bytes);
+    }
+
+    /// Feed one decoded chunk of terminal output.
+    fn terminal_output(&mut self, sid: &str, id: &str, bytes: &[u8]) {
+        let sidx = self.session_index(sid);
+        let entry = self.sessions[sidx].terminal_entry(id);
+        let held = {
+            let mut term = lock(&entry.term);
+            term.feed(bytes);
+            term.settle()
+        };
+        self.terminal_budget.written(entry, sidx, id, held);
+        self.clear_past_terminal_bound();
+        self.change(sid, "terminal", id);
+    }
+
+    /// Clears the terminals written least recently until what they all hold fits the
+    /// store's bound (never the one written last: its own bounds hold it).
+    fn clear_past_terminal_bound(&mut self) {
+        loop {
+            let budget = &mut self.terminal_budget;
+            if budget.held <= budget.limit {
+                break;
+            }
+            let Some(oldest) = budget.order.first_entry() else {
+                break;
+            };
+            if *oldest.key() == budget.writes {
+                break;
+            }
+            let (victim_index, victim_id) = oldest.remove();
+            let session = &mut self.sessions[victim_index];
+            let victim = session
+                .terminals
+                .get_mut(&victim_id)
+                .expect("terminals are never removed");
+            victim.written = 0;
+            // One that holds nothing a clear would drop loses nothing: it is not cleared, nor
+            // marked truncated. A clear keeps the links its pen and saved cursors carry.
+            let mut term = lock(&victim.term);
+            let kept = term.kept_bytes();
+            if victim.held > kept {
+                term.drop_retained();
+                drop(term);
+                budget.held -= victim.held - kept;
+                victim.held = kept;
+                let victim_session = session.id.clone();
+                self.change(&victim_session, "terminal", &victim_id);
+            }
+        }
+    }
+
+    /// The terminal-output hot path (see [`scan::terminal_chunk`]): a heavy terminal session
+    /// is mostly these frames, and their base64 is fed without building a parse tree. Returns
+    /// false, having changed nothing, for any other frame, and where v1 rules make the variant
+    /// unknown (the general path keeps it raw).
+    pub(in crate::session) fn fast_terminal_chunk(&mut self, bytes: &[u8]) -> bool {
+        if self.mode() == Mode::V1 {
+            return false;
+        }
+        let Some(chunk) = scan::terminal_chunk(bytes) else {
+            return false;
+        };
+        // Invalid base64, or a string with escapes, is the general path's to record or decode.
+        // Chunks are decoded into one reused buffer: no allocation per chunk.
+        let mut output = std::mem::take(&mut self.pty_bytes);
+        let valid = decode_base64_into(chunk.data, &mut output).is_ok();
+        if valid {
+            self.terminal_output(chunk.session_id, chunk.terminal_id, &output);
+        }
+        // Kept unless one huge chunk grew it: memory between chunks stays small.
+        if output.capacity() <= MAX_KEPT_DECODED {
+            self.pty_bytes = output;
+        }
+        valid
+    }
+}

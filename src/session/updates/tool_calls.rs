@@ -1,0 +1,87 @@
+//! Tool calls: `tool_call`, `tool_call_update` and the v2 `tool_call_content_chunk`.
+
+use jiter::JsonValue;
+
+use super::super::fields::{Fields, patch_op};
+use super::super::json::{Json, Members, as_str, dedup, member};
+use super::super::reducer::Reducer;
+use super::super::rpc::Mode;
+use super::{is_block, push_item};
+
+impl Reducer {
+    pub(super) fn tool_call(&mut self, sid: &str, u: &Members<'_>, create: bool) {
+        let kind = if create {
+            "tool_call"
+        } else {
+            "tool_call_update"
+        };
+        let Some(id) = as_str(member(u, "toolCallId")) else {
+            self.error(Some(sid), format!("{kind}: toolCallId must be a string"));
+            return;
+        };
+        if create && as_str(member(u, "title")).is_none() {
+            self.error(Some(sid), "tool_call: title must be a string".to_owned());
+            return;
+        }
+        let null_clears = self.mode() != Mode::V1;
+        let s = self.session(sid);
+        let (call, new) = s.tool_calls.entry(id, Fields::new);
+        if create || new {
+            call.clear();
+            call.set("toolCallId", id.into());
+        }
+        let mut ops = Vec::new();
+        for (k, v) in dedup(u) {
+            match (k, v) {
+                ("sessionUpdate" | "toolCallId", _) => {}
+                (_, JsonValue::Null) if !null_clears => {}
+                ("content" | "locations", JsonValue::Array(items)) if items.is_empty() => {
+                    ops.push((k, None));
+                }
+                ("content" | "locations", JsonValue::Array(_) | JsonValue::Null) => {
+                    ops.push(patch_op(k, v));
+                }
+                ("content" | "locations", _) => {}
+                _ => ops.push(patch_op(k, v)),
+            }
+        }
+        call.apply(ops);
+        if new {
+            s.timeline.push(("toolCall", id.to_owned(), None));
+        }
+        self.change(sid, "toolCall", id);
+    }
+
+    pub(super) fn tool_call_chunk(&mut self, sid: &str, u: &Members<'_>) {
+        let Some(id) = as_str(member(u, "toolCallId")) else {
+            self.error(
+                Some(sid),
+                "tool_call_content_chunk: toolCallId must be a string".to_owned(),
+            );
+            return;
+        };
+        let Some(content @ JsonValue::Object(_)) = member(u, "content") else {
+            self.error(
+                Some(sid),
+                "tool_call_content_chunk: content must be an object".to_owned(),
+            );
+            return;
+        };
+        if !is_block(Some(content)) {
+            self.error(
+                Some(sid),
+                "tool_call_content_chunk: content.type must be a string".to_owned(),
+            );
+            return;
+        }
+        let s = self.session(sid);
+        let (call, new) = s.tool_calls.entry(id, || {
+            [("toolCallId".to_owned(), id.into())].into_iter().collect()
+        });
+        push_item(call, "content", Json::from_value(content));
+        if new {
+            s.timeline.push(("toolCall", id.to_owned(), None));
+        }
+        self.change(sid, "toolCall", id);
+    }
+}
