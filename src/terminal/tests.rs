@@ -1,5 +1,17 @@
 use super::*;
 
+use std::mem::MaybeUninit;
+
+use super::cell::{CLUSTER_BIT, CONT};
+use super::line::SLACK_CELLS;
+use super::osc::{OSC_KEPT_CAPACITY, split_field, split_fields};
+use super::params::Plain;
+use super::sgr::{PenEdit, sgr};
+use super::style::{BOLD, ITALIC, MAX_STYLES, RGB_BIT, STRIKE};
+use super::views::spans::copy_ascii_of_style;
+use crate::simd::terminal_cells::copy_ascii;
+use crate::simd::terminal_input::{param_bytes, repeats_of_3, scan_ascii, widen_ascii};
+
 fn term(cols: Option<usize>, rows: usize) -> Terminal {
     Terminal::new(TerminalConfig {
         cols,
