@@ -10,7 +10,7 @@ pub mod session;
 mod simd;
 pub mod terminal;
 
-// `crate::prefetch` as before: the hint now lives with the other intrinsics.
+// The prefetch hint, with the other intrinsics, at the path the framing code uses.
 use simd::prefetch;
 
 #[cfg(feature = "python")]

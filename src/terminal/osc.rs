@@ -1,8 +1,9 @@
 //! OSC sequences: the title (0, 2), hyperlinks (8) and progress (9;4).
 
+use std::sync::Arc;
+
 use super::Terminal;
 use super::style::{MAX_LINK_BYTES, MAX_LINKS, id32};
-use std::sync::Arc;
 
 /// Largest OSC payload kept; a longer OSC is dropped whole.
 pub const MAX_OSC_BYTES: usize = 64 * 1024;

@@ -1,10 +1,11 @@
 //! Printing: decoded characters written at the cursor, wrapping at the margin.
 
+use std::mem::MaybeUninit;
+
 use super::Terminal;
 use super::cell::{BLANK, CONT, Cell, CellChars, extend, fill, split};
 use super::utf8::decode_utf8;
 use crate::simd::terminal_input::{repeats_of_3, widen_ascii};
-use std::mem::MaybeUninit;
 
 /// `cells` as the values they hold.
 ///

@@ -1,11 +1,12 @@
 //! The grid: cursor, margins, tab stops, the alternate screen, scrolling within the margins,
 //! and erasing, inserting and deleting cells.
 
+use std::collections::VecDeque;
+
 use super::Terminal;
 use super::cell::{BLANK, split};
 use super::line::Line;
 use super::style::StyleKey;
-use std::collections::VecDeque;
 
 #[derive(Clone, Copy)]
 pub(super) struct Saved {

@@ -1,9 +1,10 @@
 //! Styles (pens), the public [`Style`] and [`Color`], and the bounded interning of styles,
 //! OSC 8 links and grapheme clusters that cells refer to by id.
 
+use std::sync::Arc;
+
 use super::Terminal;
 use super::cell::{BLANK, CLUSTER_BIT, CONT};
-use std::sync::Arc;
 
 pub(super) const MAX_STYLES: usize = 65536;
 

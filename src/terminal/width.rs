@@ -1,8 +1,9 @@
 //! Display widths of characters (from `unicode-width`), cached for the non-ASCII ones.
 
+use unicode_width::UnicodeWidthChar;
+
 use super::Terminal;
 use super::style::id32;
-use unicode_width::UnicodeWidthChar;
 
 pub(super) const WIDTH_CACHE: usize = 256;
 

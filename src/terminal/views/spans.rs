@@ -1,10 +1,11 @@
 //! The spans view: each logical line as runs of one style.
 
+use std::convert::Infallible;
+
 use crate::simd::terminal_cells::copy_ascii_where;
 use crate::terminal::Terminal;
 use crate::terminal::cell::{CONT, Cell};
 use crate::terminal::style::{INVERSE, STRIKE, Style, StyleKey, UNDERLINE};
-use std::convert::Infallible;
 
 /// A run of text in one style.
 #[derive(Clone, Debug, PartialEq, Eq)]
