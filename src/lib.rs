@@ -3,11 +3,15 @@
 //! The core modules are plain Rust and know nothing of Python; the `PyO3` layer in
 //! [`python`] (feature `python`) converts at the edge.
 
+pub mod base64;
 pub mod framing;
 mod json_text;
-mod prefetch;
 pub mod session;
+mod simd;
 pub mod terminal;
+
+// The prefetch hint, with the other intrinsics, at the path the framing code uses.
+use simd::prefetch;
 
 #[cfg(feature = "python")]
 mod python;

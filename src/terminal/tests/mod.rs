@@ -1,5 +1,17 @@
 use super::*;
 
+use std::mem::MaybeUninit;
+
+use super::cell::{CLUSTER_BIT, CONT};
+use super::line::SLACK_CELLS;
+use super::osc::{OSC_KEPT_CAPACITY, split_field, split_fields};
+use super::params::Plain;
+use super::sgr::{PenEdit, sgr};
+use super::style::{BOLD, ITALIC, MAX_STYLES, RGB_BIT, STRIKE};
+use super::views::spans::copy_ascii_of_style;
+use crate::simd::terminal_cells::copy_ascii;
+use crate::simd::terminal_input::{param_bytes, repeats_of_3, scan_ascii, widen_ascii};
+
 fn term(cols: Option<usize>, rows: usize) -> Terminal {
     Terminal::new(TerminalConfig {
         cols,
@@ -151,17 +163,6 @@ fn base64_into_one_buffer_replaces_its_contents() {
         decode_base64_into(data, &mut out).unwrap();
         assert_eq!(out, decode_base64(data).unwrap());
     }
-}
-
-#[test]
-fn grid_wrap_wide_and_combining() {
-    let mut t = term(Some(6), 3);
-    t.feed("aデbネxy\u{301}".as_bytes());
-    assert_eq!(t.screen().unwrap(), vec!["aデbネ", "xy\u{301}", ""]);
-    assert_eq!(t.lines(), vec!["aデbネxy\u{301}"]);
-    assert_eq!(t.cursor(), Some((1, 2)));
-    t.feed(b"\x1b[1;3Hz");
-    assert_eq!(t.screen().unwrap()[0], "a zbネ");
 }
 
 #[test]
@@ -423,122 +424,6 @@ fn sizes_are_clamped_to_what_escapes_can_address() {
 }
 
 #[test]
-fn tab_stops_set_and_cleared() {
-    let mut t = term(Some(30), 2);
-    let tab = |t: &mut Terminal| {
-        t.feed(b"\t");
-        t.cursor().map(|c| c.1)
-    };
-    let stops: Vec<_> = (0..4).map(|_| tab(&mut t)).collect();
-    assert_eq!(stops, [Some(8), Some(16), Some(24), Some(29)]);
-    t.feed(b"\x1b[3g\r\x1b[4G\x1bH\x1b[11G\x1bH\x1b[20G\x1bH\x1b[11G\x1b[g\r");
-    let stops: Vec<_> = (0..3).map(|_| tab(&mut t)).collect();
-    assert_eq!(stops, [Some(3), Some(19), Some(29)]);
-    t.feed(b"\x1b[Z");
-    assert_eq!(t.cursor(), Some((0, 19)));
-    t.feed(b"\x1b[9Z");
-    assert_eq!(t.cursor(), Some((0, 0)));
-    t.feed(b"\x1bc\x1b[2I");
-    assert_eq!(t.cursor(), Some((0, 16)));
-}
-
-#[test]
-fn origin_mode_addresses_rows_from_the_top_margin() {
-    let mut t = term(Some(20), 12);
-    t.feed(b"\x1b[5;10r\x1b[?6h");
-    assert_eq!(t.cursor(), Some((4, 0)));
-    t.feed(b"\x1b[2;3H");
-    assert_eq!(t.cursor(), Some((5, 2)));
-    t.feed(b"\x1b[99d");
-    assert_eq!(t.cursor(), Some((9, 2)));
-    t.feed(b"\x1b7\x1b[?6l\x1b[12H");
-    assert_eq!(t.cursor(), Some((11, 0)));
-    t.feed(b"\x1b8\x1b[Hx");
-    assert_eq!(t.cursor(), Some((4, 1)));
-}
-
-fn screen_after(data: &[u8], cols: usize, rows: usize) -> (Vec<String>, (usize, usize)) {
-    let mut t = term(Some(cols), rows);
-    t.feed(data);
-    (
-        t.screen().unwrap_or_default(),
-        t.cursor().unwrap_or_default(),
-    )
-}
-
-#[test]
-fn pending_wrap_ends_as_in_xterm() {
-    let rows = |r: &[&str]| {
-        let mut v: Vec<String> = r.iter().map(|s| (*s).to_owned()).collect();
-        v.resize(3, String::new());
-        v
-    };
-    // After "0123456789" on 10 columns a wrap is pending; these end it (the cursor stays on
-    // the last column, or BS/CUB count back from there), SU and HT keep it.
-    for (seq, want, cursor) in [
-        (&b"\n"[..], &["", "0123456789", "         Y"][..], (2, 10)),
-        (b"\x1bM", &["         Y", "0123456789"], (0, 10)),
-        (b"\x1b[A", &["         Y", "0123456789"], (0, 10)),
-        (b"\x1b[3d", &["", "0123456789", "         Y"], (2, 10)),
-        (b"\x1b[K", &["", "012345678Y"], (1, 10)),
-        (b"\x1b[2K", &["", "         Y"], (1, 10)),
-        (b"\x1b[X", &["", "012345678Y"], (1, 10)),
-        (b"\x1b[@", &["", "012345678Y"], (1, 10)),
-        (b"\x1b[P", &["", "012345678Y"], (1, 10)),
-        (b"\x1b[2J", &["", "         Y"], (1, 10)),
-        (b"\x08", &["", "01234567Y9"], (1, 9)),
-        (b"\x1b[2D", &["", "0123456Y89"], (1, 8)),
-        (b"\t", &["", "0123456789", "Y"], (2, 1)),
-        (b"\x1b[S", &["0123456789", "", "Y"], (2, 1)),
-    ] {
-        let data = [&b"\r\n0123456789"[..], seq, b"Y"].concat();
-        assert_eq!(
-            screen_after(&data, 10, 3),
-            (rows(want), cursor),
-            "{}",
-            String::from_utf8_lossy(seq)
-        );
-    }
-}
-
-#[test]
-fn erased_rows_are_not_soft_wrapped() {
-    for (seq, text) in [
-        (&b"\x1b[A\x1b[2K"[..], "\nabc"),
-        (b"\x1b[A\x1b[10G\x1b[1K", "\nabc"),
-        (b"\x1b[A\x1b[9G\x1b[1K", "         9abc"),
-        (b"\x1b[A\x1b[5G\x1b[X", "0123 56789\nabc"),
-        (b"\x1b[A\x1b[5G\x1b[P", "012356789\nabc"),
-        (b"\x1b[A\x1b[5G\x1b[@", "0123 45678abc"),
-    ] {
-        let mut t = term(Some(10), 3);
-        t.feed(&[&b"0123456789abc"[..], seq].concat());
-        assert_eq!(t.text(), text, "{}", String::from_utf8_lossy(seq));
-    }
-}
-
-#[test]
-fn alternate_screens_follow_xterm() {
-    let blank = vec![String::new(); 3];
-    let first = |s: &str| {
-        let mut v = blank.clone();
-        v[0] = s.to_owned();
-        v
-    };
-    assert_eq!(
-        screen_after(b"\x1b[?47hA1\x1b[?47l\x1b[?47h", 5, 3).0,
-        first("A1")
-    );
-    assert_eq!(
-        screen_after(b"\x1b[?1047hA1\x1b[?1047l\x1b[?47h", 5, 3).0,
-        blank
-    );
-    assert_eq!(screen_after(b"\x1b[?1049hAAA\x1b[?1049h", 5, 3).0, blank);
-    let (screen, cursor) = screen_after(b"\x1b[2;3H\x1b7\x1b[3;5H\x1b[?1049lX", 5, 3);
-    assert_eq!((screen[1].as_str(), cursor), ("  X", (1, 3)));
-}
-
-#[test]
 fn spans_keep_trailing_blanks_that_show() {
     let mut t = term(None, 3);
     t.feed(b"ok \x1b[41m  \x1b[0m \x1b[4m \x1b[0m  \r\n\x1b[1m  \x1b[0m\r\n\x1b[7m \x1b[0m");
@@ -551,46 +436,6 @@ fn spans_keep_trailing_blanks_that_show() {
     assert_eq!(texts, [vec!["ok ", "  ", " ", " "], vec![], vec![" "]]);
     assert_eq!(spans[0][1].style.bg, Some(Color::Indexed(1)));
     assert!(spans[0][3].style.underline && spans[2][0].style.inverse);
-}
-
-#[test]
-fn wide_wrap_padding_is_not_text() {
-    let mut t = term(Some(10), 3);
-    t.feed("012345678一".as_bytes());
-    assert_eq!(t.text(), "012345678一");
-    assert_eq!(t.screen().unwrap_or_default()[..2], ["012345678", "一"]);
-    t.feed(b"\x1b[1;10Hz");
-    assert_eq!(t.text(), "012345678z一");
-}
-
-#[test]
-fn render_text_ends_an_incomplete_tail() {
-    assert_eq!(render_text(b"ab\xe2\x82"), "ab\u{fffd}");
-    assert_eq!(render_text(b"\xed\xa0"), "\u{fffd}\u{fffd}");
-    let mut t = term(None, 3);
-    t.feed(b"ab\xe2\x82");
-    assert_eq!(t.text(), "ab");
-    t.feed(b"\xac");
-    assert_eq!(t.text(), "ab\u{20ac}");
-}
-
-#[test]
-fn rep_repeats_only_the_character_printed_just_before_it() {
-    for (input, want) in [
-        (&b"a\x1b[3b"[..], "aaaa"),
-        (b"a\x1b[31m\x1b[3b", "a"),
-        (b"ab\r\x1b[3b", "ab"),
-        (b"a\x1b[2b\x1b[2b", "aaa"),
-    ] {
-        let mut whole = term(None, 4);
-        whole.feed(input);
-        assert_eq!(whole.text(), want, "{input:?}");
-        let mut bytewise = term(None, 4);
-        for b in input {
-            bytewise.feed(&[*b]);
-        }
-        assert_eq!(bytewise.text(), want, "{input:?} byte by byte");
-    }
 }
 
 #[test]
@@ -607,41 +452,6 @@ fn screen_of(cols: usize, rows: usize, data: &[u8]) -> Vec<String> {
     let (whole, bytewise) = fed_whole_and_bytewise(Some(cols), rows, data);
     assert_eq!(all_views(&whole), all_views(&bytewise));
     whole.screen().unwrap_or_default()
-}
-
-#[test]
-fn rep_after_a_zero_width_character_repeats_nothing() {
-    assert_eq!(screen_of(8, 1, "e\u{301}\x1b[3b".as_bytes()), ["e\u{301}"]);
-    assert_eq!(
-        screen_of(8, 1, "e\u{301}b\x1b[2b".as_bytes()),
-        ["e\u{301}bbb"]
-    );
-}
-
-#[test]
-fn decrc_in_origin_mode_keeps_a_row_above_the_top_margin() {
-    let rows = screen_of(5, 4, b"\x1b[?6h\x1b[2;4H\x1b7\x1b[3;4r\x1b8X");
-    assert_eq!(rows, ["", "   X", "", ""]);
-}
-
-#[test]
-fn sd_with_an_explicit_zero_does_not_scroll() {
-    assert_eq!(screen_of(5, 3, b"top\r\nbot\x1b[0T"), ["top", "bot", ""]);
-    assert_eq!(screen_of(5, 3, b"top\r\nbot\x1b[T"), ["", "top", "bot"]);
-}
-
-#[test]
-fn sgr_extended_colour_in_the_mixed_form() {
-    for (seq, fg) in [
-        (&b"\x1b[38;5:1mX"[..], Some(Color::Indexed(1))),
-        (b"\x1b[38;2:1:2:3mX", Some(Color::Rgb(1, 2, 3))),
-        (b"\x1b[38;2:9:1:2:3mX", Some(Color::Rgb(1, 2, 3))),
-        (b"\x1b[38;5:300mX", None),
-    ] {
-        let mut t = term(None, 2);
-        t.feed(seq);
-        assert_eq!(t.spans()[0][0].style.fg, fg, "{seq:?}");
-    }
 }
 
 #[test]
@@ -1010,3 +820,5 @@ fn rep_repeats_the_last_character_a_decoded_run_printed() {
         [format!("é{}yy", "x".repeat(70))]
     );
 }
+
+mod cases;

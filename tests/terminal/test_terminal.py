@@ -1,7 +1,9 @@
-"""Terminal renderer (issue 3): semantics, split invariance, caps, conformance and oracles.
+"""Terminal renderer: semantics, split invariance, caps, conformance and oracles.
 
-Runs against the ``backend`` fixture (native and pure). Conformance data is read at run time
-from ``../shared/conformance/terminal`` and the tests skip when it is absent.
+Runs against the ``backend`` fixture (native and pure). The behaviour cases shared with the Rust
+suite are data under ``tests/cases/terminal`` (``test_terminal_cases.py``); the comparisons of
+the two backends are in ``tests/differential/test_terminal_differential.py``. Conformance data is
+read at run time from ``../shared/conformance/terminal`` and the tests skip when it is absent.
 """
 
 from __future__ import annotations
@@ -18,47 +20,9 @@ from pathlib import Path
 import pytest
 
 from acpwire._pure import terminal as pure_terminal
+from terminal_support import SAMPLES, fed, make, random_chunks, views
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "conformance" / "terminal"
-
-
-def views(t):
-    return (t.text, t.lines(), t.spans(), t.screen(), t.cursor, t.title, t.progress, t.bell_count)
-
-
-def make(backend, **kw):
-    return backend.Terminal(**kw)
-
-
-def fed(backend, data, chunks=None, **kw):
-    t = make(backend, **kw)
-    if chunks is None:
-        t.feed(data)
-    else:
-        for c in chunks:
-            t.feed(c)
-    return t
-
-
-def random_chunks(rng, data, most=9):
-    out, i = [], 0
-    while i < len(data):
-        k = rng.randint(1, most)
-        out.append(data[i : i + k])
-        i += k
-    return out
-
-
-SAMPLES = [
-    b"plain text\r\nsecond line\n",
-    b"\x1b[1;32m   Compiling\x1b[0m acpwire v0.1.0\r\n\x1b[1;33mwarning\x1b[0m: unused\r\n",
-    "naïve café デ ネa e\u0301 👍 ａ\r\n".encode(),
-    b"\x1b]8;;https://example.com/a;b\x1b\\link\x1b]8;;\x1b\\ after\r\n",
-    b"\x1b]0;my title\x07\x1b]9;4;1;40\x07 50%|#####     |\r 100%|##########|\x1b[K\r\n",
-    b"ab\xe2\x82\xacc\xff\xc3\x28\xed\xa0\x80\xf0\x9f\x98",
-    b"\x1b[38:2::255:128:0mrgb\x1b[48;5;21mbg\x1b[4:3mcurly\x1b[0m\x1b[?25l\x1b[6n\x1b[>c",
-    b"\x1bP1$r0m\x1b\\\x1b_hidden\x1b\\\x1b^pm\x1b\\\x1bXsos\x1b\\visible",
-]
+SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "conformance" / "terminal"
 
 
 @pytest.mark.parametrize("data", SAMPLES)
@@ -123,24 +87,7 @@ def test_newlines_and_redraws(backend):
     assert backend.render_text(b"foo\tbar\x08\x08X") == "foo     bXr"
 
 
-def test_tab_stops_set_and_cleared(backend):
-    t = make(backend, cols=30, rows=2)
-    tab = lambda: (t.feed(b"\t"), t.cursor[1])[1]  # noqa: E731
-    assert [tab(), tab(), tab(), tab()] == [8, 16, 24, 29]  # every 8, then the last column
-    t.feed(b"\x1b[3g\r")  # TBC 3: none left
-    assert tab() == 29
-    t.feed(b"\x1b[4G\x1bH\x1b[11G\x1bH\x1b[20G\x1bH\r")  # HTS at columns 3, 10 and 19
-    assert [tab(), tab(), tab(), tab()] == [3, 10, 19, 29]
-    t.feed(b"\x1b[11G\x1b[g\x1b[1g\x1b[2g\r")  # TBC 0 clears 10; TBC 1 and 2 do nothing
-    assert [tab(), tab()] == [3, 19]
-    t.feed(b"\x1b[2Z")  # CBT 2: 19 -> 3 -> 0
-    assert t.cursor == (0, 0)
-    t.feed(b"\x1b[5I")  # CHT past the last stop stops at the last column
-    assert t.cursor == (0, 29)
-    t.feed(b"\x1b[Z")
-    assert t.cursor == (0, 19)
-    t.feed(b"\x1bc\t")  # RIS: every 8 again
-    assert t.cursor == (0, 8)
+def test_tab_stops_in_a_transcript_leave_blanks(backend):
     # In transcripts too, where the text shows the blanks a tab leaves.
     assert backend.render_text(b"\x1b[3g\x1b[6G\x1bH\rab\tc\td") == "ab   c" + " " * 8185 + "d"
 
@@ -195,30 +142,6 @@ def test_decstr_resets_modes_margins_rendition_and_the_saved_cursor(backend):
     assert t.cursor == (0, 3)
 
 
-def test_origin_mode_addresses_rows_from_the_top_margin(backend):
-    t = make(backend, cols=20, rows=12)
-    t.feed(b"\x1b[5;10r")  # DECSTBM homes the cursor: to the screen's top outside DECOM
-    assert t.cursor == (0, 0)
-    t.feed(b"\x1b[?6h")  # DECOM homes the cursor to the top margin
-    assert t.cursor == (4, 0)
-    t.feed(b"\x1b[2;3H")
-    assert t.cursor == (5, 2)
-    t.feed(b"\x1b[99;1H")  # no further than the bottom margin
-    assert t.cursor == (9, 0)
-    t.feed(b"\x1b[3d")
-    assert t.cursor == (6, 0)
-    t.feed(b"\x1b7\x1b[?6l")  # DECSC keeps the mode; resetting it homes to the screen's top
-    assert t.cursor == (0, 0)
-    t.feed(b"\x1b[12;1H")
-    assert t.cursor == (11, 0)
-    t.feed(b"\x1b8\x1b[1;1Htop")  # DECRC brings DECOM back
-    assert t.cursor == (4, 3) and t.screen()[4] == "top"
-    t.feed(b"\x1b[2;4r")  # new margins home to the new top margin
-    assert t.cursor == (1, 0)
-    t.feed(b"\x1bc\x1b[3;1H")  # RIS leaves origin mode
-    assert t.cursor == (2, 0)
-
-
 def test_decrc_in_origin_mode_stays_above_the_bottom_margin_set_since(backend):
     t = make(backend, cols=10, rows=8)
     t.feed(b"\x1b[1;6r\x1b[?6h\x1b[6;1H\x1b7")  # saved on row 5, the bottom margin
@@ -226,38 +149,6 @@ def test_decrc_in_origin_mode_stays_above_the_bottom_margin_set_since(backend):
     assert t.cursor == (2, 1) and t.screen()[2] == "X"
     t.feed(b"\n\n\nY")  # and LF scrolls the region, as it does at its bottom
     assert t.screen()[:3] == ["", "", " Y"]
-
-
-def test_decrc_in_origin_mode_keeps_a_row_above_the_top_margin(backend):
-    # xterm's CursorSet limits the restored row by the bottom margin only.
-    t = make(backend, cols=5, rows=4)
-    t.feed(b"\x1b[?6h\x1b[2;4H\x1b7\x1b[3;4r\x1b8X")
-    assert t.screen() == ["", "   X", "", ""]
-    assert t.cursor == (1, 4)
-
-
-@pytest.mark.parametrize(
-    "data, text",
-    [
-        (b"a\x1b[3b", "aaaa"),
-        (b"\xc3\xa9\x1b[2b", "\u00e9\u00e9\u00e9"),
-        (b"a\x1b[31m\x1b[3b", "a"),  # an SGR in between
-        (b"ab\r\x1b[3b", "ab"),  # a control in between
-        (b"a\n\x1b[3b", "a"),
-        (b"a\x1b[2b\x1b[2b", "aaa"),  # a REP does not make its character repeatable again
-        (b"x\x1b[5C\x1b[2b", "x"),
-        (b"a\x1b]0;t\x07\x1b[2b", "a"),  # nor does any other sequence
-        (b"\x1b[3b", ""),
-        # After a zero-width character xterm repeats nothing (it is the last one printed).
-        (b"e\xcc\x81\x1b[3b", "e\u0301"),
-        (b"a\xe2\x80\x8d\x1b[2b", "a\u200d"),
-        (b"e\xcc\x81b\x1b[2b", "e\u0301bbb"),  # a character after it is repeatable again
-    ],
-)
-def test_rep_repeats_only_the_character_printed_just_before_it(backend, data, text):
-    # xterm forgets the character once anything but printing happens.
-    for chunks in (None, [data[i : i + 1] for i in range(len(data))]):
-        assert fed(backend, data, chunks).text == text
 
 
 def test_decaln_fills_the_screen_and_resets_origin_mode_and_rendition(backend):
@@ -394,16 +285,6 @@ def test_alternate_screen_and_regions(backend):
     assert t.screen() == ["1", "4", "", "", "5"]
 
 
-def test_wide_and_combining(backend):
-    t = make(backend, cols=6, rows=2)
-    t.feed("aデbネx".encode())
-    assert t.screen() == ["aデbネ", "x"] and t.lines() == ["aデbネx"]
-    t.feed(b"\x1b[1;3Hz")  # overwriting the right half blanks the left half
-    assert t.screen()[0] == "a zbネ"
-    assert backend.render_text("e\u0301\u0302 x".encode()) == "e\u0301\u0302 x"
-    assert backend.render_text("\u0301start".encode()) == "start"
-
-
 def test_sgr_and_links(backend):
     t = make(backend)
     t.feed(
@@ -419,41 +300,6 @@ def test_sgr_and_links(backend):
     assert (s[4].text, s[4].link, s[4].fg) == ("E", None, None)
     assert (s[5].text, s[5].fg, s[5].bg) == ("F", 12, 11)
     assert "Span(" in repr(s[0])
-
-
-@pytest.mark.parametrize(
-    "sgr, fg, bg",
-    [
-        (b"38;5:1", 1, None),  # xterm's mixed forms: the mode's own sub-parameters
-        (b"48;5:9", None, 9),
-        (b"38;2:1:2:3", "#010203", None),
-        (b"48;2:0:255:16:32", None, "#ff1020"),  # with a colour space
-        (b"38;5:300", None, None),  # out of range: no colour
-        (b"38;2:1:2", None, None),  # too few
-        (b"38;5:1;1", 1, None),  # the group is consumed whole; what follows still applies
-    ],
-)
-def test_sgr_extended_colour_with_sub_parameters_after_a_semicolon(backend, sgr, fg, bg):
-    t = make(backend)
-    t.feed(b"\x1b[" + sgr + b"mX")
-    span = t.spans()[0][0]
-    assert (span.fg, span.bg) == (fg, bg)
-    assert span.bold == sgr.endswith(b";1")
-
-
-@pytest.mark.parametrize("whole", [True, False])
-def test_sd_with_an_explicit_zero_is_mouse_tracking_not_a_scroll(backend, whole):
-    # xterm: `CSI T` scrolls down one line, `CSI 0 T` (like `CSI a;b;c;d;e T`) does not.
-    for seq, screen in [
-        (b"\x1b[0T", ["top", "bot", ""]),
-        (b"\x1b[00T", ["top", "bot", ""]),
-        (b"\x1b[T", ["", "top", "bot"]),
-        (b"\x1b[1T", ["", "top", "bot"]),
-        (b"\x1b[1;2;3;4;5T", ["top", "bot", ""]),
-    ]:
-        data = b"top\r\nbot" + seq
-        chunks = None if whole else [data[i : i + 1] for i in range(len(data))]
-        assert fed(backend, data, chunks, cols=5, rows=3).screen() == screen, seq
 
 
 def test_title_bell_queries(backend):
@@ -486,182 +332,6 @@ def test_utf8_replacement_matches_cpython(backend):
         assert views(fed(backend, data + b"\n", [*chunks, b"\n"])) == views(
             fed(backend, data + b"\n")
         )
-
-
-def test_matches_pure_twin(backend):
-    """Both backends agree on random streams of text, controls and sequences."""
-    atoms = [s for sample in SAMPLES for s in re.split(rb"(?=\x1b)", sample)] + [
-        b"\x1b[2J",
-        b"\x1b[3;5H",
-        b"\x1b[2@",
-        b"\x1b[3P",
-        b"\x1b[2X",
-        b"\x1b[L",
-        b"\x1b[2M",
-        b"\x1b[S",
-        b"\x1b[T",
-        b"\x1b[2;4r",
-        b"\x1bM",
-        b"\x1b7",
-        b"\x1b8",
-        b"\x1bc",
-        b"\x1b[?7l",
-        b"\x1b[?7h",
-        b"\x1b[?47h",
-        b"\x1b[?47l",
-        b"\x1b[?1047l",
-        b"\x1b[?1049h",
-        b"\x1b[?1049l",
-        b"\x1b[1K",
-        b"\x1b[2D",
-        b"\x1b[A",
-        b"\x1b[41m  ",
-        b"\x1b[4;7m \x1b[m",
-        b"\r",
-        b"\n",
-        b"\t",
-        b"\x08",
-        "デ".encode(),
-        "\u0301".encode(),
-        b"\xe2",
-        b"\x82\xac",
-        b"x" * 30,
-    ]
-    rng = random.Random(3)
-    for _ in range(150):
-        data = b"".join(rng.choice(atoms) for _ in range(rng.randint(0, 30)))
-        cfg = rng.choice(
-            [
-                {},
-                {"cols": 12, "rows": 4, "scrollback": 3},
-                {"cols": None, "rows": 2, "max_bytes": 40},
-            ]
-        )
-        chunks = random_chunks(rng, data)
-        assert views(fed(backend, data, chunks, **cfg)) == views(fed(pure_terminal, data, **cfg))
-
-
-# ----------------------------------------------------------- pending wrap (xterm rules)
-
-# cols=10: after "0123456789" the cursor waits past the last column (a pending wrap). xterm's
-# ResetWrap ends that state, leaving the cursor on the last column, in every vertical move,
-# erase and character insertion or deletion (charproc.c, cursor.c, util.c).
-PENDING_WRAP_CASES = [
-    (b"\n", ["0123456789", "         Y"], (1, 10)),
-    (b"\x0b", ["0123456789", "         Y"], (1, 10)),
-    (b"\x0c", ["0123456789", "         Y"], (1, 10)),
-    (b"\x1bD", ["0123456789", "         Y"], (1, 10)),  # IND
-    (b"\x1bE", ["0123456789", "Y"], (1, 1)),  # NEL
-    (b"\x1b[B", ["0123456789", "         Y"], (1, 10)),  # CUD
-    (b"\x1b[e", ["0123456789", "         Y"], (1, 10)),  # VPR
-    (b"\x1b[2d", ["0123456789", "         Y"], (1, 10)),  # VPA
-    (b"\x1b[E", ["0123456789", "Y"], (1, 1)),  # CNL
-    (b"\x1b[K", ["012345678Y"], (0, 10)),  # EL 0
-    (b"\x1b[1K", ["         Y"], (0, 10)),  # EL 1
-    (b"\x1b[2K", ["         Y"], (0, 10)),  # EL 2
-    (b"\x1b[J", ["012345678Y"], (0, 10)),  # ED 0
-    (b"\x1b[1J", ["         Y"], (0, 10)),  # ED 1
-    (b"\x1b[2J", ["         Y"], (0, 10)),  # ED 2
-    (b"\x1b[X", ["012345678Y"], (0, 10)),  # ECH
-    (b"\x1b[@", ["012345678Y"], (0, 10)),  # ICH
-    (b"\x1b[P", ["012345678Y"], (0, 10)),  # DCH
-    (b"\x08", ["01234567Y9"], (0, 9)),  # BS counts back from the last column
-    (b"\x1b[2D", ["0123456Y89"], (0, 8)),  # CUB
-    (b"\x1b[20D", ["Y123456789"], (0, 1)),
-    (b"\x1b[1;10H", ["012345678Y"], (0, 10)),  # CUP
-    (b"\x1b[10G", ["012345678Y"], (0, 10)),  # CHA
-    (b"\x1b[C", ["012345678Y"], (0, 10)),  # CUF
-    # These keep the pending wrap: the next character still wraps.
-    (b"\t", ["0123456789", "Y"], (1, 1)),  # HT (xterm's TabToNextStop)
-    (b"\x1b[2I", ["0123456789", "Y"], (1, 1)),  # CHT
-    (b"\x1b[S", ["", "Y"], (1, 1)),  # SU
-    (b"\x1b[1;31m", ["0123456789", "Y"], (1, 1)),
-    (b"\x1b7\x1b[H\x1b8", ["0123456789", "Y"], (1, 1)),  # DECSC/DECRC save it
-]
-
-
-@pytest.mark.parametrize(("seq", "screen", "cursor"), PENDING_WRAP_CASES)
-def test_pending_wrap_ends_as_in_xterm(backend, seq, screen, cursor):
-    t = fed(backend, b"0123456789" + seq + b"Y", cols=10, rows=4)
-    assert t.screen() == screen + [""] * (4 - len(screen))
-    assert t.cursor == cursor
-
-
-def test_pending_wrap_moves_up_and_back(backend):
-    g = {"cols": 10, "rows": 4}
-    t = fed(backend, b"\r\n0123456789\x1bMY", **g)  # RI
-    assert t.screen() == ["         Y", "0123456789", "", ""]
-    # CUU leaves the cursor on the last column: the redraw starts there, as in xterm.
-    t = fed(backend, b"\r\n0123456789\x1b[A\x1b[2Kdone", **g)
-    assert t.screen() == ["         d", "one3456789", "", ""]
-    t = fed(backend, b"\r\n0123456789\x1b[A\r\x1b[2Kdone", **g)
-    assert t.screen() == ["done", "0123456789", "", ""] and t.text == "done\n0123456789"
-    t = fed(backend, b"\r\n0123456789\x1b[F\x1b[2Kdone", **g)  # CPL
-    assert t.screen() == ["done", "0123456789", "", ""]
-    # A wide character and BS: back to its left half, then overwritten whole.
-    t = fed(backend, "\x1b[1;9Hデ\bネ".encode(), **g)
-    assert (t.screen()[0], t.cursor) == ("        ネ", (0, 10))
-
-
-def test_erased_rows_are_not_soft_wrapped(backend):
-    g = {"cols": 10, "rows": 4}
-    wrapped = b"0123456789abc"
-    assert fed(backend, wrapped, **g).text == "0123456789abc"
-    for seq, text in [
-        (b"\x1b[A\x1b[2K", "\nabc"),  # EL 2
-        (b"\x1b[A\x1b[10G\x1b[1K", "\nabc"),  # EL 1 through the last column blanks the row
-        (b"\x1b[A\x1b[9G\x1b[1K", "         9abc"),  # EL 1 short of it keeps the wrap
-        (b"\x1b[A\x1b[5G\x1b[K", "0123\nabc"),  # EL 0
-        (b"\x1b[A\x1b[5G\x1b[X", "0123 56789\nabc"),  # ECH (xterm's ClearRight)
-        (b"\x1b[A\x1b[5G\x1b[P", "012356789\nabc"),  # DCH (xterm's ScrnDeleteChar)
-        (b"\x1b[A\x1b[5G\x1b[@", "0123 45678abc"),  # ICH keeps it
-        (b"\x1b[A\x1b[J", "012"),  # ED 0 (from column 3)
-    ]:
-        t = fed(backend, wrapped + seq, **g)
-        assert t.text == text, seq
-        assert [("".join(s.text for s in row)) for row in t.spans()] == t.lines(), seq
-
-
-def test_render_text_flushes_an_incomplete_tail(backend):
-    for data in [b"ab\xe2\x82", b"\xe2", b"x\xf0\x9f\x98", b"\xed\xa0", b"\xed", b"ok\xc3"]:
-        assert backend.render_text(data) == data.decode("utf-8", "replace"), data
-    # A stream waits for the rest of the character instead.
-    t = fed(backend, b"ab\xe2\x82")
-    assert t.text == "ab"
-    t.feed(b"\xac")
-    assert t.text == "ab€"
-
-
-def test_alternate_screens_follow_xterm(backend):
-    g = {"cols": 10, "rows": 4}
-    # ?47 switches and never clears: the alternate screen comes back as it was left.
-    assert fed(backend, b"\x1b[?47hA1\x1b[?47l\x1b[?47h", **g).screen() == ["A1", "", "", ""]
-    t = fed(backend, b"main\x1b[?47hA1\x1b[?47l", **g)
-    assert t.screen() == ["main", "", "", ""] and t.text == "main"
-    # ?1047l clears the alternate screen when leaving it; ?1047h does not clear.
-    assert fed(backend, b"\x1b[?1047hA1\x1b[?1047l\x1b[?47h", **g).screen() == ["", "", "", ""]
-    assert fed(backend, b"\x1b[?47hA1\x1b[?47l\x1b[?1047h", **g).screen() == ["A1", "", "", ""]
-    assert fed(backend, b"main\x1b[?1047l", **g).screen() == ["main", "", "", ""]
-    # ?1049h saves, switches and clears, also when already on the alternate screen.
-    assert fed(backend, b"\x1b[?1049hAAA\x1b[?1049h", **g).screen() == ["", "", "", ""]
-    assert fed(backend, b"\x1b[?47hAAA\x1b[?47l\x1b[?1049h", **g).screen() == ["", "", "", ""]
-    # ?1049l restores the cursor also when already on the primary screen.
-    t = fed(backend, b"\x1b[2;3H\x1b7\x1b[4;5H\x1b[?1049lX", **g)
-    assert t.screen() == ["", "  X", "", ""] and t.cursor == (1, 3)
-    # A repeated ?1049h saves the alternate screen's cursor: ?1049l restores the primary's.
-    t = fed(backend, b"\x1b[2;2H\x1b[?1049h\x1b[3;3H\x1b[?1049h\x1b[?1049lX", **g)
-    assert t.screen() == ["", " X", "", ""]
-    # The pending wrap is saved with the cursor; clearing the alternate screen ends it there.
-    t = fed(backend, b"0123456789\x1b[?1049h", **g)
-    assert t.cursor == (0, 9)
-    t.feed(b"\x1b[?1049l")
-    assert t.cursor == (0, 10)
-    # RIS clears the alternate screen if shown, and keeps it if not (xterm's ReallyReset).
-    assert fed(backend, b"\x1b[?47hA1\x1bc\x1b[?47h", **g).screen() == ["", "", "", ""]
-    t = fed(backend, b"\x1b[?47hA1\x1b[?47l\x1bc\x1b[?47h", **g)
-    assert t.screen() == ["A1", "", "", ""]
-    t.reset(b"\x1b[?47h")  # reset() is a new terminal: nothing kept
-    assert t.screen() == ["", "", "", ""]
 
 
 def test_spans_of_one_text_and_style_are_one_object(backend):
@@ -722,66 +392,6 @@ def test_spans_keep_visible_trailing_blanks(backend):
     assert fed(backend, b"ab\x1b[41m\x1b[K\x1b[5X").spans() == fed(backend, b"ab").spans()
 
 
-def test_wide_character_wrap_padding_is_not_text(backend):
-    wide = "012345678一".encode()
-    t = fed(backend, wide, cols=10, rows=4)
-    assert t.text == "012345678一" == fed(backend, wide).text
-    assert t.lines() == ["012345678一"] and t.screen() == ["012345678", "一", "", ""]
-    assert "".join(s.text for s in t.spans()[0]) == "012345678一"
-    # Padding short of the last column still counts; a last column written later is text.
-    t = fed(backend, "ab\x1b[10G一".encode(), cols=10, rows=4)
-    assert t.text == "ab       一"
-    t.feed(b"\x1b[1;10Hz")
-    assert t.text == "ab       z一"
-    # A later ordinary wrap of the row takes the whole width again.
-    t.feed(b"\x1b[1;1H0123456789X")
-    assert t.text == "0123456789X"
-
-
-@pytest.mark.parametrize("cols", [1, 2, 9, 17, 40, 65535, None])
-def test_tab_counts_move_as_that_many_single_tabs_on_both_backends(both, cols):
-    # CHT and CBT with counts up to the row's width, over default, cleared, sparse and dense
-    # stops, from any column and from a pending wrap; the pure backend finds the n-th stop
-    # without stepping stop by stop.
-    rng = random.Random(cols)
-    w = cols or 8192
-    for _ in range(40):
-        stops = rng.choice(["default", "none", "sparse", "dense"])
-        setup = b"" if stops == "default" else b"\x1b[3g"
-        if stops == "dense":
-            setup += b"".join(b"\x1b[%dG\x1bH" % c for c in range(1, w + 1))
-        elif stops == "sparse":
-            setup += b"".join(b"\x1b[%dG\x1bH" % c for c in rng.sample(range(1, w + 1), min(5, w)))
-        counted, single = setup, setup
-        for _ in range(6):
-            move = b"\x1b[%dG" % rng.randint(1, w)
-            if rng.random() < 0.2:
-                move += b"x" * rng.randint(1, 3)  # maybe a pending wrap at the last column
-            n = rng.choice([1, 2, 3, 7, rng.randint(1, min(w, 300))])
-            final = rng.choice([b"I", b"Z"])
-            counted += move + b"\x1b[%d%s" % (n, final)
-            single += move + (b"\x1b[" + final) * n
-        results = [
-            views(fed(b, data, cols=cols, rows=1)) for b in both for data in (counted, single)
-        ]
-        assert results[0] == results[1] == results[2] == results[3], counted[-60:]
-        # Counts past every stop land on the last column (CHT) or the first (CBT).
-        for b in both:
-            t = fed(b, setup + b"\x1b[1G\x1b[65535I", cols=cols, rows=1)
-            assert t.cursor in (None, (0, w - 1))
-            t.feed(b"\x1b[65535Z")
-            assert t.cursor in (None, (0, 0))
-
-
-def test_ris_then_tab_stop_changes_agree_on_both_backends(both):
-    # RIS forgets the stops; HTS or TBC after it rebuilds the table of every column.
-    for data in (b"\x1bc\x1b[5G\x1bH\t\t", b"\x1bc\x1b[9G\x1b[g\r\t\t\t"):
-        for cols in (20, None):
-            native, pure = (fed(b, data * 3, cols=cols, rows=2) for b in both)
-            assert views(native) == views(pure)
-    assert fed(both[1], b"\x1bc\x1b[9G\x1b[g\r\t", cols=20, rows=1).cursor == (0, 16)
-
-
 def test_widths_table_is_sane():
     w = pure_terminal.char_width
     assert (w(ord("a")), w(0x0301), w(0x30C7), w(0x1F44D), w(0xFF41), w(0x200D)) == (
@@ -792,33 +402,6 @@ def test_widths_table_is_sane():
         2,
         0,
     )
-
-
-def test_char_width_agrees_on_every_code_point_and_refuses_the_same_values(backend):
-    # The public function of each backend, on controls, marks, wide characters and the edges
-    # of the scalar values; and the same exception classes for what is not one.
-    native = pytest.importorskip("acpwire._native")
-    points = [*range(0x20), *range(0x7F, 0xB0), 0x300, 0x1100, 0x200D, 0x30C7, 0xFF41]
-    points += [0xD7FF, 0xE000, 0xFFFD, 0x1F44D, 0x10FFFF, True]
-    assert [backend.char_width(cp) for cp in points] == [native.char_width(cp) for cp in points]
-    assert backend.char_width(0x1B) == backend.char_width(0x9B) == 0
-    for bad, error in [
-        (0xD800, ValueError),
-        (0xDFFF, ValueError),
-        (0x110000, ValueError),
-        (2**32 - 1, ValueError),
-        (2**32, OverflowError),
-        (-1, OverflowError),
-        (2**70, OverflowError),
-        (1.0, TypeError),
-        ("a", TypeError),
-        (None, TypeError),
-    ]:
-        with pytest.raises(error):
-            backend.char_width(bad)
-
-
-# --------------------------------------------------------------------- conformance
 
 
 def _vt100_rows(cells):
@@ -999,84 +582,6 @@ def test_pyte_oracle(backend):
     assert pending > 100
 
 
-def assert_spans_read_as_lines(t):
-    """Each row of spans() is its line of lines() plus, at most, trailing blanks that show; rows
-    past the last line hold only such blanks."""
-    rows = ["".join(s.text for s in row) for row in t.spans()]
-    lines = t.lines()
-    assert [row.rstrip(" ") for row in rows[: len(lines)]] == lines
-    assert all(not row.strip(" ") for row in rows[len(lines) :])
-
-
-hypothesis = pytest.importorskip("hypothesis")
-st = hypothesis.strategies
-
-_ATOM = st.one_of(
-    st.sampled_from(
-        [
-            b"\r",
-            b"\n",
-            b"\t",
-            b"\x08",
-            b"\x07",
-            b"\x1b[K",
-            b"\x1b[2J",
-            b"\x1b[A",
-            b"\x1b[3;4H",
-            b"\x1b[2@",
-            b"\x1b[P",
-            b"\x1b[1;31m",
-            b"\x1b[38:5:9m",
-            b"\x1b[m",
-            b"\x1b]0;t\x07",
-            b"\x1b]8;;u\x1b\\",
-            b"\x1b[?1049h",
-            b"\x1b[?1049l",
-            b"\x1b[2;3r",
-            b"\x1bM",
-            b"\x1b7",
-            b"\x1b8",
-            b"\x1bH",
-            b"\x1b[g",
-            b"\x1b[3g",
-            b"\x1b[2I",
-            b"\x1b[Z",
-            b"\x1b[?6h",
-            b"\x1b[?6l",
-            b"\x1b[?47h",
-            b"\x1b[?1047l",
-            b"\x1b[X",
-            b"\x1b[1K",
-            b"\x1b[44m ",
-            "デ".encode(),
-            "\u0301".encode(),
-            b"\xe2\x82",
-            b"\xac",
-            b"\xed\xa0",
-        ]
-    ),
-    st.binary(max_size=6),
-    st.text(max_size=8).map(str.encode),
-)
-
-
-@hypothesis.settings(
-    max_examples=150,
-    deadline=None,
-    suppress_health_check=[hypothesis.HealthCheck.function_scoped_fixture],  # backend is stateless
-)
-@hypothesis.given(parts=st.lists(_ATOM, max_size=25), cut=st.integers(min_value=0, max_value=200))
-def test_hypothesis_streams(backend, parts, cut):
-    data = b"".join(parts)
-    cut = min(cut, len(data))
-    for cfg in ({}, {"cols": 9, "rows": 3, "scrollback": 4}):
-        t = fed(backend, data, **cfg)
-        assert_spans_read_as_lines(t)
-        whole = views(t)
-        assert views(fed(backend, data, [data[:cut], data[cut:]], **cfg)) == whole
-        assert whole == views(fed(pure_terminal, data, **cfg))
-
-
 def test_reset_to_none_is_an_empty_snapshot(backend):
     term = backend.Terminal()
     term.feed(b"old output\n")
@@ -1084,57 +589,6 @@ def test_reset_to_none_is_an_empty_snapshot(backend):
     assert term.text == "" and term.bytes_fed == 0
     term.feed(b"new")
     assert term.text == "new"
-
-
-# Short chunks in the ground state take a one-regex path in the pure backend, untouched rows
-# share one blank row, and a new or reset terminal builds nothing until written: edge cases of
-# those paths, each chunk sequence compared across backends.
-FAST_PATH_CASES = [
-    [b"ab\xe2\x82", b"\xac ok"],  # a UTF-8 sequence split across chunks
-    [b"x\xe2", b"\r\nplain"],  # a control ends a split sequence: U+FFFD first
-    [b"\xe2", b"\x1b[1mA"],
-    [b"\xf0\x9f", b"\x98", b"\x80 ok\r\n"],
-    [b"a\x1b", b"[31mred\x1b[0m"],  # an escape sequence split across chunks
-    [b"a\x1b[3", b"1mred\x1b[0m", b" plain"],
-    [b"\x1b]0;ti", b"tle\x07text"],
-    [b"\x1b[1ma\x1b[0mb\x1b]0;t\x07c\x1b[2md\x1bPq\x1b\\e"],  # other sequences after plain CSIs
-    [b"12345\r", b"ab"],
-    [b"abcd", b"e", b"f"],  # pending wrap, then a wrap
-    [b"abcde", b"\x1b[2K", b"f"],  # a wrap from a row erased while a wrap was pending
-    [b"\x1b[?7l", b"abcdefg", b"h"],
-    [b"\x1b[3;1Hx", b"\x1b[1;1H\x1b[K\x1b[1K\x1b[2K", b"\x1b[2@\x1b[P\x1b[X"],  # blank rows
-    [b"\n\n\nx", b"\x1bM\x1bM\x1bMy", b"\x1b[2Lz\x1b[M"],
-    [b"\x1b[?1049h", b"alt", b"\x1b[?1049l", b"main"],
-    [b"\x1b[?47halt", b"\x1b[?47l", b"\x1b[?47h", b"\x1b[?1047l"],
-    [b"abcde", b"\n", b"f\x08g", b"hijkl\x1b[D", b"m\x1b[K", b"n"],  # pending wraps ended
-    [b"ok \x1b[41m  ", b"\x1b[0m\r\n", b"\x1b[7m \x1b[0m"],  # blanks that show
-    [b"e", b"\xcc\x81", b"\x1b[2K\xcc\x81", b"\xe3\x83\x87"],  # a mark on a blank row
-    [b"\x1b#8", b"x"],
-    [b"plain " * 200 + b"\x1b]0;late\x07end"],  # longer than the short-chunk limit
-]
-
-
-@pytest.mark.parametrize("chunks", FAST_PATH_CASES)
-@pytest.mark.parametrize("cfg", [{}, {"cols": 5, "rows": 3}, {"rows": 2, "scrollback": 2}])
-def test_short_chunk_paths_match_native(both, chunks, cfg):
-    native, pure = both
-    a, b = native.Terminal(**cfg), pure.Terminal(**cfg)
-    for chunk in chunks:
-        a.feed(chunk)
-        b.feed(chunk)
-        assert views(b) == views(a)
-        assert (b.bytes_fed, b.truncated) == (a.bytes_fed, a.truncated)
-    data = b"".join(chunks)
-    assert views(fed(pure, data, [bytes([x]) for x in data], **cfg)) == views(a)
-    # The same chunks after a reset to a snapshot, and after one to nothing.
-    for snapshot in (b"\x1b[1mbuilding\x1b[0m\r\n", b"", b"\xe2\x82"):
-        a.reset(snapshot)
-        b.reset(snapshot)
-        for chunk in chunks:
-            a.feed(chunk)
-            b.feed(chunk)
-        assert views(b) == views(a)
-        assert (b.bytes_fed, b.truncated) == (a.bytes_fed, a.truncated)
 
 
 def test_short_chunks_after_split_sequences(backend):
