@@ -7,6 +7,7 @@ pub mod framing;
 mod json_text;
 mod prefetch;
 pub mod session;
+mod simd;
 pub mod terminal;
 
 #[cfg(feature = "python")]
