@@ -13,7 +13,7 @@ from importlib import resources
 from typing import IO, Any
 
 from . import BACKEND, FrameDecoder, FrameError, dumps, iter_messages
-from ._pure._framing import EMPTY_BATCH, INVALID_JSON, INVALID_UTF8, TOO_LONG, TRAILING_DATA
+from ._contract import EMPTY_BATCH, INVALID_JSON, INVALID_UTF8, TOO_LONG, TRAILING_DATA
 from .render import visible
 from .traces import is_record
 

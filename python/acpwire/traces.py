@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from . import Sessions
 
 # The framing's default cap and reasons, which both backends share (the tests hold them equal).
-from ._pure._framing import (
+from ._contract import (
     DEFAULT_MAX_FRAME_BYTES,
     EMPTY_BATCH,
     INVALID_JSON,
