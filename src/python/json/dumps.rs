@@ -240,12 +240,16 @@ impl CodeUnit for u8 {
     // Latin-1: a byte above 0x7F has its top bit set already.
     const LANES: usize = 16;
 
+    /// # Safety
+    /// As [`CodeUnit::narrow`] says.
     #[cfg(target_arch = "x86_64")]
     unsafe fn narrow(src: *const u8) -> std::arch::x86_64::__m128i {
         // SAFETY: the caller's.
         unsafe { simd::load16(src) }
     }
 
+    /// # Safety
+    /// As [`CodeUnit::store`] says.
     #[cfg(target_arch = "x86_64")]
     unsafe fn store(dst: *mut u8, bytes: std::arch::x86_64::__m128i) {
         // SAFETY: the caller's.
@@ -257,12 +261,17 @@ impl CodeUnit for u16 {
     const LANES: usize = 8;
 
     /// Narrowed as [`simd::narrow_ucs2`] says.
+    ///
+    /// # Safety
+    /// As [`CodeUnit::narrow`] says.
     #[cfg(target_arch = "x86_64")]
     unsafe fn narrow(src: *const u16) -> std::arch::x86_64::__m128i {
         // SAFETY: the caller's.
         unsafe { simd::narrow_ucs2(src) }
     }
 
+    /// # Safety
+    /// As [`CodeUnit::store`] says.
     #[cfg(target_arch = "x86_64")]
     unsafe fn store(dst: *mut u8, bytes: std::arch::x86_64::__m128i) {
         // SAFETY: the caller's.
@@ -274,11 +283,15 @@ impl CodeUnit for u32 {
     // Strings with a character beyond U+FFFF (emoji) are rare: a unit at a time.
     const LANES: usize = 0;
 
+    /// # Safety
+    /// As [`CodeUnit::narrow`] says.
     #[cfg(target_arch = "x86_64")]
     unsafe fn narrow(_: *const u32) -> std::arch::x86_64::__m128i {
         unreachable!("UCS-4 strings are written a unit at a time")
     }
 
+    /// # Safety
+    /// As [`CodeUnit::store`] says.
     #[cfg(target_arch = "x86_64")]
     unsafe fn store(_: *mut u8, _: std::arch::x86_64::__m128i) {
         unreachable!("UCS-4 strings are written a unit at a time")

@@ -534,7 +534,9 @@ impl Int<'_> {
             return Ok(IntValue::Signed(small));
         }
         if overflow > 0 {
+            // SAFETY: as above.
             let large = unsafe { ffi::PyLong_AsUnsignedLongLong(obj) };
+            // SAFETY: as above.
             if large != u64::MAX || unsafe { ffi::PyErr_Occurred().is_null() } {
                 return Ok(IntValue::Unsigned(large));
             }
