@@ -2,7 +2,8 @@
 
 Linear in the input: each byte is searched for a newline once (``bytes.find`` from where the
 last search stopped), a pending line is kept as a list of pieces joined once, and a line past
-the cap is reported once and then skipped to its newline without being kept.
+the cap is reported once and then skipped to its newline without being kept. The rules are in
+``docs/behaviour/framing.md``.
 """
 
 from __future__ import annotations
