@@ -8,13 +8,14 @@
 //!
 //! Lines are terminated by `\n`; one `\r` before it is dropped (CRLF). Blank and
 //! whitespace-only lines are skipped silently. A final line without a newline is a frame too,
-//! delivered by [`Framer::finish`].
+//! delivered by [`Framer::finish`]. The contract both backends keep is in
+//! [`docs/behaviour/framing.md`](../docs/behaviour/framing.md).
 
 use std::fmt;
 
 use memchr::memchr;
 
-use crate::prefetch::prefetch;
+use crate::simd::prefetch::prefetch;
 
 /// Bytes of a piece requested ahead of the newline search.
 const PREFETCH_AHEAD: usize = 4096;

@@ -1,7 +1,8 @@
 //! Scanning JSON string bodies: the run of bytes a string holds as they are, up to the first
 //! quote, backslash or control character (the session scanner), and the word-at-a-time test
-//! for those bytes (also what `dumps` escapes). `loads` keeps its own loop, which also steps
-//! over escapes: built on [`plain_run`] it costs 5% more instructions per message.
+//! for those bytes (also what `dumps` escapes), and how `dumps` writes a byte that must be
+//! escaped. `loads` keeps its own loop, which also steps over escapes: built on [`plain_run`] it
+//! costs 5% more instructions per message. The vector loops are in [`crate::simd::json`].
 
 const ONES: u64 = u64::from_le_bytes([1; 8]);
 const HIGH: u64 = u64::from_le_bytes([0x80; 8]);
@@ -30,46 +31,9 @@ pub(crate) struct Run<'a> {
     pub ascii: bool,
 }
 
+/// The run at the start of `bytes` that a string holds as it is (SSE2 on `x86_64`).
 #[cfg(target_arch = "x86_64")]
-#[allow(clippy::cast_ptr_alignment)] // `_mm_loadu_si128` reads through unaligned pointers
-pub(crate) fn plain_run(bytes: &[u8]) -> Run<'_> {
-    use std::arch::x86_64::{
-        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
-        _mm_setzero_si128, _mm_subs_epu8,
-    };
-    let mut i = 0;
-    let mut high = 0;
-    while i + 16 <= bytes.len() {
-        // SAFETY: SSE2 is part of the x86_64 baseline, so the intrinsics need no runtime check;
-        // `i + 16 <= bytes.len()`, so the 16 bytes loaded are inside `bytes`, and
-        // `_mm_loadu_si128` has no alignment requirement.
-        let (special, block_high) = unsafe {
-            let block = _mm_loadu_si128(bytes.as_ptr().add(i).cast::<__m128i>());
-            let quote = _mm_cmpeq_epi8(block, _mm_set1_epi8(b'"'.cast_signed()));
-            let backslash = _mm_cmpeq_epi8(block, _mm_set1_epi8(b'\\'.cast_signed()));
-            // Saturating `byte - 0x1f` is zero exactly for the control characters.
-            let below = _mm_subs_epu8(block, _mm_set1_epi8(0x1f));
-            let control = _mm_cmpeq_epi8(below, _mm_setzero_si128());
-            let special = _mm_or_si128(_mm_or_si128(quote, backslash), control);
-            (_mm_movemask_epi8(special), _mm_movemask_epi8(block))
-        };
-        if special != 0 {
-            let len = special.trailing_zeros() as usize;
-            high |= block_high & ((1 << len) - 1);
-            return Run {
-                bytes: &bytes[..i + len],
-                ascii: high == 0,
-            };
-        }
-        high |= block_high;
-        i += 16;
-    }
-    let tail = plain_run_words(&bytes[i..]);
-    Run {
-        bytes: &bytes[..i + tail.bytes.len()],
-        ascii: high == 0 && tail.ascii,
-    }
-}
+pub(crate) use crate::simd::json::plain_run;
 
 #[cfg(not(target_arch = "x86_64"))]
 pub(crate) fn plain_run(bytes: &[u8]) -> Run<'_> {
@@ -103,6 +67,66 @@ pub(crate) fn plain_run_words(bytes: &[u8]) -> Run<'_> {
     Run {
         bytes: &bytes[..i + len],
         ascii: high == 0 && tail[..len].is_ascii(),
+    }
+}
+
+/// For each byte, how JSON writes it inside a string when it must be escaped: the escape's
+/// bytes in the low bytes of the word and its length in the top byte; 0 for bytes written as
+/// they are. One unaligned 8-byte store and one add write any escape without a branch.
+#[cfg(feature = "python")]
+static ESCAPES: [u64; 256] = escape_table();
+
+#[cfg(feature = "python")]
+const fn escape_table() -> [u64; 256] {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut table = [0u64; 256];
+    let mut b = 0;
+    while b < 256 {
+        #[allow(clippy::cast_possible_truncation, reason = "b < 256")]
+        let short = match b as u8 {
+            b'"' => b'"',
+            b'\\' => b'\\',
+            b'\n' => b'n',
+            b'\r' => b'r',
+            b'\t' => b't',
+            0x08 => b'b',
+            0x0c => b'f',
+            _ => 0,
+        };
+        if short != 0 {
+            table[b] = b'\\' as u64 | (short as u64) << 8 | 2 << 56;
+        } else if b < 0x20 {
+            let seq = [b'\\', b'u', b'0', b'0', HEX[b >> 4], HEX[b & 0xf]];
+            let mut word = 6u64 << 56;
+            let mut k = 0;
+            while k < 6 {
+                word |= (seq[k] as u64) << (8 * k);
+                k += 1;
+            }
+            table[b] = word;
+        }
+        b += 1;
+    }
+    table
+}
+
+/// Write `byte` at `dst`, escaped if JSON requires it; return the end.
+///
+/// # Safety
+/// `dst` must have room for 8 bytes.
+#[cfg(feature = "python")]
+#[inline]
+pub(crate) unsafe fn put_byte(dst: *mut u8, byte: u8) -> *mut u8 {
+    let escape = ESCAPES[usize::from(byte)];
+    // SAFETY: the caller guarantees room for 8 bytes.
+    unsafe {
+        if escape == 0 {
+            dst.write(byte);
+            return dst.add(1);
+        }
+        dst.cast::<u64>().write_unaligned(escape);
+        #[allow(clippy::cast_possible_truncation, reason = "the length is at most 6")]
+        dst.add((escape >> 56) as usize)
     }
 }
 

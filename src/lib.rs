@@ -10,8 +10,5 @@ pub mod session;
 mod simd;
 pub mod terminal;
 
-// The prefetch hint, with the other intrinsics, at the path the framing code uses.
-use simd::prefetch;
-
 #[cfg(feature = "python")]
 mod python;

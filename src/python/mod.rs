@@ -1,13 +1,17 @@
-//! The `PyO3` layer: thin wrappers that convert at the edge. Each core error type is mapped to
-//! its Python exception here, once; the exception classes live in `acpwire._errors` so both
-//! backends raise the same classes.
+//! The `PyO3` layer: thin wrappers that convert at the edge. Each error of framing and JSON is
+//! mapped to its Python exception here, once (the terminal's in [`terminal`]); the exception
+//! classes live in `acpwire._errors` so both backends raise the same classes. Also here: the
+//! argument conversions every binding shares (sizes, byte buffers).
 
+use pyo3::buffer::PyBuffer;
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::PyType;
+use pyo3::types::{PyBytes, PyMemoryView, PyType};
 
-mod decoder;
-mod fastjson;
+use crate::framing::FrameError;
+
+mod framing;
 mod json;
 mod session;
 pub(crate) mod terminal;
@@ -33,6 +37,43 @@ pub(crate) fn decode_error_type(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> 
 
 pub(crate) fn encode_error_type(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
     ENCODE_ERROR.import(py, ERRORS_MODULE, "EncodeError")
+}
+
+/// A rejected frame as an `acpwire.FrameError`.
+pub(crate) fn frame_error_to_py<'py>(
+    py: Python<'py>,
+    e: &FrameError,
+) -> PyResult<Bound<'py, PyAny>> {
+    frame_error_type(py)?.call1((e.kind.reason(), e.line, e.offset, &e.excerpt, &e.detail))
+}
+
+/// A jiter error as an `acpwire.DecodeError`, placed as `json` places it.
+pub(crate) fn decode_error(
+    py: Python<'_>,
+    data: &[u8],
+    err: &jiter::JsonError,
+    char_offsets: bool,
+) -> PyErr {
+    let before = &data[..err.index.min(data.len())];
+    let chars = |bytes: &[u8]| String::from_utf8_lossy(bytes).chars().count();
+    // Line and column as `json` gives them, both from 1 and the column in characters, for
+    // `str` and bytes alike (jiter's column counts bytes, and from 0 at the end of input).
+    let line_start = memchr::memrchr(b'\n', before).map_or(0, |p| p + 1);
+    let line = 1 + memchr::memchr_iter(b'\n', before).count();
+    let column = 1 + chars(&before[line_start..]);
+    // For `str` input, report the offset in characters, as `json` does.
+    let offset = if char_offsets {
+        chars(before)
+    } else {
+        before.len()
+    };
+    let args = (err.error_type.to_string(), line, column, offset);
+    new_error(decode_error_type(py), args)
+}
+
+/// An `acpwire.EncodeError` saying `message`.
+pub(crate) fn encode_error(py: Python<'_>, message: String) -> PyErr {
+    new_error(encode_error_type(py), (message,))
 }
 
 /// An instance of one of the shared exception classes, as a `PyErr` to return. If the class
@@ -77,6 +118,65 @@ impl FromPyObject<'_, '_> for Size {
         }
     }
 }
+
+/// Borrow the bytes of `bytes`, or copy any other buffer (bytearray, memoryview): a mutable
+/// buffer must not be read while Python code could change it.
+pub(crate) fn with_bytes<R>(data: &Bound<'_, PyAny>, f: impl FnOnce(&[u8]) -> R) -> PyResult<R> {
+    with_buffer(data, "bytes, bytearray or memoryview", f)
+}
+
+/// [`with_bytes`] for an argument that may also be a `str` (handled by the caller): the type
+/// error names it.
+pub(crate) fn with_bytes_or_str<R>(
+    data: &Bound<'_, PyAny>,
+    f: impl FnOnce(&[u8]) -> R,
+) -> PyResult<R> {
+    with_buffer(data, "bytes, bytearray, memoryview or str", f)
+}
+
+fn with_buffer<R>(
+    data: &Bound<'_, PyAny>,
+    accepted: &str,
+    f: impl FnOnce(&[u8]) -> R,
+) -> PyResult<R> {
+    if let Ok(bytes) = data.cast::<PyBytes>() {
+        return Ok(f(bytes.as_bytes()));
+    }
+    if let Ok(buffer) = PyBuffer::<u8>::get(data) {
+        let copied = buffer.to_vec(data.py())?;
+        return Ok(f(&copied));
+    }
+    // Not a plain buffer of unsigned bytes: let a memoryview judge, as the pure backend does.
+    // A released buffer raises its own ValueError; signed bytes ('b') and zero-dimensional
+    // views are bytes all the same; items wider than a byte are refused with their format.
+    let type_name = |data: &Bound<'_, PyAny>| {
+        data.get_type()
+            .name()
+            .map_or_else(|_| "?".to_owned(), |n| n.to_string())
+    };
+    let view = match PyMemoryView::from(data) {
+        Ok(view) => view,
+        Err(e) if e.is_instance_of::<PyTypeError>(data.py()) => {
+            return Err(PyTypeError::new_err(format!(
+                "expected {accepted}, not {}",
+                type_name(data)
+            )));
+        }
+        Err(e) => return Err(e),
+    };
+    let format: String = view.getattr("format")?.extract()?;
+    if !BYTE_FORMATS.contains(&format.as_str()) {
+        return Err(PyTypeError::new_err(format!(
+            "expected {accepted}, not {} of item format '{format}'",
+            type_name(data)
+        )));
+    }
+    let copied = view.call_method0("tobytes")?;
+    Ok(f(copied.cast::<PyBytes>()?.as_bytes()))
+}
+
+/// Item formats read as bytes: unsigned, signed and `char`.
+const BYTE_FORMATS: [&str; 3] = ["B", "b", "c"];
 
 /// The cyclic garbage collector switched off for as long as this lives, then back on if it
 /// was on. Building a large result makes thousands of container objects; each few hundred
@@ -124,9 +224,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     // How this extension was built (build.rs): benchmark reports name it.
     m.add("_build", env!("ACPWIRE_BUILD"))?;
-    m.add_class::<decoder::FrameDecoder>()?;
-    m.add_function(wrap_pyfunction!(json::loads, m)?)?;
-    m.add_function(wrap_pyfunction!(json::dumps, m)?)?;
+    m.add_class::<framing::FrameDecoder>()?;
+    m.add_function(wrap_pyfunction!(json::loads::loads, m)?)?;
+    m.add_function(wrap_pyfunction!(json::dumps::dumps, m)?)?;
     m.add_class::<terminal::Terminal>()?;
     m.add_class::<session::Sessions>()?;
     m.add_class::<session::Session>()?;

@@ -18,13 +18,13 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
 use super::Size;
-use super::decoder::with_bytes;
 use super::terminal::{Terminal, at_most};
+use super::with_bytes;
 use crate::session::{self as core, ErrorRecord, Json, View};
 
 /// Deepest nesting `apply` accepts, the framing's (so `apply` takes what `feed` takes, and a
 /// snapshot stays within what `dumps` writes); the pure backend has the same limit.
-const MAX_APPLY_DEPTH: usize = super::fastjson::MAX_DEPTH;
+const MAX_APPLY_DEPTH: usize = super::json::MAX_DEPTH;
 /// Bytes read per step by `replay`.
 const READ_BYTES: usize = 1 << 20;
 

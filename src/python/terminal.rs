@@ -17,7 +17,7 @@ use pyo3::types::{PyBool, PyBytes, PyList, PyString, PyType};
 use crate::terminal::{self, Color, TerminalConfig, TerminalDataError};
 
 use super::Size;
-use super::decoder::{with_bytes, with_bytes_or_str};
+use super::{with_bytes, with_bytes_or_str};
 
 static SPAN: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static TERMINAL_DATA_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();

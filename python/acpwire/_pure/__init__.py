@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from .._errors import DecodeError, EncodeError, FrameError, TerminalDataError
 from .._version import __version__
-from ._framing import FrameDecoder
-from ._json import dumps, loads
+from .framing import FrameDecoder
+from .json import dumps, loads
 from .session import Session, Sessions, replay
 from .terminal import Span, Terminal, char_width, render_text
 from .terminal import _decode_base64 as _b64decode

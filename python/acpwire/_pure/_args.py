@@ -1,4 +1,8 @@
-"""Arguments read as the native bindings read them, with the same errors."""
+"""Twin of the argument conversions of src/python/mod.rs: read as the native bindings read them.
+
+Sizes (``Size``), byte buffers (``with_bytes``) and refused pickling (``unpicklable``), with the
+same errors.
+"""
 
 from __future__ import annotations
 

@@ -26,10 +26,11 @@ from typing import Any, BinaryIO
 
 import orjson
 
+from .._contract import MAX_INT_DIGITS
 from .._errors import FrameError, TerminalDataError
 from ._args import Unpicklable, at_most, buffer_bytes, size, str_arg
-from ._framing import DEFAULT_MAX_FRAME_BYTES, FrameDecoder
-from ._json import (
+from .framing import DEFAULT_MAX_FRAME_BYTES, FrameDecoder
+from .json import (
     DIGITS_TO_ZERO,
     MAX_DECODE_DEPTH,
     MIN_DEEP_SIZE,
@@ -37,7 +38,6 @@ from ._json import (
     has_long_digit_run,
     maybe_too_deep,
 )
-from ._json_errors import MAX_DIGITS as MAX_INT_DIGITS
 from .terminal import MAX_COLS, Terminal, _decode_base64, _locked
 
 __all__ = ["Session", "Sessions", "replay"]

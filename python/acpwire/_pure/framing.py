@@ -1,8 +1,9 @@
-"""NDJSON framing for the pure backend: the rules of ``src/framing.rs``, in Python.
+"""Twin of src/framing.rs (and src/python/framing.rs): NDJSON framing for the pure backend.
 
 Linear in the input: each byte is searched for a newline once (``bytes.find`` from where the
 last search stopped), a pending line is kept as a list of pieces joined once, and a line past
-the cap is reported once and then skipped to its newline without being kept.
+the cap is reported once and then skipped to its newline without being kept. The rules are in
+``docs/behaviour/framing.md``.
 """
 
 from __future__ import annotations
@@ -13,9 +14,20 @@ from typing import Any
 
 import orjson
 
+from .._contract import (
+    DEFAULT_MAX_FRAME_BYTES,
+    EMPTY_BATCH,
+    EXCERPT_BYTES,
+    INVALID_JSON,
+    INVALID_UTF8,
+    MAX_KEPT_ERRORS,
+    TOO_LONG,
+    TRAILING_DATA,
+)
 from .._errors import FrameError
 from ._args import Unpicklable, buffer_bytes, flag, size
-from ._json import (
+from .json.errors import first_error, jiter_position
+from .json.loads import (
     DIGITS_TO_ZERO,
     LONG_RUN,
     MIN_DEEP_SIZE,
@@ -24,18 +36,8 @@ from ._json import (
     decode_valid,
     maybe_too_deep,
 )
-from ._json_errors import first_error, jiter_position
 
-DEFAULT_MAX_FRAME_BYTES = 32 * 1024 * 1024
-EXCERPT_BYTES = 64
 _loads = orjson.loads
-MAX_KEPT_ERRORS = 10_000
-
-INVALID_UTF8 = "invalid UTF-8"
-INVALID_JSON = "invalid JSON"
-TRAILING_DATA = "trailing data after JSON value"
-EMPTY_BATCH = "empty batch"
-TOO_LONG = "frame exceeds max_frame_bytes"
 # A line's pieces shorter than SMALL_PIECE, after its first KEPT_PIECES, are gathered into one
 # buffer (see FrameDecoder).
 SMALL_PIECE = 4096

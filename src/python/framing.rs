@@ -1,93 +1,18 @@
-//! `FrameDecoder`: the framing core plus JSON decoding into Python objects.
+//! `FrameDecoder`: the framing core of [`crate::framing`] plus JSON decoding into Python
+//! objects. The rules are in [`docs/behaviour/framing.md`](../../docs/behaviour/framing.md).
 
 use std::collections::VecDeque;
 
-use jiter::{PartialMode, PythonParse, StringCacheMode};
-use pyo3::buffer::PyBuffer;
-use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyMemoryView};
+use pyo3::types::{PyBytes, PyList};
 
-use super::Size;
+use super::json::{self, PARSER};
+use super::{Size, frame_error_to_py, with_bytes};
 use crate::framing::{self, Event, FrameError, FrameErrorKind, Framer};
 
 /// Errors kept for `errors`/`take_errors()`; beyond this the oldest are dropped and counted,
 /// so a stream of garbage nobody drains cannot grow memory without bound.
 pub(crate) const MAX_KEPT_ERRORS: usize = 10_000;
-
-pub(crate) const PARSER: PythonParse = PythonParse {
-    allow_inf_nan: false,
-    cache_mode: StringCacheMode::All,
-    partial_mode: PartialMode::Off,
-    catch_duplicate_keys: false,
-    float_mode: jiter::FloatMode::Float,
-};
-
-/// Borrow the bytes of `bytes`, or copy any other buffer (bytearray, memoryview): a mutable
-/// buffer must not be read while Python code could change it.
-pub(crate) fn with_bytes<R>(data: &Bound<'_, PyAny>, f: impl FnOnce(&[u8]) -> R) -> PyResult<R> {
-    with_buffer(data, "bytes, bytearray or memoryview", f)
-}
-
-/// [`with_bytes`] for an argument that may also be a `str` (handled by the caller): the type
-/// error names it.
-pub(crate) fn with_bytes_or_str<R>(
-    data: &Bound<'_, PyAny>,
-    f: impl FnOnce(&[u8]) -> R,
-) -> PyResult<R> {
-    with_buffer(data, "bytes, bytearray, memoryview or str", f)
-}
-
-fn with_buffer<R>(
-    data: &Bound<'_, PyAny>,
-    accepted: &str,
-    f: impl FnOnce(&[u8]) -> R,
-) -> PyResult<R> {
-    if let Ok(bytes) = data.cast::<PyBytes>() {
-        return Ok(f(bytes.as_bytes()));
-    }
-    if let Ok(buffer) = PyBuffer::<u8>::get(data) {
-        let copied = buffer.to_vec(data.py())?;
-        return Ok(f(&copied));
-    }
-    // Not a plain buffer of unsigned bytes: let a memoryview judge, as the pure backend does.
-    // A released buffer raises its own ValueError; signed bytes ('b') and zero-dimensional
-    // views are bytes all the same; items wider than a byte are refused with their format.
-    let type_name = |data: &Bound<'_, PyAny>| {
-        data.get_type()
-            .name()
-            .map_or_else(|_| "?".to_owned(), |n| n.to_string())
-    };
-    let view = match PyMemoryView::from(data) {
-        Ok(view) => view,
-        Err(e) if e.is_instance_of::<PyTypeError>(data.py()) => {
-            return Err(PyTypeError::new_err(format!(
-                "expected {accepted}, not {}",
-                type_name(data)
-            )));
-        }
-        Err(e) => return Err(e),
-    };
-    let format: String = view.getattr("format")?.extract()?;
-    if !BYTE_FORMATS.contains(&format.as_str()) {
-        return Err(PyTypeError::new_err(format!(
-            "expected {accepted}, not {} of item format '{format}'",
-            type_name(data)
-        )));
-    }
-    let copied = view.call_method0("tobytes")?;
-    Ok(f(copied.cast::<PyBytes>()?.as_bytes()))
-}
-
-/// Item formats read as bytes: unsigned, signed and `char`.
-const BYTE_FORMATS: [&str; 3] = ["B", "b", "c"];
-
-pub(crate) fn frame_error_to_py<'py>(
-    py: Python<'py>,
-    e: &FrameError,
-) -> PyResult<Bound<'py, PyAny>> {
-    super::frame_error_type(py)?.call1((e.kind.reason(), e.line, e.offset, &e.excerpt, &e.detail))
-}
 
 /// Incremental NDJSON decoder: bytes in, JSON-RPC messages out. (Weakly referable: readers
 /// remember what they decoded and did not hand out, by the decoder.)
@@ -186,7 +111,7 @@ impl FrameDecoder {
 
 /// Decode one frame; `Err(())` means "diagnose it" (the classification is the core's).
 fn decode_frame<'py>(py: Python<'py>, bytes: &[u8]) -> Result<Bound<'py, PyAny>, ()> {
-    match super::fastjson::decode(py, bytes) {
+    match json::decode(py, bytes) {
         Some(value) => Ok(value),
         None => PARSER.python_parse(py, bytes).map_err(|_| ()),
     }

@@ -1,8 +1,8 @@
-"""Where and why a JSON document is invalid, in the native backend's words.
+"""Twin of jiter's errors, raised by src/python/mod.rs: where and why a document is invalid.
 
 The native backend parses with jiter; this module finds the same first fault in the same bytes
 and names it the same way, so that both backends report bad JSON identically. It runs only on
-documents that may hold a fault (``_json.decode_if_valid`` could not accept them), so it is
+documents that may hold a fault (``loads.decode_if_valid`` could not accept them), so it is
 written for exactness first: a reading of jiter's grammar and limits (nesting deeper than 200
 levels, integer parts longer than 4300 digits, strict escapes, UTF-8 checked once a string
 ends), token by token, with string bodies, whitespace and digit runs scanned in C. It keeps its
@@ -12,6 +12,8 @@ own stack: no input can make it recurse.
 from __future__ import annotations
 
 import re
+
+from ..._contract import MAX_DECODE_DEPTH, MAX_INT_DIGITS
 
 __all__ = ["MAX_DEPTH", "MAX_DIGITS", "first_error", "jiter_position", "position"]
 
@@ -34,10 +36,10 @@ _SIMPLE_ESCAPES = {
     ord("t"): b"\t",
 }
 _IDENTS = {ord("t"): b"rue", ord("f"): b"alse", ord("n"): b"ull"}
-# A value nested deeper than this is refused (the outermost value is at depth 0).
-MAX_DEPTH = 200
-# An integer part longer than this is refused (CPython's own limit on int conversion).
-MAX_DIGITS = 4300
+# A value nested deeper than MAX_DEPTH is refused (the outermost value is at depth 0); an
+# integer part longer than MAX_DIGITS too (CPython's own limit on int conversion).
+MAX_DEPTH = MAX_DECODE_DEPTH
+MAX_DIGITS = MAX_INT_DIGITS
 # A container's closing byte for its opening one, and jiter's words for faults inside it
 # (keyed by either byte).
 _CLOSE = {0x5B: 0x5D, 0x7B: 0x7D}

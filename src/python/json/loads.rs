@@ -1,6 +1,7 @@
-//! The fast path of JSON decoding: bytes straight to Python objects.
+//! `loads`: one JSON document to Python objects, by a fast path or, for what it declines,
+//! jiter. The rules are in [`docs/behaviour/json.md`](../../../docs/behaviour/json.md).
 //!
-//! It handles the documents ACP traffic is made of (objects, arrays, strings, 64-bit integers,
+//! The fast path handles the documents ACP traffic is made of (objects, arrays, strings, 64-bit integers,
 //! floats, literals) and declines everything else by returning `None`: integers beyond 64 bits,
 //! lone surrogate escapes, nesting deeper than jiter allows, and any syntax error. The caller
 //! then decodes with jiter, which gives the exact value or the exact error. So this path only
@@ -13,8 +14,47 @@
 
 use std::cell::RefCell;
 
-use pyo3::ffi;
 use pyo3::prelude::*;
+use pyo3::types::PyString;
+
+use super::PARSER;
+use super::ffi::{self, Literal, Owned};
+use crate::python::with_bytes_or_str;
+
+/// Decode one JSON document (bytes or str) into Python objects.
+#[pyfunction]
+pub fn loads<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    if let Ok(text) = data.cast::<PyString>() {
+        let Ok(text) = text.to_str() else {
+            let message = "str is not valid UTF-8: surrogates not allowed";
+            return Err(crate::python::new_error(
+                crate::python::decode_error_type(py),
+                (message, 1, 1, 0),
+            ));
+        };
+        return decode_document(py, text.as_bytes(), true);
+    }
+    with_bytes_or_str(data, |bytes| {
+        // A UTF-8 byte order mark is skipped, as `json.loads` skips it in bytes.
+        decode_document(py, bytes.strip_prefix(UTF8_BOM).unwrap_or(bytes), false)
+    })?
+}
+
+const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// The fast path, or jiter for what it declines (exact values and exact errors).
+fn decode_document<'py>(
+    py: Python<'py>,
+    bytes: &[u8],
+    char_offsets: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    if let Some(value) = decode(py, bytes) {
+        return Ok(value);
+    }
+    PARSER
+        .python_parse(py, bytes)
+        .map_err(|e| crate::python::decode_error(py, bytes, &e, char_offsets))
+}
 
 /// jiter's nesting rule: no value more than this many containers below the top-level value.
 pub(crate) const MAX_DEPTH: usize = 200;
@@ -52,52 +92,13 @@ pub fn decode<'py>(py: Python<'py>, data: &[u8]) -> Option<Bound<'py, PyAny>> {
             cache,
         };
         parser.skip_ws();
-        // SAFETY: the parser only hands owned references around; see `Owned`.
-        let value = unsafe { parser.value(0)? };
+        let value = parser.value(0)?;
         parser.skip_ws();
         if parser.pos != data.len() {
             return None;
         }
-        // SAFETY: `value` is a new (owned) reference.
-        Some(unsafe { value.into_bound(py) })
+        Some(value.into_bound())
     })
-}
-
-/// An owned reference produced by the parser; released on drop unless taken.
-struct Owned(*mut ffi::PyObject);
-
-impl Owned {
-    /// # Safety
-    /// `self.0` must be a valid owned reference.
-    unsafe fn into_bound(self, py: Python<'_>) -> Bound<'_, PyAny> {
-        let ptr = self.0;
-        std::mem::forget(self);
-        unsafe { Bound::from_owned_ptr(py, ptr) }
-    }
-
-    fn take(self) -> *mut ffi::PyObject {
-        let ptr = self.0;
-        std::mem::forget(self);
-        ptr
-    }
-}
-
-impl Drop for Owned {
-    fn drop(&mut self) {
-        // SAFETY: the GIL is held for the whole parse, and the reference is owned.
-        unsafe { ffi::Py_DECREF(self.0) };
-    }
-}
-
-fn new_ref(ptr: *mut ffi::PyObject) -> Option<Owned> {
-    if ptr.is_null() {
-        // An allocation failure: let the slow path raise it properly.
-        // SAFETY: clearing the error indicator is always allowed with the GIL held.
-        unsafe { ffi::PyErr_Clear() };
-        None
-    } else {
-        Some(Owned(ptr))
-    }
 }
 
 struct Parser<'a, 'py> {
@@ -107,7 +108,7 @@ struct Parser<'a, 'py> {
     cache: &'a mut Vec<Option<CachedKey>>,
 }
 
-impl<'a> Parser<'a, '_> {
+impl<'a, 'py> Parser<'a, 'py> {
     #[inline]
     fn peek(&self) -> Option<u8> {
         self.data.get(self.pos).copied()
@@ -135,38 +136,33 @@ impl<'a> Parser<'a, '_> {
     }
 
     /// Parse one value at nesting level `level`.
-    ///
-    /// # Safety
-    /// Must run with the GIL held (it does: `Parser` carries a `Python` token).
-    unsafe fn value(&mut self, level: usize) -> Option<Owned> {
+    fn value(&mut self, level: usize) -> Option<Owned<'py>> {
         match self.peek()? {
-            b'{' => unsafe { self.object(level) },
-            b'[' => unsafe { self.array(level) },
+            b'{' => self.object(level),
+            b'[' => self.array(level),
             b'"' => {
                 self.pos += 1;
                 self.string()
             }
-            b't' => self.literal(b"true", unsafe { ffi::Py_True() }),
-            b'f' => self.literal(b"false", unsafe { ffi::Py_False() }),
-            b'n' => self.literal(b"null", unsafe { ffi::Py_None() }),
+            b't' => self.literal(b"true", Literal::True),
+            b'f' => self.literal(b"false", Literal::False),
+            b'n' => self.literal(b"null", Literal::None),
             b'-' | b'0'..=b'9' => self.number(),
             _ => None,
         }
     }
 
-    fn literal(&mut self, word: &[u8], object: *mut ffi::PyObject) -> Option<Owned> {
+    fn literal(&mut self, word: &[u8], literal: Literal) -> Option<Owned<'py>> {
         if self.data.get(self.pos..self.pos + word.len())? != word {
             return None;
         }
         self.pos += word.len();
-        // SAFETY: the singletons are immortal or at least alive for the interpreter's life.
-        unsafe { ffi::Py_INCREF(object) };
-        Some(Owned(object))
+        Some(ffi::literal(self.py, literal))
     }
 
-    unsafe fn object(&mut self, level: usize) -> Option<Owned> {
+    fn object(&mut self, level: usize) -> Option<Owned<'py>> {
         self.pos += 1;
-        let dict = new_ref(unsafe { ffi::PyDict_New() })?;
+        let dict = ffi::new_dict(self.py)?;
         self.skip_ws();
         if self.peek()? == b'}' {
             self.pos += 1;
@@ -187,22 +183,18 @@ impl<'a> Parser<'a, '_> {
             }
             self.pos += 1;
             self.skip_ws();
-            let value = unsafe { self.value(level + 1)? };
-            // SAFETY: both are valid; PyDict_SetItem takes its own references.
-            if unsafe { ffi::PyDict_SetItem(dict.0, key.0, value.0) } != 0 {
-                unsafe { ffi::PyErr_Clear() };
-                return None;
-            }
+            let value = self.value(level + 1)?;
+            ffi::dict_set(&dict, &key, &value)?;
             if self.separator(b'}')? {
                 return Some(dict);
             }
         }
     }
 
-    unsafe fn array(&mut self, level: usize) -> Option<Owned> {
+    fn array(&mut self, level: usize) -> Option<Owned<'py>> {
         self.pos += 1;
         self.skip_ws();
-        let mut items: Vec<Owned> = Vec::new();
+        let mut items: Vec<Owned<'py>> = Vec::new();
         if self.peek()? == b']' {
             self.pos += 1;
         } else {
@@ -210,19 +202,13 @@ impl<'a> Parser<'a, '_> {
                 return None;
             }
             loop {
-                items.push(unsafe { self.value(level + 1)? });
+                items.push(self.value(level + 1)?);
                 if self.separator(b']')? {
                     break;
                 }
             }
         }
-        let len = ffi::Py_ssize_t::try_from(items.len()).ok()?;
-        let list = new_ref(unsafe { ffi::PyList_New(len) })?;
-        for (i, item) in items.into_iter().enumerate() {
-            // SAFETY: a fresh list of `len` slots; SET_ITEM steals the reference.
-            unsafe { ffi::PyList_SET_ITEM(list.0, i.cast_signed(), item.take()) };
-        }
-        Some(list)
+        ffi::new_list(self.py, items)
     }
 
     /// The end of the string body starting at `self.pos` (the closing quote's index), and
@@ -234,47 +220,25 @@ impl<'a> Parser<'a, '_> {
         let mut escapes = false;
         let mut non_ascii = false;
         #[cfg(target_arch = "x86_64")]
-        {
-            use std::arch::x86_64::{
-                __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_max_epu8, _mm_movemask_epi8,
-                _mm_or_si128, _mm_set1_epi8,
-            };
-            // SAFETY: SSE2 is baseline on x86_64; each load is within `data`. The loads are
-            // unaligned (`loadu`), so the pointer cast needs no alignment.
-            #[allow(clippy::cast_ptr_alignment)]
-            unsafe {
-                let quote = _mm_set1_epi8(b'"'.cast_signed());
-                let backslash = _mm_set1_epi8(b'\\'.cast_signed());
-                let below_space = _mm_set1_epi8(0x1f);
-                while i + 16 <= data.len() {
-                    let chunk = _mm_loadu_si128(data.as_ptr().add(i).cast::<__m128i>());
-                    let stop = _mm_or_si128(
-                        _mm_or_si128(
-                            _mm_cmpeq_epi8(chunk, quote),
-                            _mm_cmpeq_epi8(chunk, backslash),
-                        ),
-                        _mm_cmpeq_epi8(_mm_max_epu8(chunk, below_space), below_space),
-                    );
-                    let high = _mm_movemask_epi8(chunk);
-                    let mask = _mm_movemask_epi8(stop);
-                    if mask == 0 {
-                        non_ascii |= high != 0;
-                        i += 16;
-                        continue;
-                    }
-                    let at = mask.trailing_zeros();
-                    non_ascii |= high & ((1 << at) - 1) != 0;
-                    i += at as usize;
-                    match data[i] {
-                        b'"' => return Some((i, escapes, non_ascii)),
-                        b'\\' => {
-                            escapes = true;
-                            // Skip the escaped character (validated later).
-                            i += 2;
-                        }
-                        _ => return None,
-                    }
+        while i + 16 <= data.len() {
+            // SAFETY: `i + 16 <= data.len()`: the 16 bytes read are inside `data`.
+            let (mask, high) = unsafe { crate::simd::json::string_stops(data.as_ptr().add(i)) };
+            if mask == 0 {
+                non_ascii |= high != 0;
+                i += 16;
+                continue;
+            }
+            let at = mask.trailing_zeros();
+            non_ascii |= high & ((1 << at) - 1) != 0;
+            i += at as usize;
+            match data[i] {
+                b'"' => return Some((i, escapes, non_ascii)),
+                b'\\' => {
+                    escapes = true;
+                    // Skip the escaped character (validated later).
+                    i += 2;
                 }
+                _ => return None,
             }
         }
         while let Some(&b) = data.get(i) {
@@ -306,35 +270,27 @@ impl<'a> Parser<'a, '_> {
     }
 
     /// A string value (the opening quote consumed).
-    fn string(&mut self) -> Option<Owned> {
+    fn string(&mut self) -> Option<Owned<'py>> {
         let (body, escapes, non_ascii) = self.string_body()?;
-        str_value(body, escapes, non_ascii)
+        str_value(self.py, body, escapes, non_ascii)
     }
 
     /// An object key: short plain keys come from the cache.
-    fn key(&mut self) -> Option<Owned> {
+    fn key(&mut self) -> Option<Owned<'py>> {
         let (body, escapes, non_ascii) = self.string_body()?;
         if escapes || body.len() > MAX_CACHED_KEY {
-            return str_value(body, escapes, non_ascii);
+            return str_value(self.py, body, escapes, non_ascii);
         }
         let slot = key_slot(body);
         if let Some(Some(cached)) = self.cache.get(slot)
             && same_bytes(&cached.bytes, body)
         {
-            let ptr = cached.object.as_ptr();
-            // SAFETY: the cache holds a reference, so the object is alive.
-            unsafe { ffi::Py_INCREF(ptr) };
-            return Some(Owned(ptr));
+            return Some(Owned::of(self.py, &cached.object));
         }
-        let key = new_str(body, non_ascii)?;
+        let key = new_str(self.py, body, non_ascii)?;
         // Hash now, once: the cached object carries it to every dict it goes into.
-        // SAFETY: `key.0` is a valid str.
-        if unsafe { ffi::PyObject_Hash(key.0) } == -1 {
-            unsafe { ffi::PyErr_Clear() };
-            return None;
-        }
-        // SAFETY: a new strong reference for the cache.
-        let object = unsafe { Bound::from_borrowed_ptr(self.py, key.0) }.unbind();
+        ffi::hash(&key)?;
+        let object = key.unbind();
         self.cache[slot] = Some(CachedKey {
             bytes: body.into(),
             object,
@@ -342,7 +298,7 @@ impl<'a> Parser<'a, '_> {
         Some(key)
     }
 
-    fn number(&mut self) -> Option<Owned> {
+    fn number(&mut self) -> Option<Owned<'py>> {
         let data = self.data;
         let start = self.pos;
         let mut i = start;
@@ -398,7 +354,7 @@ impl<'a> Parser<'a, '_> {
             let text = unsafe { std::str::from_utf8_unchecked(&data[start..i]) };
             // Rust's parser rounds correctly, as CPython's float() does.
             let value: f64 = text.parse().ok()?;
-            return new_ref(unsafe { ffi::PyFloat_FromDouble(value) });
+            return ffi::new_float(self.py, value);
         }
         // 18 digits always fit an i64; longer integers go to the slow path (bigints).
         if int_end - int_start > 18 {
@@ -411,7 +367,7 @@ impl<'a> Parser<'a, '_> {
         if negative {
             value = -value;
         }
-        new_ref(unsafe { ffi::PyLong_FromLongLong(value) })
+        ffi::new_int(self.py, value)
     }
 }
 
@@ -457,31 +413,27 @@ fn key_slot(bytes: &[u8]) -> usize {
 }
 
 /// A string's value from its raw body.
-fn str_value(body: &[u8], escapes: bool, non_ascii: bool) -> Option<Owned> {
+fn str_value<'py>(
+    py: Python<'py>,
+    body: &[u8],
+    escapes: bool,
+    non_ascii: bool,
+) -> Option<Owned<'py>> {
     if escapes {
         let (text, non_ascii) = unescape(body, non_ascii)?;
-        return new_str(&text, non_ascii);
+        return new_str(py, &text, non_ascii);
     }
-    new_str(body, non_ascii)
+    new_str(py, body, non_ascii)
 }
 
 /// A new `str` from UTF-8 bytes; `None` if they are not valid UTF-8.
-fn new_str(bytes: &[u8], non_ascii: bool) -> Option<Owned> {
-    let len = ffi::Py_ssize_t::try_from(bytes.len()).ok()?;
+fn new_str<'py>(py: Python<'py>, bytes: &[u8], non_ascii: bool) -> Option<Owned<'py>> {
     if !non_ascii {
-        // SAFETY: an ASCII str of `len` characters has exactly `len` bytes of storage.
-        unsafe {
-            let object = new_ref(ffi::PyUnicode_New(len, 127))?;
-            std::ptr::copy_nonoverlapping(
-                bytes.as_ptr(),
-                ffi::PyUnicode_DATA(object.0).cast::<u8>(),
-                bytes.len(),
-            );
-            return Some(object);
-        }
+        // SAFETY: `non_ascii` is false only when no byte is above 0x7f.
+        return unsafe { ffi::new_ascii_str(py, bytes) };
     }
     // CPython validates the UTF-8 here; invalid input declines the fast path.
-    new_ref(unsafe { ffi::PyUnicode_DecodeUTF8(bytes.as_ptr().cast(), len, c"strict".as_ptr()) })
+    ffi::new_str(py, bytes)
 }
 
 /// Resolve the escapes of a string body: the bytes, and whether any is non-ASCII. `None` on a
