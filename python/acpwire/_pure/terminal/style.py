@@ -1,0 +1,57 @@
+"""Twin of src/terminal/style.rs: styles, colours and the bounds of what is interned.
+
+Styles (pen colours, flags and OSC 8 link) are interned as ids, links and grapheme clusters as
+tables, each bounded (``MAX_STYLES``, ``MAX_LINKS``, ``MAX_CLUSTERS``); past a bound a cell
+takes the default style, no link, or drops the extra mark.
+"""
+
+from __future__ import annotations
+
+MAX_STYLES = 65536
+MAX_LINKS = 4096
+MAX_LINK_BYTES = 2083
+MAX_CLUSTERS = 65536
+MAX_CLUSTER_CHARS = 16
+
+# Style flags and colour encoding (as in Rust): 0 = default, 1..=256 = palette index + 1,
+# RGB_BIT | 0xRRGGBB = true colour.
+BOLD, DIM, ITALIC, UNDERLINE, INVERSE, STRIKE = 1, 2, 4, 8, 16, 32
+RGB_BIT = 1 << 24
+
+
+# What an interned style or grapheme cluster counts in `_retained_bytes` (a cluster, its
+# UTF-8 bytes besides).
+_INTERNED_COST = 8
+
+# Attributes that make a blank cell visible (with a background colour): `spans()` keeps such
+# trailing blanks; every other view trims all trailing blanks.
+_SHOWS_BLANK = INVERSE | UNDERLINE | STRIKE
+
+
+def _color_out(c: int) -> int | str | None:
+    if c == 0:
+        return None
+    if c & RGB_BIT:
+        return f"#{c & 0xFFFFFF:06x}"
+    return c - 1
+
+
+class StyleMixin:
+    """The pen's interned style."""
+
+    __slots__ = ()
+
+    def _style(self) -> int:
+        sid = self._pen_id
+        if sid < 0:
+            key = (self._fg, self._bg, self._flags, self._link)
+            sid = self._style_ids.get(key, -1)
+            if sid < 0:
+                if len(self._styles) >= MAX_STYLES:
+                    sid = 0
+                else:
+                    sid = len(self._styles)
+                    self._styles.append(key)
+                    self._style_ids[key] = sid
+            self._pen_id = sid
+        return sid
