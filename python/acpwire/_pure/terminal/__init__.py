@@ -29,10 +29,10 @@ from .osc import OscMixin
 from .params import ParamsMixin
 from .parser import GROUND, ParserMixin
 from .print import PrintMixin
-from .screen import ScreenMixin
+from .screen import ScreenMixin, _Saved
 from .scrollback import _LINE_COST, ScrollbackMixin
 from .sgr import SgrMixin, _sgr_memo  # noqa: F401
-from .style import _INTERNED_COST, StyleMixin
+from .style import _INTERNED_COST, StyleMixin, _Style
 from .utf8 import Utf8Mixin, _utf8_len
 from .views import ScreenViewMixin, SpansViewMixin, TextViewMixin
 from .width import char_width
@@ -207,7 +207,7 @@ class Terminal(
         self._title = ""
         self._title_bytes = 0
         self._progress: tuple[int, int | None] | None = None
-        self._styles: list[tuple[int, int, int, int]] = [(0, 0, 0, 0)]
+        self._styles: list[_Style] = [_Style(0, 0, 0, 0)]
         self._style_ids: dict[tuple[int, int, int, int], int] = {(0, 0, 0, 0): 0}
         self._links: list[str] = [""]
         self._link_ids: dict[str, int] = {}
@@ -240,7 +240,7 @@ class Terminal(
         self._top = 0
         self._bot = self._rows - 1
         self._autowrap = True
-        self._saved: list[tuple[int, ...] | None] = [None, None]
+        self._saved: list[_Saved | None] = [None, None]
         # The last character printed, while nothing else has happened since.
         self._last = ""
         # What REP repeats: the character printed just before the escape sequence now being
@@ -415,7 +415,7 @@ class Terminal(
             if grid is not None:
                 # In place: `_grid` is one of these lists.
                 grid[:] = [_BLANK] * len(grid)
-        self._styles = [(0, 0, 0, 0)]
+        self._styles = [_Style(0, 0, 0, 0)]
         self._style_ids = {(0, 0, 0, 0): 0}
         self._pen_id = -1
         self._clusters = set()
@@ -437,17 +437,16 @@ class Terminal(
             return new
 
         self._link = relink(self._link)
-        self._saved = [
-            None if saved is None else (*saved[:5], relink(saved[5]), saved[6])
-            for saved in self._saved
-        ]
+        for saved in self._saved:
+            if saved is not None:
+                saved.link = relink(saved.link)
         self._link_bytes = sum(_utf8_len(uri) for uri in self._links)
         self._truncated = True
 
     def _kept_bytes(self) -> int:
         """What ``_drop_retained`` would leave of ``_retained_bytes``: the links the pen and
         the saved cursors carry (each once), the title and a pending OSC sequence."""
-        carried = {self._link, *(saved[5] for saved in self._saved if saved is not None)}
+        carried = {self._link, *(saved.link for saved in self._saved if saved is not None)}
         carried.discard(0)
         links = sum(_INTERNED_COST + _utf8_len(self._links[link]) for link in carried)
         return links + self._title_bytes + len(self._osc)

@@ -4,6 +4,7 @@ margins, scrolling, private modes, DECSTR)."""
 from __future__ import annotations
 
 from .line import _BLANK
+from .screen import _Saved
 
 
 class CsiMixin:
@@ -160,7 +161,7 @@ class CsiMixin:
         self._fg = self._bg = self._flags = 0
         self._pen_id = 0 if self._link == 0 else -1
         slot = 0 if self._alt is None else 1
-        self._saved[slot] = (0, 0, 0, 0, 0, self._link, False)
+        self._saved[slot] = _Saved(0, 0, 0, 0, 0, self._link, False)
 
     def _erase_line(self, mode: int) -> None:
         """EL: from the cursor (0), to it (1) or the whole row (2). A row erased to its end is no

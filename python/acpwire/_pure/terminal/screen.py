@@ -6,6 +6,28 @@ from __future__ import annotations
 from .line import _BLANK, _Line
 
 
+class _Saved:
+    """A cursor saved by DECSC, CSI s, ?1048h or ?1049h (each screen has its own): the position,
+    the rendition with its OSC 8 link, and origin mode."""
+
+    __slots__ = ("bg", "col", "fg", "flags", "link", "origin", "row")
+
+    def __init__(
+        self, row: int, col: int, fg: int, bg: int, flags: int, link: int, origin: bool
+    ) -> None:
+        self.row = row
+        self.col = col
+        self.fg = fg
+        self.bg = bg
+        self.flags = flags
+        self.link = link
+        self.origin = origin
+
+
+# What restoring a cursor never saved restores.
+_HOME = _Saved(0, 0, 0, 0, 0, 0, False)
+
+
 class ScreenMixin:
     """The grid, the cursor, margins, tab stops and the alternate screen."""
 
@@ -33,7 +55,7 @@ class ScreenMixin:
 
     def _save_cursor(self) -> None:
         slot = 0 if self._alt is None else 1
-        self._saved[slot] = (
+        self._saved[slot] = _Saved(
             self.row,
             self.col,
             self._fg,
@@ -46,8 +68,10 @@ class ScreenMixin:
     def _restore_cursor(self) -> None:
         saved = self._saved[0 if self._alt is None else 1]
         if saved is None:
-            saved = (0, 0, 0, 0, 0, 0, False)
-        self.row, self.col, self._fg, self._bg, self._flags, self._link, self._origin = saved
+            saved = _HOME
+        self.row, self.col = saved.row, saved.col
+        self._fg, self._bg, self._flags, self._link = saved.fg, saved.bg, saved.flags, saved.link
+        self._origin = saved.origin
         self._pen_id = -1
         if self._origin:
             # As xterm (`CursorSet`): in origin mode the cursor stays above the bottom margin

@@ -28,6 +28,18 @@ _INTERNED_COST = 8
 _SHOWS_BLANK = INVERSE | UNDERLINE | STRIKE
 
 
+class _Style:
+    """An interned style: colours, flags and OSC 8 link id (its key is the same four, a tuple)."""
+
+    __slots__ = ("bg", "fg", "flags", "link")
+
+    def __init__(self, fg: int, bg: int, flags: int, link: int) -> None:
+        self.fg = fg
+        self.bg = bg
+        self.flags = flags
+        self.link = link
+
+
 def _color_out(c: int) -> int | str | None:
     if c == 0:
         return None
@@ -51,7 +63,7 @@ class StyleMixin:
                     sid = 0
                 else:
                     sid = len(self._styles)
-                    self._styles.append(key)
+                    self._styles.append(_Style(*key))
                     self._style_ids[key] = sid
             self._pen_id = sid
         return sid

@@ -17,8 +17,8 @@ class SpansViewMixin:
         styles = self._styles
         while runs:
             run = runs[-1]
-            _fg, bg, flags, _link = styles[run[1]]
-            if bg or flags & _SHOWS_BLANK:
+            style = styles[run[1]]
+            if style.bg or style.flags & _SHOWS_BLANK:
                 return
             text = run[0].rstrip(" ")
             if text:
@@ -37,11 +37,12 @@ class SpansViewMixin:
                 span = made.get(run)
                 if span is None:
                     text, sid = run
-                    fg, bg, flags, link = self._styles[sid]
+                    style = self._styles[sid]
+                    flags, link = style.flags, style.link
                     span = made[run] = Span(
                         text,
-                        _color_out(fg),
-                        _color_out(bg),
+                        _color_out(style.fg),
+                        _color_out(style.bg),
                         bool(flags & BOLD),
                         bool(flags & DIM),
                         bool(flags & ITALIC),
