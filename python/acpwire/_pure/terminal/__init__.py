@@ -4,9 +4,10 @@ accessors), the pure-Python twin of ``src/terminal``.
 Bytes from an ACP ``terminal_output_chunk`` stream go through an incremental UTF-8 decoder
 (``utf8``) and a DEC/ECMA-48 escape parser (``parser``: Paul Williams' state machine, the one the
 ``vte`` crate implements) into a grid of cells with interned styles (``screen``, ``line``,
-``style``), read by the views (``views``). Every rule mirrors the Rust core's, so both backends
-give the same ``text``, ``lines()``, ``spans()``, ``screen()`` and ``cursor`` for any input and
-any chunking: the model, the bounds and what is not implemented are in docs/behaviour/terminal.md.
+``cell``, ``style``), read by the views (``views``). Every rule mirrors the Rust core's, so both
+backends give the same ``text``, ``lines()``, ``spans()``, ``screen()`` and ``cursor`` for any
+input and any chunking: the model, the bounds and what is not implemented are in
+docs/behaviour/terminal.md.
 
 ``Terminal`` is one class; its methods are spread over one mixin per concern, as the Rust core
 spreads ``impl Terminal`` over its modules.
@@ -22,15 +23,16 @@ from ..._errors import TerminalDataError
 from ..._span import Span
 from .._args import Unpicklable, at_most, buffer_bytes, size
 from ..base64 import _decode_base64
+from .cell import CellMixin
 from .csi import CsiMixin
 from .execute import ExecuteMixin
-from .line import _BLANK, LineMixin, _Line
+from .line import _BLANK, _LINE_COST, _Line
 from .osc import OscMixin
 from .params import ParamsMixin
 from .parser import GROUND, ParserMixin
 from .print import PrintMixin
 from .screen import ScreenMixin, _Saved
-from .scrollback import _LINE_COST, ScrollbackMixin
+from .scrollback import ScrollbackMixin
 from .sgr import SgrMixin, _sgr_memo  # noqa: F401
 from .style import _INTERNED_COST, StyleMixin, _Style
 from .utf8 import Utf8Mixin, _utf8_len
@@ -92,7 +94,7 @@ class Terminal(
     OscMixin,
     StyleMixin,
     ScreenMixin,
-    LineMixin,
+    CellMixin,
     ScrollbackMixin,
     TextViewMixin,
     SpansViewMixin,

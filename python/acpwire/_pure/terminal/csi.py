@@ -1,10 +1,15 @@
-"""Twin of src/terminal/csi.rs: CSI dispatch (cursor movement, erase and edit, tab stops,
-margins, scrolling, private modes, DECSTR)."""
+"""Twin of src/terminal/csi.rs: CSI dispatch (cursor movement, tab stops, margins, scrolling,
+private modes, DECSTR), and the plain CSIs the ground state finds whole, SGR through its memo.
+
+Erasing and editing (EL, ED, ICH, DCH, ECH) are the screen's.
+"""
 
 from __future__ import annotations
 
 from .line import _BLANK
+from .params import _param
 from .screen import _Saved
+from .sgr import _SGR_MEMO, _SGR_MEMO_KEY_BYTES, _sgr_memo
 
 
 class CsiMixin:
@@ -163,115 +168,30 @@ class CsiMixin:
         slot = 0 if self._alt is None else 1
         self._saved[slot] = _Saved(0, 0, 0, 0, 0, self._link, False)
 
-    def _erase_line(self, mode: int) -> None:
-        """EL: from the cursor (0), to it (1) or the whole row (2). A row erased to its end is no
-        longer soft-wrapped (xterm's ``ClearRight``), nor is one erased whole."""
-        if mode > 2:
-            return
-        x = self.col = self._edit_col()
-        line = self._grid[self.row]
-        if line is _BLANK:
-            return  # every mode leaves a blank row blank
-        chars = line.chars
-        styles = line.styles
-        if mode == 0:
-            self._split(chars, styles, x)
-            del chars[x:]
-            del styles[x:]
-            line.wrapped = False
-        elif mode == 1 and x + 1 < self._w:
-            self._split(chars, styles, x + 1)
-            end = min(x + 1, len(chars))
-            chars[:end] = " " * end
-            styles[:end] = [0] * end
+    def _dispatch_plain_csi(self, params: bytes, final: bytes) -> None:
+        if final == b"m":
+            # SGR is a function of the pen and the parameters: remembered.
+            pen = (self._fg, self._bg, self._flags)
+            key = (params, pen)
+            new = _sgr_memo.get(key)
+            if new is None:
+                self._plain_csi(params, 0x6D)
+                # Parameters are read up to any length (each saturates): only short ones are
+                # remembered, so the memo's memory stays bounded.
+                if len(params) <= _SGR_MEMO_KEY_BYTES:
+                    if len(_sgr_memo) >= _SGR_MEMO:
+                        _sgr_memo.clear()
+                    _sgr_memo[key] = (self._fg, self._bg, self._flags)
+            elif new != pen:
+                self._fg, self._bg, self._flags = new
+                self._pen_id = -1
         else:
-            self._grid[self.row] = _BLANK
+            self._plain_csi(params, final[0])
 
-    def _erase_display(self, mode: int) -> None:
-        g = self._grid
-        if mode == 0:
-            self._erase_line(0)
-            for r in range(self.row + 1, self._rows):
-                g[r] = _BLANK
-        elif mode == 1:
-            for r in range(self.row):
-                g[r] = _BLANK
-            self._erase_line(1)
-        elif mode == 2:
-            self._reset_wrap()
-            for r in range(self._rows):
-                g[r] = _BLANK
-        elif mode == 3:
-            self._sb.clear()
-            self._sb_cost = 0
-
-    def _insert_chars(self, n: int) -> None:
-        line = self._grid[self.row]
-        chars = line.chars
-        styles = line.styles
-        w = self._w
-        x = self.col = self._edit_col()
-        n = min(n, w - x)
-        if x >= len(chars):
-            return
-        self._split(chars, styles, x)
-        self._split(chars, styles, w - n)
-        chars[x:x] = " " * n
-        styles[x:x] = [0] * n
-        del chars[w:]
-        del styles[w:]
-        # Trailing blanks show as nothing but count against max_bytes (as in the Rust core).
-        # Found by comparing slices, in C, of doubling then halving sizes: a run of blanks
-        # may be as long as the row is wide.
-        kept = len(chars)
-        size = 1
-        while (
-            kept >= size
-            and chars[kept - size : kept] == [" "] * size
-            and styles[kept - size : kept] == [0] * size
-        ):
-            kept -= size
-            size *= 2
-        while size > 1:
-            size //= 2
-            if (
-                kept >= size
-                and chars[kept - size : kept] == [" "] * size
-                and styles[kept - size : kept] == [0] * size
-            ):
-                kept -= size
-        del chars[kept:]
-        del styles[kept:]
-
-    def _delete_chars(self, n: int) -> None:
-        """DCH; as in xterm, the row is no longer soft-wrapped."""
-        line = self._grid[self.row]
-        if line.wrapped:
-            line.wrapped = False
-        chars = line.chars
-        styles = line.styles
-        x = self.col = self._edit_col()
-        n = min(n, self._w - x)
-        if x >= len(chars):
-            return
-        self._split(chars, styles, x)
-        self._split(chars, styles, x + n)
-        del chars[x : x + n]
-        del styles[x : x + n]
-
-    def _erase_chars(self, n: int) -> None:
-        """ECH; as in xterm (``ClearRight``), the row is no longer soft-wrapped."""
-        line = self._grid[self.row]
-        if line.wrapped:
-            line.wrapped = False
-        chars = line.chars
-        styles = line.styles
-        x = self.col = self._edit_col()
-        end = min(x + n, self._w)
-        if x >= len(chars):
-            return
-        self._split(chars, styles, x)
-        self._split(chars, styles, end)
-        end = min(end, len(chars))
-        chars[x:end] = " " * (end - x)
-        styles[x:end] = [0] * (end - x)
+    def _plain_csi(self, params: bytes, final: int) -> None:
+        self._reset_params()
+        self._first_digits = params[:1].isdigit()
+        groups = [[_param(p)] for p in params.split(b";")]
+        self._groups = groups
+        self._count = len(groups)
+        self._csi(chr(final))

@@ -1,6 +1,11 @@
-"""Twin of src/terminal/line.rs: one row of cells, and the blank row all untouched rows share."""
+"""Twin of src/terminal/line.rs: one row of cells, the blank row all untouched rows share, and
+what a row kept in scrollback costs."""
 
 from __future__ import annotations
+
+# What a line kept in scrollback costs of `max_bytes` besides its cells (the native backend's
+# first allocation for a line's cells, which a short line keeps whole).
+_LINE_COST = 128
 
 
 class _Line:
@@ -27,18 +32,3 @@ class _Line:
 _BLANK = _Line()
 _BLANK.chars = ()  # type: ignore[assignment]
 _BLANK.styles = ()  # type: ignore[assignment]
-
-
-class LineMixin:
-    """Cutting a row's cells."""
-
-    __slots__ = ()
-
-    @staticmethod
-    def _split(chars: list[str], styles: list[int], x: int) -> None:
-        # Cutting between the halves of a wide character blanks both halves.
-        if 0 < x < len(chars) and chars[x] == "":
-            chars[x - 1] = " "
-            chars[x] = " "
-            styles[x - 1] = 0
-            styles[x] = 0

@@ -1,9 +1,12 @@
-"""Twin of src/terminal/osc.rs: OSC dispatch (OSC 0/2 title, OSC 8 links, OSC 9;4 progress)."""
+"""Twin of src/terminal/osc.rs: OSC strings, their bound and their dispatch (OSC 0/2 title,
+OSC 8 links, OSC 9;4 progress)."""
 
 from __future__ import annotations
 
 from .style import MAX_LINK_BYTES, MAX_LINKS
 from .utf8 import _utf8_len
+
+MAX_OSC_BYTES = 64 * 1024
 
 
 def _uint(s: str) -> int | None:
@@ -56,3 +59,9 @@ class OscMixin:
             elif state in (1, 2, 4):
                 pct = _uint(fields[2]) if len(fields) > 2 else None
                 self._progress = (state, None if pct is None else min(pct, 100))
+
+    def _osc_end(self) -> None:
+        if not self._osc_overflow:
+            self._osc_dispatch(bytes(self._osc).decode("utf-8", "replace"))
+        self._osc = bytearray()
+        self._osc_overflow = False

@@ -1,16 +1,16 @@
 """Twin of src/terminal/parser.rs: the escape parser, Paul Williams' state machine (as vte's).
 
 In the ground state, printable runs, plain CSIs and C0 controls are found by regex searches, many
-bytes at a time; every other sequence goes through the state machine byte by byte, with the same
-result. Payload bounds: see docs/behaviour/terminal.md.
+bytes at a time; every other sequence goes through the state machine byte by byte (collecting
+intermediates and parameters), with the same result. Bounds: see docs/behaviour/terminal.md.
 """
 
 from __future__ import annotations
 
 import re
 
-from .params import _param
-from .sgr import _SGR_MEMO, _SGR_MEMO_KEY_BYTES, _sgr_memo
+from .osc import MAX_OSC_BYTES
+from .params import MAX_PARAMS
 
 # Parser states (Paul Williams' DEC parser, as in vte).
 (
@@ -30,7 +30,6 @@ from .sgr import _SGR_MEMO, _SGR_MEMO_KEY_BYTES, _sgr_memo
     SOS_STRING,
 ) = range(14)
 
-MAX_OSC_BYTES = 64 * 1024
 _CTRL = re.compile(rb"[\x00-\x1f\x7f]")
 # A whole CSI of at most 16 plain decimal parameters: the common case, run without the state
 # machine (which gives the same result, byte by byte).
@@ -161,34 +160,6 @@ class ParserMixin:
                 return at
         return len(data)
 
-    def _dispatch_plain_csi(self, params: bytes, final: bytes) -> None:
-        if final == b"m":
-            # SGR is a function of the pen and the parameters: remembered.
-            pen = (self._fg, self._bg, self._flags)
-            key = (params, pen)
-            new = _sgr_memo.get(key)
-            if new is None:
-                self._plain_csi(params, 0x6D)
-                # Parameters are read up to any length (each saturates): only short ones are
-                # remembered, so the memo's memory stays bounded.
-                if len(params) <= _SGR_MEMO_KEY_BYTES:
-                    if len(_sgr_memo) >= _SGR_MEMO:
-                        _sgr_memo.clear()
-                    _sgr_memo[key] = (self._fg, self._bg, self._flags)
-            elif new != pen:
-                self._fg, self._bg, self._flags = new
-                self._pen_id = -1
-        else:
-            self._plain_csi(params, final[0])
-
-    def _plain_csi(self, params: bytes, final: int) -> None:
-        self._reset_params()
-        self._first_digits = params[:1].isdigit()
-        groups = [[_param(p)] for p in params.split(b";")]
-        self._groups = groups
-        self._count = len(groups)
-        self._csi(chr(final))
-
     def _anywhere(self, b: int) -> None:
         if b == 0x1B:
             self._reset_params()
@@ -284,8 +255,44 @@ class ParserMixin:
         if not self._ignoring:
             self._csi(chr(final))
 
-    def _osc_end(self) -> None:
-        if not self._osc_overflow:
-            self._osc_dispatch(bytes(self._osc).decode("utf-8", "replace"))
-        self._osc = bytearray()
-        self._osc_overflow = False
+    def _reset_params(self) -> None:
+        self._inter = ""
+        self._ignoring = False
+        self._param = 0
+        self._groups: list[list[int]] = []
+        self._cur: list[int] = []
+        self._count = 0
+        # Whether the first parameter was written with digits (`CSI 0 T` is not `CSI T`).
+        self._first_digits = False
+
+    def _collect(self, b: int) -> None:
+        if len(self._inter) == 2:
+            self._ignoring = True
+        else:
+            self._inter += chr(b)
+
+    def _param_digit(self, b: int) -> None:
+        if self._count == MAX_PARAMS:
+            self._ignoring = True
+        else:
+            if self._count == 0:
+                self._first_digits = True
+            self._param = min(self._param * 10 + (b - 0x30), 65535)
+
+    def _param_next(self) -> None:
+        if self._count == MAX_PARAMS:
+            self._ignoring = True
+        else:
+            self._cur.append(self._param)
+            self._groups.append(self._cur)
+            self._cur = []
+            self._count += 1
+            self._param = 0
+
+    def _param_sub(self) -> None:
+        if self._count == MAX_PARAMS:
+            self._ignoring = True
+        else:
+            self._cur.append(self._param)
+            self._count += 1
+            self._param = 0

@@ -1,11 +1,9 @@
-"""Twin of src/terminal/print.rs: printing decoded text into cells (narrow runs, wide
-characters, marks joining the previous cell), wrapping at the right margin."""
+"""Twin of src/terminal/print.rs: printing decoded text into cells, narrow runs and wide
+characters, wrapping at the right margin (zero-width marks join a cluster, in ``style``)."""
 
 from __future__ import annotations
 
 from .line import _BLANK, _Line
-from .style import MAX_CLUSTER_CHARS, MAX_CLUSTERS
-from .utf8 import _utf8_len
 from .width import _SPECIAL, _width
 
 
@@ -162,26 +160,3 @@ class PrintMixin:
         styles[col : col + 2] = (sid, sid)
         col += 2
         self.col = col if col < w or self._autowrap else w - 1
-
-    def _combine(self, ch: str) -> None:
-        x = self.col - 1
-        if x < 0:
-            return  # nothing to join at the start of a row
-        line = self._writable_row()
-        chars = line.chars
-        have = len(chars)
-        if x < have and chars[x] == "" and x > 0:
-            x -= 1
-        if x >= have:
-            chars.extend(" " * (x + 1 - have))
-            line.styles.extend([0] * (x + 1 - have))
-        old = chars[x]
-        if len(old) >= MAX_CLUSTER_CHARS:
-            return
-        new = old + ch
-        if new not in self._clusters:
-            if len(self._clusters) >= MAX_CLUSTERS:
-                return
-            self._clusters.add(new)
-            self._cluster_bytes += _utf8_len(new)
-        chars[x] = new

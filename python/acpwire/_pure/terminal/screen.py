@@ -1,5 +1,6 @@
 """Twin of src/terminal/screen.rs: the grid, cursor, margins, tab stops, the saved cursor and
-the alternate screen; index, reverse index and scrolling within the margins."""
+the alternate screen; index, reverse index and scrolling within the margins; erasing, inserting
+and deleting (EL, ED, ICH, DCH, ECH)."""
 
 from __future__ import annotations
 
@@ -202,3 +203,116 @@ class ScreenMixin:
             else:
                 hi, above = mid - 1, upto
         self.col = lo
+
+    def _erase_line(self, mode: int) -> None:
+        """EL: from the cursor (0), to it (1) or the whole row (2). A row erased to its end is no
+        longer soft-wrapped (xterm's ``ClearRight``), nor is one erased whole."""
+        if mode > 2:
+            return
+        x = self.col = self._edit_col()
+        line = self._grid[self.row]
+        if line is _BLANK:
+            return  # every mode leaves a blank row blank
+        chars = line.chars
+        styles = line.styles
+        if mode == 0:
+            self._split(chars, styles, x)
+            del chars[x:]
+            del styles[x:]
+            line.wrapped = False
+        elif mode == 1 and x + 1 < self._w:
+            self._split(chars, styles, x + 1)
+            end = min(x + 1, len(chars))
+            chars[:end] = " " * end
+            styles[:end] = [0] * end
+        else:
+            self._grid[self.row] = _BLANK
+
+    def _erase_display(self, mode: int) -> None:
+        g = self._grid
+        if mode == 0:
+            self._erase_line(0)
+            for r in range(self.row + 1, self._rows):
+                g[r] = _BLANK
+        elif mode == 1:
+            for r in range(self.row):
+                g[r] = _BLANK
+            self._erase_line(1)
+        elif mode == 2:
+            self._reset_wrap()
+            for r in range(self._rows):
+                g[r] = _BLANK
+        elif mode == 3:
+            self._sb.clear()
+            self._sb_cost = 0
+
+    def _insert_chars(self, n: int) -> None:
+        line = self._grid[self.row]
+        chars = line.chars
+        styles = line.styles
+        w = self._w
+        x = self.col = self._edit_col()
+        n = min(n, w - x)
+        if x >= len(chars):
+            return
+        self._split(chars, styles, x)
+        self._split(chars, styles, w - n)
+        chars[x:x] = " " * n
+        styles[x:x] = [0] * n
+        del chars[w:]
+        del styles[w:]
+        # Trailing blanks show as nothing but count against max_bytes (as in the Rust core).
+        # Found by comparing slices, in C, of doubling then halving sizes: a run of blanks
+        # may be as long as the row is wide.
+        kept = len(chars)
+        size = 1
+        while (
+            kept >= size
+            and chars[kept - size : kept] == [" "] * size
+            and styles[kept - size : kept] == [0] * size
+        ):
+            kept -= size
+            size *= 2
+        while size > 1:
+            size //= 2
+            if (
+                kept >= size
+                and chars[kept - size : kept] == [" "] * size
+                and styles[kept - size : kept] == [0] * size
+            ):
+                kept -= size
+        del chars[kept:]
+        del styles[kept:]
+
+    def _delete_chars(self, n: int) -> None:
+        """DCH; as in xterm, the row is no longer soft-wrapped."""
+        line = self._grid[self.row]
+        if line.wrapped:
+            line.wrapped = False
+        chars = line.chars
+        styles = line.styles
+        x = self.col = self._edit_col()
+        n = min(n, self._w - x)
+        if x >= len(chars):
+            return
+        self._split(chars, styles, x)
+        self._split(chars, styles, x + n)
+        del chars[x : x + n]
+        del styles[x : x + n]
+
+    def _erase_chars(self, n: int) -> None:
+        """ECH; as in xterm (``ClearRight``), the row is no longer soft-wrapped."""
+        line = self._grid[self.row]
+        if line.wrapped:
+            line.wrapped = False
+        chars = line.chars
+        styles = line.styles
+        x = self.col = self._edit_col()
+        end = min(x + n, self._w)
+        if x >= len(chars):
+            return
+        self._split(chars, styles, x)
+        self._split(chars, styles, end)
+        end = min(end, len(chars))
+        chars[x:end] = " " * (end - x)
+        styles[x:end] = [0] * (end - x)

@@ -3,11 +3,7 @@ by ``scrollback`` lines and ``max_bytes``."""
 
 from __future__ import annotations
 
-from .line import _Line
-
-# What a line kept in scrollback costs of `max_bytes` besides its cells (the native backend's
-# first allocation for a line's cells, which a short line keeps whole).
-_LINE_COST = 128
+from .line import _LINE_COST, _Line
 
 
 class ScrollbackMixin:

@@ -1,11 +1,15 @@
-"""Twin of src/terminal/style.rs: styles, colours and the bounds of what is interned.
+"""Twin of src/terminal/style.rs: styles, colours and the bounded interning of styles, links
+and grapheme clusters.
 
-Styles (pen colours, flags and OSC 8 link) are interned as ids, links and grapheme clusters as
+Styles (pen colours, flags and OSC 8 link) are interned as ids, links and grapheme clusters in
 tables, each bounded (``MAX_STYLES``, ``MAX_LINKS``, ``MAX_CLUSTERS``); past a bound a cell
-takes the default style, no link, or drops the extra mark.
+takes the default style, no link, or drops the extra mark. A zero-width mark joins the cell
+before the cursor into a cluster here.
 """
 
 from __future__ import annotations
+
+from .utf8 import _utf8_len
 
 MAX_STYLES = 65536
 MAX_LINKS = 4096
@@ -67,3 +71,26 @@ class StyleMixin:
                     self._style_ids[key] = sid
             self._pen_id = sid
         return sid
+
+    def _combine(self, ch: str) -> None:
+        x = self.col - 1
+        if x < 0:
+            return  # nothing to join at the start of a row
+        line = self._writable_row()
+        chars = line.chars
+        have = len(chars)
+        if x < have and chars[x] == "" and x > 0:
+            x -= 1
+        if x >= have:
+            chars.extend(" " * (x + 1 - have))
+            line.styles.extend([0] * (x + 1 - have))
+        old = chars[x]
+        if len(old) >= MAX_CLUSTER_CHARS:
+            return
+        new = old + ch
+        if new not in self._clusters:
+            if len(self._clusters) >= MAX_CLUSTERS:
+                return
+            self._clusters.add(new)
+            self._cluster_bytes += _utf8_len(new)
+        chars[x] = new
