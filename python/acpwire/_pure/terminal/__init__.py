@@ -101,7 +101,7 @@ class Terminal(
     ScreenViewMixin,
     Unpicklable,
 ):
-    """A display-only terminal fed with raw PTY bytes (see the module docs for the model).
+    """A display-only terminal fed with raw PTY bytes (the model: docs/behaviour/terminal.md).
 
     Args:
         cols: grid width (1 to 65535), or None for a transcript whose lines do not wrap.
