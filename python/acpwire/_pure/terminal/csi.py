@@ -9,7 +9,6 @@ from __future__ import annotations
 from .line import _BLANK
 from .params import _param
 from .screen import _Saved
-from .sgr import _SGR_MEMO, _SGR_MEMO_KEY_BYTES, _sgr_memo
 
 
 class CsiMixin:
@@ -167,26 +166,6 @@ class CsiMixin:
         self._pen_id = 0 if self._link == 0 else -1
         slot = 0 if self._alt is None else 1
         self._saved[slot] = _Saved(0, 0, 0, 0, 0, self._link, False)
-
-    def _dispatch_plain_csi(self, params: bytes, final: bytes) -> None:
-        if final == b"m":
-            # SGR is a function of the pen and the parameters: remembered.
-            pen = (self._fg, self._bg, self._flags)
-            key = (params, pen)
-            new = _sgr_memo.get(key)
-            if new is None:
-                self._plain_csi(params, 0x6D)
-                # Parameters are read up to any length (each saturates): only short ones are
-                # remembered, so the memo's memory stays bounded.
-                if len(params) <= _SGR_MEMO_KEY_BYTES:
-                    if len(_sgr_memo) >= _SGR_MEMO:
-                        _sgr_memo.clear()
-                    _sgr_memo[key] = (self._fg, self._bg, self._flags)
-            elif new != pen:
-                self._fg, self._bg, self._flags = new
-                self._pen_id = -1
-        else:
-            self._plain_csi(params, final[0])
 
     def _plain_csi(self, params: bytes, final: int) -> None:
         self._reset_params()

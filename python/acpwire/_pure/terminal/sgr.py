@@ -118,3 +118,23 @@ class SgrMixin:
         if (fg, bg, flags) != (self._fg, self._bg, self._flags):
             self._fg, self._bg, self._flags = fg, bg, flags
             self._pen_id = -1
+
+    def _dispatch_plain_csi(self, params: bytes, final: bytes) -> None:
+        if final == b"m":
+            # SGR is a function of the pen and the parameters: remembered.
+            pen = (self._fg, self._bg, self._flags)
+            key = (params, pen)
+            new = _sgr_memo.get(key)
+            if new is None:
+                self._plain_csi(params, 0x6D)
+                # Parameters are read up to any length (each saturates): only short ones are
+                # remembered, so the memo's memory stays bounded.
+                if len(params) <= _SGR_MEMO_KEY_BYTES:
+                    if len(_sgr_memo) >= _SGR_MEMO:
+                        _sgr_memo.clear()
+                    _sgr_memo[key] = (self._fg, self._bg, self._flags)
+            elif new != pen:
+                self._fg, self._bg, self._flags = new
+                self._pen_id = -1
+        else:
+            self._plain_csi(params, final[0])
