@@ -47,6 +47,18 @@ class _Message:
         return content
 
 
+class _TerminalEntry:
+    """A terminal of a session: its fields, the live Terminal, and what it held when the store
+    last wrote to it."""
+
+    __slots__ = ("fields", "held", "term")
+
+    def __init__(self, fields: dict, term: Terminal) -> None:
+        self.fields = fields
+        self.term = term
+        self.held = 0
+
+
 class _StoreLock:
     """The lock of one store, shared with its sessions, as the Rust store behaves: while one
     thread feeds, other threads' calls wait for that feed to return, and a second feeder is
@@ -168,7 +180,7 @@ class Session(Unpicklable):
         self._current: int | None = None
         self._anonymous = 0
         self._tool_calls: dict[str, dict] = {}
-        self._terminals: dict[str, list] = {}
+        self._terminals: dict[str, _TerminalEntry] = {}
         self._plans: dict[str, dict] = {}
         self._compactions: dict[str, dict] = {}
         self._subagents: dict[str, dict] = {}
@@ -235,7 +247,7 @@ class Session(Unpicklable):
     def terminal(self, terminal_id: str) -> Terminal | None:
         """The live Terminal ``terminal_id`` (None if the session has no such terminal)."""
         entry = self._terminals.get(str_arg(terminal_id))
-        return None if entry is None else entry[1]
+        return None if entry is None else entry.term
 
     @_locked
     def message_text(self, message_id: str, role: str = "agent") -> str | None:

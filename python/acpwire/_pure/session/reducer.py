@@ -26,8 +26,9 @@ from .model import (
     MAX_ERRORS,
     Session,
     _StoreLock,
+    _TerminalEntry,
 )
-from .rpc import _AGENT, _Rpc, _sender
+from .rpc import _AGENT, _Pending, _Rpc, _sender
 from .snapshot import _error_dict
 from .tables import OTHER_VERSION, UNKNOWN, V1, V2
 from .updates import _Updates
@@ -130,7 +131,7 @@ class Sessions(_Updates, _Rpc, Unpicklable):
         # What the terminals held when last written, together; and the terminals written
         # since created or cleared, least recently written first.
         self._terminal_held = 0
-        self._terminal_order: OrderedDict[tuple[str, str], list] = OrderedDict()
+        self._terminal_order: OrderedDict[tuple[str, str], _TerminalEntry] = OrderedDict()
         self._version: int | None = None
         # `_version` as every session reads it; the first sessions (in `_order`) whose version
         # change is in `_changes` already.
@@ -143,7 +144,7 @@ class Sessions(_Updates, _Rpc, Unpicklable):
         self._order: list[str] = []
         # Oldest first: past MAX_PENDING the oldest is forgotten. An OrderedDict, because
         # dropping the first entry of a plain dict over and over makes finding it O(n).
-        self._pending: OrderedDict[tuple, tuple] = OrderedDict()
+        self._pending: OrderedDict[tuple, _Pending] = OrderedDict()
         self._errors: deque = deque()
         self._errors_dropped = 0
         # Error records for the parts of the update being applied that were left out: recorded

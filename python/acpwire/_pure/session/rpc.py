@@ -64,6 +64,31 @@ def _answer(entry: dict, has_result: bool, result: Any, error: Any) -> None:
         entry["error"] = error
 
 
+class _Pending:
+    """A request awaiting its response: what the response updates (by kind: the session, the
+    index of its prompt or permission entry, the rules in force when a prompt was sent, the
+    method, the mode asked for), and the keys a result must have to be its response."""
+
+    __slots__ = ("index", "keys", "kind", "method", "mode", "mode_id", "sid")
+
+    def __init__(
+        self,
+        kind: int,
+        sid: str | None = None,
+        index: int | None = None,
+        mode: int | None = None,
+        method: str | None = None,
+        mode_id: str | None = None,
+    ) -> None:
+        self.kind = kind
+        self.sid = sid
+        self.index = index
+        self.mode = mode
+        self.method = method
+        self.mode_id = mode_id
+        # `keys` is set by `_track`, which alone stores an entry.
+
+
 class _Rpc:
     """Requests and responses: the methods of Sessions that track and answer them."""
 
@@ -78,9 +103,9 @@ class _Rpc:
             side = self._sender
         key = _id_key(rid)
         if key is not None and (1 - side, key) in self._pending:
-            self._track(side, True, rid, method, (_OTHER,))
+            self._track(side, True, rid, method, _Pending(_OTHER))
 
-    def _track(self, side: int, has_id: bool, rid: Any, method: str, what: tuple) -> None:
+    def _track(self, side: int, has_id: bool, rid: Any, method: str, what: _Pending) -> None:
         if not has_id:
             return
         if type(rid) is not str and type(rid) is not int:  # those are their own keys
@@ -95,7 +120,8 @@ class _Rpc:
             keys = V2_PROMPT_KEYS if self._mode == V2 else ()
         key = (side, rid)
         pending = self._pending
-        pending[key] = (keys, what)
+        what.keys = keys
+        pending[key] = what
         pending.move_to_end(key)
         if len(pending) > MAX_PENDING:
             pending.popitem(last=False)
@@ -135,7 +161,7 @@ class _Rpc:
             if type(sid) is not str:
                 self._params_session(method, params)  # its error record
                 # Refused, yet its response is still this request's.
-                self._track(_CLIENT, has_id, rid, method, (_OTHER,))
+                self._track(_CLIENT, has_id, rid, method, _Pending(_OTHER))
                 return
             entry = _request_entry(rid, params, has_id)
             mode = self._mode
@@ -161,12 +187,12 @@ class _Rpc:
             changes[(sid, "session", "prompts")] = None
             if type(params.get("prompt")) is not list:
                 self._check_request(sid, method, params)
-            self._track(_CLIENT, has_id, rid, method, (_PROMPT, sid, index, mode))
+            self._track(_CLIENT, has_id, rid, method, _Pending(_PROMPT, sid, index, mode))
         elif method == "session/request_permission":
             sid = params.get("sessionId") if type(params) is dict else None
             if type(sid) is not str:
                 self._params_session(method, params)  # its error record
-                self._track(_AGENT, has_id, rid, method, (_OTHER,))
+                self._track(_AGENT, has_id, rid, method, _Pending(_OTHER))
                 return
             entry = _request_entry(rid, params, has_id)
             s = self._session(sid)
@@ -174,7 +200,7 @@ class _Rpc:
             index = len(s._permissions) - 1
             self._change(sid, "session", "permissions")
             self._check_request(sid, method, params)
-            self._track(_AGENT, has_id, rid, method, (_PERMISSION, sid, index))
+            self._track(_AGENT, has_id, rid, method, _Pending(_PERMISSION, sid, index))
         elif method == "session/cancel":
             if has_id:
                 self._track_if_contested(_CLIENT, rid, method)
@@ -195,42 +221,42 @@ class _Rpc:
         elif method == "initialize":
             if type(params) is dict:
                 self._set_version("params", params)
-            self._track(_CLIENT, has_id, rid, method, (_INITIALIZE,))
+            self._track(_CLIENT, has_id, rid, method, _Pending(_INITIALIZE))
         elif method == "session/new" or method == "session/fork":
-            self._track(_CLIENT, has_id, rid, method, (_NEW, method))
+            self._track(_CLIENT, has_id, rid, method, _Pending(_NEW, method=method))
         elif method == "session/load" or method == "session/resume":
             sid = self._params_session(method, params)
             if sid is None:
-                self._track(_CLIENT, has_id, rid, method, (_OTHER,))
+                self._track(_CLIENT, has_id, rid, method, _Pending(_OTHER))
                 return
             self._session(sid)
-            self._track(_CLIENT, has_id, rid, method, (_LOAD, sid, method))
+            self._track(_CLIENT, has_id, rid, method, _Pending(_LOAD, sid, method=method))
         elif method == "session/set_mode":
             # Answered with a result, the mode asked for is current. A request without a
             # session or mode id is still tracked, as any other.
-            what = (_OTHER,)
+            what = _Pending(_OTHER)
             if type(params) is dict:
                 sid = params.get("sessionId")
                 mode_id = params.get("modeId")
                 if type(sid) is str and type(mode_id) is str:
-                    what = (_SET_MODE, sid, mode_id)
+                    what = _Pending(_SET_MODE, sid, mode_id=mode_id)
             self._track(_CLIENT, has_id, rid, method, what)
         elif method == "session/set_config_option":
             # The result is the full set of options: it applies as a session setup's does. A
             # request without a session id is still tracked, as any other.
             sid = params.get("sessionId") if type(params) is dict else None
-            what = (_LOAD, sid, method) if type(sid) is str else (_OTHER,)
+            what = _Pending(_LOAD, sid, method=method) if type(sid) is str else _Pending(_OTHER)
             self._track(_CLIENT, has_id, rid, method, what)
         else:
             client = method in AGENT_METHODS
             agent = method in CLIENT_METHODS
             if client and not agent:
-                self._track(_CLIENT, has_id, rid, method, (_OTHER,))
+                self._track(_CLIENT, has_id, rid, method, _Pending(_OTHER))
             elif agent and not client:
-                self._track(_AGENT, has_id, rid, method, (_OTHER,))
+                self._track(_AGENT, has_id, rid, method, _Pending(_OTHER))
             elif self._sender is not None:
                 # A method of either side or none: tracked when the caller names the sender.
-                self._track(self._sender, has_id, rid, method, (_OTHER,))
+                self._track(self._sender, has_id, rid, method, _Pending(_OTHER))
 
     def _response(self, rid: Any, has_result: bool, result: Any, error: Any) -> None:
         if type(rid) is not str and type(rid) is not int:  # those are their own keys
@@ -251,12 +277,12 @@ class _Rpc:
             if client is not None and agent is not None:
                 fits_client = fits_agent = False
                 if type(result) is dict:
-                    fits_client = all(k in result for k in client[0])
-                    fits_agent = all(k in result for k in agent[0])
+                    fits_client = all(k in result for k in client.keys)
+                    fits_agent = all(k in result for k in agent.keys)
                 # A type that requires keys the result has tells more than one that requires
                 # none (which any result fits).
-                named_client = fits_client and bool(client[0])
-                named_agent = fits_agent and bool(agent[0])
+                named_client = fits_client and bool(client.keys)
+                named_agent = fits_agent and bool(agent.keys)
                 if named_client != named_agent:
                     key = client_key if named_client else agent_key
                 elif fits_client != fits_agent:
@@ -271,8 +297,8 @@ class _Rpc:
                 key = agent_key
             else:
                 return
-        what = pending.pop(key)[1]
-        kind = what[0]
+        what = pending.pop(key)
+        kind = what.kind
         if kind == _INITIALIZE:
             if type(result) is dict:
                 self._set_version("result", result)
@@ -281,12 +307,12 @@ class _Rpc:
                 sid = result.get("sessionId")
                 if type(sid) is str:
                     self._session(sid)
-                    self._session_setup(sid, what[1], result)
+                    self._session_setup(sid, what.method, result)
         elif kind == _LOAD:
             if type(result) is dict:
-                self._session_setup(what[1], what[2], result)
+                self._session_setup(what.sid, what.method, result)
         elif kind == _PROMPT:
-            sid, index = what[1], what[2]
+            sid, index = what.sid, what.index
             s = self._sessions[sid]  # made by the request; sessions are never removed
             stop = result.get("stopReason") if type(result) is dict else None
             if type(stop) is not str:
@@ -295,7 +321,7 @@ class _Rpc:
             # again meanwhile changes them); sent before `initialize`, by those in force now,
             # and before it by the result's shape: a `messageId` without a `stopReason` is a
             # v2 acknowledgement.
-            mode = what[3]
+            mode = what.mode
             if mode == UNKNOWN:
                 mode = self._mode
             if mode == UNKNOWN:
@@ -341,14 +367,14 @@ class _Rpc:
                     self._change(sid, "session", "stopReason")
             self._changes[(sid, "session", "prompts")] = None
         elif kind == _PERMISSION:
-            sid, index = what[1], what[2]
+            sid, index = what.sid, what.index
             s = self._sessions[sid]
             _answer(s._permissions[index], has_result, result, error)
             self._change(sid, "session", "permissions")
         elif kind == _SET_MODE and has_result and self._mode != V2:
             # v1 only, as current_mode_update: v2 has no modes.
-            sid = what[1]
-            self._session(sid)._current_mode_id = what[2]
+            sid = what.sid
+            self._session(sid)._current_mode_id = what.mode_id
             self._change(sid, "session", "currentModeId")
 
     def _session_setup(self, sid: str, method: str, r: dict) -> None:

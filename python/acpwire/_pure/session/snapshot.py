@@ -13,6 +13,9 @@ if TYPE_CHECKING:
     from .model import Session
 
 
+# An error record: (line, offset, sessionId, reason), line and offset None for a message given
+# to `apply`. A tuple rather than a slotted class: one is made for each refused frame or update,
+# and making a class instance instead slowed a stream of refused updates by about a tenth.
 def _error_dict(record: tuple) -> dict:
     line, offset, sid, reason = record
     return {"line": line, "offset": offset, "sessionId": sid, "reason": reason}
@@ -29,8 +32,9 @@ def snapshot(s: Session) -> dict:
             o[k] = _copy(v)
         messages.append(o)
     terminals = {}
-    for tid, (fields, term, _) in s._terminals.items():
-        o = _copy(fields)
+    for tid, entry in s._terminals.items():
+        term = entry.term
+        o = _copy(entry.fields)
         o["text"] = term.text
         o["bytes"] = term.bytes_fed
         o["truncated"] = term.truncated

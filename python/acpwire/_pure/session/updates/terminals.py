@@ -9,6 +9,7 @@ from __future__ import annotations
 from ...._errors import TerminalDataError
 from ...terminal import Terminal, _decode_base64
 from ..fields import _patch
+from ..model import _TerminalEntry
 
 
 class _Terminals:
@@ -16,14 +17,13 @@ class _Terminals:
 
     __slots__ = ()
 
-    def _terminal_entry(self, sid: str, tid: str) -> list:
+    def _terminal_entry(self, sid: str, tid: str) -> _TerminalEntry:
         s = self._sessions[sid]
         entry = s._terminals.get(tid)
         if entry is None:
             cols, scrollback, max_bytes = s._term_args
-            # Fields, the terminal, and what it held when the store last wrote to it.
             term = Terminal(cols=cols, scrollback=scrollback, max_bytes=max_bytes)
-            entry = [{"terminalId": tid}, term, 0]
+            entry = _TerminalEntry({"terminalId": tid}, term)
             s._terminals[tid] = entry
             s._timeline.append(("terminal", tid, None))
         return entry
@@ -52,12 +52,12 @@ class _Terminals:
                             "terminal_update: output.data is not valid base64 (output ignored)"
                         )
         entry = self._terminal_entry(sid, tid)
-        fields = entry[0]
+        fields = entry.fields
         for k, v in u.items():
             if k != "sessionUpdate" and k != "terminalId" and k != "output":
                 _patch(fields, k, v)
         if reset:
-            self._hold_terminal_output(sid, tid, entry, entry[1]._reset_for_store(snapshot))
+            self._hold_terminal_output(sid, tid, entry, entry.term._reset_for_store(snapshot))
         self._change(sid, "terminal", tid)
 
     def _terminal_chunk(self, sid: str, kind: str, u: dict) -> None:
@@ -77,15 +77,15 @@ class _Terminals:
         entry = self._sessions[sid]._terminals.get(tid)
         if entry is None:
             entry = self._terminal_entry(sid, tid)
-        self._hold_terminal_output(sid, tid, entry, entry[1]._feed_for_store(raw))
+        self._hold_terminal_output(sid, tid, entry, entry.term._feed_for_store(raw))
         self._changes[(sid, "terminal", tid)] = None
 
-    def _hold_terminal_output(self, sid: str, tid: str, entry: list, held: int) -> None:
+    def _hold_terminal_output(self, sid: str, tid: str, entry: _TerminalEntry, held: int) -> None:
         """Count what the terminal just written holds now (``held``) against
         ``max_terminal_bytes``, and clear the terminals written least recently until the total
         fits (never this one: its own bounds hold it)."""
-        self._terminal_held += held - entry[2]
-        entry[2] = held
+        self._terminal_held += held - entry.held
+        entry.held = held
         order = self._terminal_order
         key = (sid, tid)
         # A stream of chunks to one terminal leaves the order as it is.
@@ -96,8 +96,8 @@ class _Terminals:
             (victim_sid, victim_tid), victim = order.popitem(last=False)
             # One that holds nothing a clear would drop loses nothing: it is not cleared, nor
             # marked truncated. A clear keeps the links its pen and saved cursors carry.
-            kept = victim[1]._clear_for_store(victim[2])
+            kept = victim.term._clear_for_store(victim.held)
             if kept is not None:
-                self._terminal_held -= victim[2] - kept
-                victim[2] = kept
+                self._terminal_held -= victim.held - kept
+                victim.held = kept
                 self._change(victim_sid, "terminal", victim_tid)
