@@ -1,12 +1,26 @@
-"""Twin of src/session/tables.rs: the protocol's tables, read off the v1 and v2 schemas.
+# Generated from protocol/tables.json by `python scripts/gen_tables.py`: do not edit.
+"""Twin of src/session/tables.rs: the protocol tables, generated.
 
-The methods each side handles, the update variants of one version only, the keys a response
-must have, and the JSON type of the fields of each known update variant. The rest of the
-package reads them through the names defined here (no leading underscore), and nothing else.
-"""
+Methods by the side that handles them, the session/update variants of one version only,
+the keys of response types, and the field types of the known variants. Where each comes
+from: protocol/SOURCES.md."""
 
-# Methods handled by the agent (sent by the client) and by the client (sent by the agent),
-# from meta.json and meta.unstable.json of v1 and v2. mcp/message goes both ways: untracked.
+# The rules in force: before initialize, v1, v2.
+UNKNOWN, V1, V2 = 0, 1, 2
+# A field's need: absent or null passes (OPT); present with its type (REQ); required, but
+# its presence and type are the handler's (INNER); a required array that reads as [] when
+# present with another type (DEFAULT).
+OPT, REQ, INNER, DEFAULT = 0, 1, 2, 3
+# A field's JSON type: the Python types that are it, and its name in error reasons.
+STR = ((str,), "a string")
+INT = ((int,), "an integer")
+NUM = ((int, float), "a number")
+ARR = ((list,), "an array")
+OBJ = ((dict,), "an object")
+# In an item's by_type, members every item has in that version, whatever its type.
+ANY_TYPE = "*"
+# Methods handled by the agent (sent by the client) and by the client (sent by the
+# agent).
 AGENT_METHODS = frozenset(
     [
         "initialize",
@@ -57,6 +71,8 @@ CLIENT_METHODS = frozenset(
         "elicitation/complete",
     ]
 )
+# session/update variants of one version only, and the rules under which each is
+# unknown.
 V1_ONLY = frozenset(("tool_call", "plan", "current_mode_update"))
 V2_ONLY = frozenset(
     (
@@ -69,15 +85,8 @@ V2_ONLY = frozenset(
         "terminal_output_chunk",
     )
 )
-UNKNOWN, V1, V2 = 0, 1, 2
-# The mode under which a variant of one version only is unknown.
 OTHER_VERSION = {**{k: V2 for k in V1_ONLY}, **{k: V1 for k in V2_ONLY}}
-
-
-# The keys a successful response to a method must have (its response type's required
-# properties in the v1 and v2 schemas): they tell which of two requests sharing an id a result
-# answers. A prompt's response requires stopReason in v1; in v2 the schema requires nothing,
-# yet the spec's prompt lifecycle returns messageId.
+# The keys a successful response to a method must have (session/prompt: under v1 rules).
 RESPONSE_KEYS = {
     "initialize": ("protocolVersion",),
     "session/new": ("sessionId",),
@@ -96,187 +105,524 @@ RESPONSE_KEYS = {
     "mcp/connect": ("connectionId",),
 }
 V2_PROMPT_KEYS = ("messageId",)
-
-
-STR = ((str,), "a string")
-INT = ((int,), "an integer")
-NUM = ((int, float), "a number")
-ARR = ((list,), "an array")
-OBJ = ((dict,), "an object")
-# A field's need: absent or null passes (OPT); present with its type (REQ); required, but
-# its presence and type are the handler's, with its own error, and only what is inside is
-# checked here (INNER); a required array the schemas mark default-on-error: absent is the
-# handler's error, but present with another type (null too) it reads as [] (DEFAULT).
-OPT, REQ, INNER, DEFAULT = 0, 1, 2, 3
-# What is inside a field: nothing checked (None); an object whose members are checked
-# ("shaped", fields); an array each item of which is checked ("items", item); one item
-# ("one", item). Members are checked by type only: the rules stop one level down.
-
-
-def _opt(name, ty, inside=None):
-    return (name, *ty, OPT, inside)
-
-
-def _req(name, ty):
-    return (name, *ty, REQ, None)
-
-
-def _default(name, item):
-    return (name, *ARR, DEFAULT, ("items", item))
-
-
-_META = _opt("_meta", OBJ)
-# An item: (members, by_type) - an object with members and, when by_type is not empty, the
-# members of its string `type` (listed in members) as (type, mode, fields), mode None for
-# both versions, type ANY_TYPE for any item of the version; other types stay raw. Before
-# initialize only the rules of both are checked.
-ANY_TYPE = "*"
-_TOOL_CALL_CONTENT = (
-    (_req("type", STR),),
-    (
-        ("content", None, (_req("content", OBJ), _META)),
-        (
-            "diff",
-            V1,
-            (_req("path", STR), _opt("oldText", STR), _req("newText", STR), _META),
-        ),
-        ("diff", V2, (_req("changes", ARR), _opt("patch", OBJ), _META)),
-        ("terminal", None, (_req("terminalId", STR), _META)),
-    ),
-)
-# A ContentBlock, named by its type; the members of each type stay raw.
-_CONTENT_BLOCK = ((_req("type", STR),), ())
-_TOOL_CALL_LOCATION = ((_req("path", STR), _opt("line", INT), _META), ())
-# An AvailableCommand: `input` is one of several objects.
-_AVAILABLE_COMMAND = (
-    (_req("name", STR), _req("description", STR), _opt("input", OBJ), _META),
-    (),
-)
-# A SessionConfigOption, named by `id` in v1 and `configId` in v2; `category` is an open
-# enum, and the members of each kind of option stay raw.
-_CONFIG_OPTION = (
-    (_req("name", STR), _opt("description", STR), _opt("category", STR), _META),
-    (
-        (ANY_TYPE, V1, (_req("id", STR),)),
-        (ANY_TYPE, V2, (_req("configId", STR),)),
-    ),
-)
-# priority and status are open enums.
-_PLAN_ENTRY = (
-    (_req("content", STR), _req("priority", STR), _req("status", STR), _META),
-    (),
-)
-_CHUNK_FIELDS = (_opt("messageId", STR), _META)
-_UPSERT_FIELDS = (_opt("content", ARR, ("items", _CONTENT_BLOCK)), _META)
-_TOOL_CALL_FIELDS = (
-    _opt("title", STR),
-    _opt("name", STR),
-    _opt("kind", STR),
-    _opt("status", STR),
-    _opt("content", ARR, ("items", _TOOL_CALL_CONTENT)),
-    _opt("locations", ARR, ("items", _TOOL_CALL_LOCATION)),
-    _META,
-)
-_ONLY_META = (_META,)
-# The JSON type of every optional field of the known variants, read off the v1 and v2 schemas
-# (stable and unstable) and, for subagent_update and the session messages, the subagent
-# drafts, with the members of the nested objects and the items of the arrays the schemas
-# type, one level down (also the one item of a tool_call_content_chunk, the entries of a v1
-# plan and, asked by its handler, of a plan_update); `null` passes for each optional one (v2:
-# clears; v1: omission). Required fields are checked by the handlers; open enums take any
-# string; rawInput/rawOutput and the subagent `state` take anything; unknown fields, and items
-# of unknown type, stay raw. What does not fit is repaired as the schemas' decoding marks say
-# (`_repair`). The same table and rules are check.rs's FIELD_TYPES and repair.
+# Variant -> its checked fields: (name, types, type name, need, inside), inside being
+# None,
+# ("shaped", fields), ("items", item) or ("one", item), and an item (members, by_type),
+# by_type holding (type, version or None for both, fields).
 FIELD_TYPES = {
-    "user_message_chunk": _CHUNK_FIELDS,
-    "agent_message_chunk": _CHUNK_FIELDS,
-    "agent_thought_chunk": _CHUNK_FIELDS,
+    "user_message_chunk": (("messageId", *STR, OPT, None), ("_meta", *OBJ, OPT, None)),
+    "agent_message_chunk": (
+        ("messageId", *STR, OPT, None),
+        ("_meta", *OBJ, OPT, None),
+    ),
+    "agent_thought_chunk": (
+        ("messageId", *STR, OPT, None),
+        ("_meta", *OBJ, OPT, None),
+    ),
     "session_message_chunk": (
-        _opt("messageId", STR),
-        _opt("senderSessionId", STR),
-        _opt("recipientSessionId", STR),
-        _META,
+        ("messageId", *STR, OPT, None),
+        ("senderSessionId", *STR, OPT, None),
+        ("recipientSessionId", *STR, OPT, None),
+        ("_meta", *OBJ, OPT, None),
     ),
-    "user_message": _UPSERT_FIELDS,
-    "agent_message": _UPSERT_FIELDS,
-    "agent_thought": _UPSERT_FIELDS,
+    "user_message": (
+        (
+            "content",
+            *ARR,
+            OPT,
+            ("items", ((("type", *STR, REQ, None),), ())),
+        ),
+        ("_meta", *OBJ, OPT, None),
+    ),
+    "agent_message": (
+        (
+            "content",
+            *ARR,
+            OPT,
+            ("items", ((("type", *STR, REQ, None),), ())),
+        ),
+        ("_meta", *OBJ, OPT, None),
+    ),
+    "agent_thought": (
+        (
+            "content",
+            *ARR,
+            OPT,
+            ("items", ((("type", *STR, REQ, None),), ())),
+        ),
+        ("_meta", *OBJ, OPT, None),
+    ),
     "session_message": (
-        _opt("messageId", STR),
-        _opt("content", ARR, ("items", _CONTENT_BLOCK)),
-        _opt("senderSessionId", STR),
-        _opt("recipientSessionId", STR),
-        _META,
-    ),
-    "tool_call": _TOOL_CALL_FIELDS,
-    "tool_call_update": _TOOL_CALL_FIELDS,
-    "tool_call_content_chunk": (
-        ("content", *OBJ, INNER, ("one", _TOOL_CALL_CONTENT)),
-        _META,
-    ),
-    "terminal_update": (
-        _opt("command", STR),
-        _opt("cwd", STR),
-        _opt("output", OBJ, ("shaped", (_req("data", STR), _META))),
-        _opt(
-            "exitStatus",
-            OBJ,
-            ("shaped", (_opt("exitCode", INT), _opt("signal", STR), _META)),
+        ("messageId", *STR, OPT, None),
+        (
+            "content",
+            *ARR,
+            OPT,
+            ("items", ((("type", *STR, REQ, None),), ())),
         ),
-        _META,
+        ("senderSessionId", *STR, OPT, None),
+        ("recipientSessionId", *STR, OPT, None),
+        ("_meta", *OBJ, OPT, None),
     ),
-    "terminal_output_chunk": _ONLY_META,
-    "plan": (_default("entries", _PLAN_ENTRY), _META),
-    "plan_update": _ONLY_META,
-    "plan_removed": _ONLY_META,
-    "available_commands_update": (_default("availableCommands", _AVAILABLE_COMMAND), _META),
-    "config_option_update": (_default("configOptions", _CONFIG_OPTION), _META),
-    "current_mode_update": _ONLY_META,
-    "session_info_update": (_opt("title", STR), _opt("updatedAt", STR), _META),
-    "usage_update": (
-        _opt(
-            "cost",
-            OBJ,
-            ("shaped", (_req("amount", NUM), _req("currency", STR), _META)),
-        ),
-        _META,
-    ),
-    "state_update": (
-        _opt("stopReason", STR),
-        _opt(
-            "usage",
-            OBJ,
+    "tool_call": (
+        ("title", *STR, OPT, None),
+        ("name", *STR, OPT, None),
+        ("kind", *STR, OPT, None),
+        ("status", *STR, OPT, None),
+        (
+            "content",
+            *ARR,
+            OPT,
             (
-                "shaped",
+                "items",
                 (
-                    _req("totalTokens", INT),
-                    _req("inputTokens", INT),
-                    _req("outputTokens", INT),
-                    _opt("thoughtTokens", INT),
-                    _opt("cachedReadTokens", INT),
-                    _opt("cachedWriteTokens", INT),
-                    _META,
+                    (("type", *STR, REQ, None),),
+                    (
+                        (
+                            "content",
+                            None,
+                            (
+                                ("content", *OBJ, REQ, None),
+                                ("_meta", *OBJ, OPT, None),
+                            ),
+                        ),
+                        (
+                            "diff",
+                            V1,
+                            (
+                                ("path", *STR, REQ, None),
+                                ("oldText", *STR, OPT, None),
+                                ("newText", *STR, REQ, None),
+                                ("_meta", *OBJ, OPT, None),
+                            ),
+                        ),
+                        (
+                            "diff",
+                            V2,
+                            (
+                                ("changes", *ARR, REQ, None),
+                                ("patch", *OBJ, OPT, None),
+                                ("_meta", *OBJ, OPT, None),
+                            ),
+                        ),
+                        (
+                            "terminal",
+                            None,
+                            (
+                                ("terminalId", *STR, REQ, None),
+                                ("_meta", *OBJ, OPT, None),
+                            ),
+                        ),
+                    ),
                 ),
             ),
         ),
-        _META,
+        (
+            "locations",
+            *ARR,
+            OPT,
+            (
+                "items",
+                (
+                    (
+                        ("path", *STR, REQ, None),
+                        ("line", *INT, OPT, None),
+                        ("_meta", *OBJ, OPT, None),
+                    ),
+                    (),
+                ),
+            ),
+        ),
+        ("_meta", *OBJ, OPT, None),
     ),
-    "notice": (_opt("description", STR), _META),
+    "tool_call_update": (
+        ("title", *STR, OPT, None),
+        ("name", *STR, OPT, None),
+        ("kind", *STR, OPT, None),
+        ("status", *STR, OPT, None),
+        (
+            "content",
+            *ARR,
+            OPT,
+            (
+                "items",
+                (
+                    (("type", *STR, REQ, None),),
+                    (
+                        (
+                            "content",
+                            None,
+                            (
+                                (
+                                    "content",
+                                    *OBJ,
+                                    REQ,
+                                    None,
+                                ),
+                                ("_meta", *OBJ, OPT, None),
+                            ),
+                        ),
+                        (
+                            "diff",
+                            V1,
+                            (
+                                ("path", *STR, REQ, None),
+                                (
+                                    "oldText",
+                                    *STR,
+                                    OPT,
+                                    None,
+                                ),
+                                (
+                                    "newText",
+                                    *STR,
+                                    REQ,
+                                    None,
+                                ),
+                                ("_meta", *OBJ, OPT, None),
+                            ),
+                        ),
+                        (
+                            "diff",
+                            V2,
+                            (
+                                (
+                                    "changes",
+                                    *ARR,
+                                    REQ,
+                                    None,
+                                ),
+                                ("patch", *OBJ, OPT, None),
+                                ("_meta", *OBJ, OPT, None),
+                            ),
+                        ),
+                        (
+                            "terminal",
+                            None,
+                            (
+                                (
+                                    "terminalId",
+                                    *STR,
+                                    REQ,
+                                    None,
+                                ),
+                                ("_meta", *OBJ, OPT, None),
+                            ),
+                        ),
+                    ),
+                ),
+            ),
+        ),
+        (
+            "locations",
+            *ARR,
+            OPT,
+            (
+                "items",
+                (
+                    (
+                        ("path", *STR, REQ, None),
+                        ("line", *INT, OPT, None),
+                        ("_meta", *OBJ, OPT, None),
+                    ),
+                    (),
+                ),
+            ),
+        ),
+        ("_meta", *OBJ, OPT, None),
+    ),
+    "tool_call_content_chunk": (
+        (
+            "content",
+            *OBJ,
+            INNER,
+            (
+                "one",
+                (
+                    (("type", *STR, REQ, None),),
+                    (
+                        (
+                            "content",
+                            None,
+                            (
+                                (
+                                    "content",
+                                    *OBJ,
+                                    REQ,
+                                    None,
+                                ),
+                                (
+                                    "_meta",
+                                    *OBJ,
+                                    OPT,
+                                    None,
+                                ),
+                            ),
+                        ),
+                        (
+                            "diff",
+                            V1,
+                            (
+                                (
+                                    "path",
+                                    *STR,
+                                    REQ,
+                                    None,
+                                ),
+                                (
+                                    "oldText",
+                                    *STR,
+                                    OPT,
+                                    None,
+                                ),
+                                (
+                                    "newText",
+                                    *STR,
+                                    REQ,
+                                    None,
+                                ),
+                                (
+                                    "_meta",
+                                    *OBJ,
+                                    OPT,
+                                    None,
+                                ),
+                            ),
+                        ),
+                        (
+                            "diff",
+                            V2,
+                            (
+                                (
+                                    "changes",
+                                    *ARR,
+                                    REQ,
+                                    None,
+                                ),
+                                (
+                                    "patch",
+                                    *OBJ,
+                                    OPT,
+                                    None,
+                                ),
+                                (
+                                    "_meta",
+                                    *OBJ,
+                                    OPT,
+                                    None,
+                                ),
+                            ),
+                        ),
+                        (
+                            "terminal",
+                            None,
+                            (
+                                (
+                                    "terminalId",
+                                    *STR,
+                                    REQ,
+                                    None,
+                                ),
+                                (
+                                    "_meta",
+                                    *OBJ,
+                                    OPT,
+                                    None,
+                                ),
+                            ),
+                        ),
+                    ),
+                ),
+            ),
+        ),
+        ("_meta", *OBJ, OPT, None),
+    ),
+    "terminal_update": (
+        ("command", *STR, OPT, None),
+        ("cwd", *STR, OPT, None),
+        (
+            "output",
+            *OBJ,
+            OPT,
+            (
+                "shaped",
+                (
+                    ("data", *STR, REQ, None),
+                    ("_meta", *OBJ, OPT, None),
+                ),
+            ),
+        ),
+        (
+            "exitStatus",
+            *OBJ,
+            OPT,
+            (
+                "shaped",
+                (
+                    ("exitCode", *INT, OPT, None),
+                    ("signal", *STR, OPT, None),
+                    ("_meta", *OBJ, OPT, None),
+                ),
+            ),
+        ),
+        ("_meta", *OBJ, OPT, None),
+    ),
+    "terminal_output_chunk": (("_meta", *OBJ, OPT, None),),
+    "plan": (
+        (
+            "entries",
+            *ARR,
+            DEFAULT,
+            (
+                "items",
+                (
+                    (
+                        ("content", *STR, REQ, None),
+                        ("priority", *STR, REQ, None),
+                        ("status", *STR, REQ, None),
+                        ("_meta", *OBJ, OPT, None),
+                    ),
+                    (),
+                ),
+            ),
+        ),
+        ("_meta", *OBJ, OPT, None),
+    ),
+    "plan_update": (("_meta", *OBJ, OPT, None),),
+    "plan_removed": (("_meta", *OBJ, OPT, None),),
+    "available_commands_update": (
+        (
+            "availableCommands",
+            *ARR,
+            DEFAULT,
+            (
+                "items",
+                (
+                    (
+                        ("name", *STR, REQ, None),
+                        (
+                            "description",
+                            *STR,
+                            REQ,
+                            None,
+                        ),
+                        ("input", *OBJ, OPT, None),
+                        ("_meta", *OBJ, OPT, None),
+                    ),
+                    (),
+                ),
+            ),
+        ),
+        ("_meta", *OBJ, OPT, None),
+    ),
+    "config_option_update": (
+        (
+            "configOptions",
+            *ARR,
+            DEFAULT,
+            (
+                "items",
+                (
+                    (
+                        ("name", *STR, REQ, None),
+                        ("description", *STR, OPT, None),
+                        ("category", *STR, OPT, None),
+                        ("_meta", *OBJ, OPT, None),
+                    ),
+                    (
+                        (
+                            ANY_TYPE,
+                            V1,
+                            (("id", *STR, REQ, None),),
+                        ),
+                        (
+                            ANY_TYPE,
+                            V2,
+                            (
+                                (
+                                    "configId",
+                                    *STR,
+                                    REQ,
+                                    None,
+                                ),
+                            ),
+                        ),
+                    ),
+                ),
+            ),
+        ),
+        ("_meta", *OBJ, OPT, None),
+    ),
+    "current_mode_update": (("_meta", *OBJ, OPT, None),),
+    "session_info_update": (
+        ("title", *STR, OPT, None),
+        ("updatedAt", *STR, OPT, None),
+        ("_meta", *OBJ, OPT, None),
+    ),
+    "usage_update": (
+        (
+            "cost",
+            *OBJ,
+            OPT,
+            (
+                "shaped",
+                (
+                    ("amount", *NUM, REQ, None),
+                    ("currency", *STR, REQ, None),
+                    ("_meta", *OBJ, OPT, None),
+                ),
+            ),
+        ),
+        ("_meta", *OBJ, OPT, None),
+    ),
+    "state_update": (
+        ("stopReason", *STR, OPT, None),
+        (
+            "usage",
+            *OBJ,
+            OPT,
+            (
+                "shaped",
+                (
+                    ("totalTokens", *INT, REQ, None),
+                    ("inputTokens", *INT, REQ, None),
+                    ("outputTokens", *INT, REQ, None),
+                    ("thoughtTokens", *INT, OPT, None),
+                    ("cachedReadTokens", *INT, OPT, None),
+                    ("cachedWriteTokens", *INT, OPT, None),
+                    ("_meta", *OBJ, OPT, None),
+                ),
+            ),
+        ),
+        ("_meta", *OBJ, OPT, None),
+    ),
+    "notice": (("description", *STR, OPT, None), ("_meta", *OBJ, OPT, None)),
     "compaction_update": (
-        _opt("summary", ARR, ("items", _CONTENT_BLOCK)),
-        _opt("error", STR),
-        _META,
+        (
+            "summary",
+            *ARR,
+            OPT,
+            ("items", ((("type", *STR, REQ, None),), ())),
+        ),
+        ("error", *STR, OPT, None),
+        ("_meta", *OBJ, OPT, None),
     ),
     "compaction_summary_chunk": (
-        ("content", *OBJ, INNER, ("one", _CONTENT_BLOCK)),
-        _META,
+        (
+            "content",
+            *OBJ,
+            INNER,
+            ("one", ((("type", *STR, REQ, None),), ())),
+        ),
+        ("_meta", *OBJ, OPT, None),
     ),
     "subagent_update": (
-        _opt("name", STR),
-        _opt("task", STR),
-        _opt("title", STR),
-        _opt("description", STR),
-        _opt("capabilities", OBJ),
-        _META,
+        ("name", *STR, OPT, None),
+        ("task", *STR, OPT, None),
+        ("title", *STR, OPT, None),
+        ("description", *STR, OPT, None),
+        ("capabilities", *OBJ, OPT, None),
+        ("_meta", *OBJ, OPT, None),
     ),
 }
 # The same rules by field name, for walking an update's own keys.
