@@ -1,0 +1,40 @@
+"""Twin of src/session/fields.rs: the fields of an entity, patched as updates say.
+
+An omitted field is unchanged, ``null`` clears, a value replaces; the members of an update
+its entity does not take go to the session's ``updateExtras``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _patch(obj: dict, key: str, value: Any) -> None:
+    if value is None:
+        obj.pop(key, None)
+    else:
+        obj[key] = value
+
+
+def _push_item(obj: dict, key: str, item: Any) -> None:
+    items = obj.get(key)
+    if type(items) is list:
+        items.append(item)
+    else:
+        obj[key] = [item]
+
+
+def _without(u: dict, skip: tuple | frozenset) -> dict:
+    """The members of ``u`` except ``skip`` and nulls (a field cleared is absent)."""
+    return {k: v for k, v in u.items() if k not in skip and v is not None}
+
+
+def _set_extras(extras: dict, kind: str, u: dict, skip: frozenset) -> bool:
+    """Store the rest of update ``u`` as ``extras[kind]``; return whether ``updateExtras`` was
+    touched (it had or now has an entry for ``kind``), as any entity touched is a change."""
+    # Most updates have no member past `skip`: a set comparison in C tells, without a copy.
+    rest = None if u.keys() <= skip else _without(u, skip)
+    if rest:
+        extras[kind] = rest
+        return True
+    return extras.pop(kind, None) is not None

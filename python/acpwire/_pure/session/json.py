@@ -1,0 +1,109 @@
+"""Twin of src/session/json.rs: the JSON values of the reducer.
+
+Deep copies for snapshots (which must not share state with the reducer), and the reading of a
+message given to ``apply`` as JSON with the native binding's type rules (its ``from_py``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..json import MAX_DECODE_DEPTH
+from ..._contract import MAX_INT_DIGITS
+
+_INT64 = 1 << 63
+
+
+def _copy(value: Any, depth: int = 0) -> Any:
+    """A deep copy of a JSON value (snapshots must not share state with the reducer)."""
+    kind = type(value)
+    if kind is dict:
+        if depth > _RECURSIVE_COPY_DEPTH:
+            return _normalize(value)
+        return {k: _copy(v, depth + 1) for k, v in value.items()}
+    if kind is list:
+        if depth > _RECURSIVE_COPY_DEPTH:
+            return _normalize(value)
+        return [_copy(v, depth + 1) for v in value]
+    return value
+
+
+# Messages given to `apply` may nest 200 deep, which recursion (two frames a level) cannot
+# copy within Python's default limit; past this depth `_normalize`, which keeps a stack of its
+# own, makes the copy (of a value already normalized, so it changes nothing else).
+_RECURSIVE_COPY_DEPTH = 64
+
+
+# Deepest nesting `apply` accepts, the framing's (so `apply` takes what `feed` takes, and a
+# snapshot stays within what `dumps` writes); the native binding's limit too.
+MAX_APPLY_DEPTH = MAX_DECODE_DEPTH
+
+
+def _str_keyed(value: dict) -> Any:
+    # The stored entries and text, as the binding reads them: methods a subclass overrides
+    # (`items`, `__str__`: a `(str, Enum)` member's str() is its name) are not called.
+    for k, v in dict.items(value):
+        if not isinstance(k, str):
+            raise TypeError(f"message keys must be str, not {type(k).__name__}")
+        key = k if type(k) is str else str.__str__(k)
+        if not key.isascii():
+            key.encode()  # a lone surrogate is no UTF-8: UnicodeEncodeError
+        yield key, v
+
+
+def _check_big_int(value: int) -> None:
+    """Refuse an integer the framing could not read either, as the binding does: its decimal
+    form (which Python refuses past its digit limit, 4300 by default) past 4300 digits."""
+    digits = str(value)
+    if len(digits) - (value < 0) > MAX_INT_DIGITS:
+        # Where the binding's reader stops: one digit past the limit.
+        index = min(len(digits), MAX_INT_DIGITS + 1 + (value < 0))
+        raise ValueError(f"number out of range at index {index}")
+
+
+def _normalize(message: Any) -> Any:
+    """A private JSON copy of a message given to ``apply``, with the binding's type rules.
+
+    Depth first and in order, as the binding walks it, so that the first fault found is the
+    same; with a stack of its own, so that a deep message cannot exhaust Python's.
+    """
+    root: dict = {}
+    # (what is left of a container, its copy, the depth of its items)
+    stack: list[tuple[Any, Any, int]] = [(iter([(0, message)]), root, 0)]
+    while stack:
+        items, target, depth = stack[-1]
+        for key, value in items:
+            if depth > MAX_APPLY_DEPTH:
+                raise ValueError("message nests too deeply")
+            child = None
+            if value is None or isinstance(value, bool):
+                out = value if value is None else bool(value)
+            elif isinstance(value, str):
+                # Subclasses by their stored value, as the binding reads them (see _str_keyed).
+                out = value if type(value) is str else str.__str__(value)
+                if not out.isascii():
+                    out.encode()  # a lone surrogate is no UTF-8: UnicodeEncodeError
+            elif isinstance(value, int):
+                out = value if type(value) is int else int.__int__(value)
+                if not -_INT64 <= out < _INT64:
+                    _check_big_int(out)
+            elif isinstance(value, float):
+                out = value if type(value) is float else float.__float__(value)
+            elif isinstance(value, dict):
+                out, child = {}, _str_keyed(value)
+            elif isinstance(value, list):
+                out, child = [], ((None, item) for item in list.__iter__(value))
+            elif isinstance(value, tuple):
+                out, child = [], ((None, item) for item in tuple.__iter__(value))
+            else:
+                raise TypeError(f"{type(value).__name__} is not a JSON value")
+            if type(target) is list:
+                target.append(out)
+            else:
+                target[key] = out
+            if child is not None:
+                stack.append((child, out, depth + 1))
+                break
+        else:
+            stack.pop()
+    return root[0]

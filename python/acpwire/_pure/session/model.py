@@ -1,0 +1,291 @@
+"""Twin of src/session/model.rs: a session's reduced state, its records, and the store's limits.
+
+What one session holds (``Session``, its messages and terminal entries), the error records,
+the lock a store shares with its sessions, and the caps that bound them.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from contextlib import contextmanager
+from typing import Any
+
+from .._args import Unpicklable, str_arg
+from ..terminal import Terminal, _locked
+from .snapshot import snapshot as _snapshot
+
+MAX_ERRORS = 10_000
+MAX_SESSION_ERRORS = 1_000
+MAX_NOTICES = 100
+MAX_PENDING = 10_000
+# Holes left in the timeline by removed plans before it is compacted.
+MAX_HOLES = 32
+
+
+# A store's defaults: what all its terminals may hold together, and each one alone.
+DEFAULT_MAX_TERMINAL_BYTES = 64 * 1024 * 1024
+_TERMINAL_MAX_BYTES = 16 * 1024 * 1024
+
+
+class _Message:
+    __slots__ = ("content", "fields", "id", "role")
+
+    def __init__(self, mid: str, role: str) -> None:
+        self.id = mid
+        self.role = role
+        self.content: list | None = None
+        self.fields: dict = {}
+
+    def append(self, block: dict) -> list:
+        """Append one chunk's content block; return the content list."""
+        content = self.content
+        if content is None:
+            content = self.content = [block]
+        else:
+            content.append(block)
+        return content
+
+
+class _TerminalEntry:
+    """A terminal of a session: its fields, the live Terminal, and what it held when the store
+    last wrote to it."""
+
+    __slots__ = ("fields", "held", "term")
+
+    def __init__(self, fields: dict, term: Terminal) -> None:
+        self.fields = fields
+        self.term = term
+        self.held = 0
+
+
+class _StoreLock:
+    """The lock of one store, shared with its sessions, as the Rust store behaves: while one
+    thread feeds, other threads' calls wait for that feed to return, and a second feeder is
+    refused (two streams fed into one store would interleave)."""
+
+    __slots__ = ("_busy", "_feeding", "_lock")
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._feeding = False
+        # A change (feed, apply, taking errors or changes) is running on the thread that holds
+        # the lock: the same thread calling for another in the middle of it (a finalizer run by
+        # a garbage collection, say) is refused, as the native store refuses a second borrow,
+        # instead of changing a half-applied state.
+        self._busy = False
+
+    def __enter__(self) -> None:
+        self._lock.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self._lock.release()
+
+    @contextmanager
+    def feeding(self):
+        # The lock is reentrant, so failing to take it means another thread holds it.
+        if not self._lock.acquire(blocking=False):
+            if self._feeding:
+                raise RuntimeError(
+                    "the store is being fed by another thread: feed one stream from one thread"
+                )
+            self._lock.acquire()
+        self._refuse_nested()
+        self._busy = self._feeding = True
+        try:
+            yield
+        finally:
+            self._busy = self._feeding = False
+            self._lock.release()
+
+    @contextmanager
+    def changing(self):
+        """A change other than a feed: other threads' calls wait for it, as for a feed."""
+        self._lock.acquire()
+        self._refuse_nested()
+        self._busy = True
+        try:
+            yield
+        finally:
+            self._busy = False
+            self._lock.release()
+
+    def _refuse_nested(self) -> None:
+        # Called holding the lock: a busy store is this thread's own call in progress.
+        if self._busy:
+            self._lock.release()
+            raise RuntimeError("Already borrowed")
+
+
+class Session(Unpicklable):
+    """The reduced state of one session (a live view: it follows later updates)."""
+
+    __slots__ = (
+        "_anonymous",
+        "_available_commands",
+        "_compactions",
+        "_config_options",
+        "_current",
+        "_current_mode_id",
+        "_errors",
+        "_id",
+        "_info",
+        "_lock",
+        "_message_index",
+        "_messages",
+        "_notices",
+        "_other",
+        "_permissions",
+        "_plan_at",
+        "_plans",
+        "_prompts",
+        "_subagents",
+        "_term_args",
+        "_terminals",
+        "_timeline",
+        "_timeline_holes",
+        "_tool_calls",
+        "_turn_cancelled_to",
+        "_turn_refused",
+        "_turn_start",
+        "_update_extras",
+        "_usage",
+        "_version",
+        "state_",
+        "stop_reason_",
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # Sessions come from a store (`store[session_id]`), as on the native backend.
+        raise TypeError("cannot create 'acpwire.Session' instances")
+
+    @classmethod
+    def _of_store(cls, sid: str, version: list, term_args: tuple, lock: _StoreLock) -> Session:
+        session = cls.__new__(cls)
+        session._init(sid, version, term_args, lock)
+        return session
+
+    def _init(self, sid: str, version: list, term_args: tuple, lock: _StoreLock) -> None:
+        self._id = sid
+        self._lock = lock
+        # The store's protocol version, in a one-item list every session shares: every session
+        # has the one last negotiated, and a change of version costs nothing per session.
+        self._version = version
+        self.state_: str | None = None
+        self.stop_reason_: str | None = None
+        self._messages: list[_Message] = []
+        # (role, messageId) -> index in _messages; anonymous messages under
+        # (role, messageId, True), kept apart so that a real id never reaches one.
+        self._message_index: dict[tuple, int] = {}
+        self._current: int | None = None
+        self._anonymous = 0
+        self._tool_calls: dict[str, dict] = {}
+        self._terminals: dict[str, _TerminalEntry] = {}
+        self._plans: dict[str, dict] = {}
+        self._compactions: dict[str, dict] = {}
+        self._subagents: dict[str, dict] = {}
+        self._usage: dict | None = None
+        self._info: dict = {}
+        self._available_commands: list | None = None
+        self._config_options: list | None = None
+        self._current_mode_id: str | None = None
+        self._update_extras: dict = {}
+        self._permissions: list[dict] = []
+        self._prompts: list[dict] = []
+        # The turn going on, if one is: until the last prompt's v1 response or error response,
+        # or (v2) an idle state_update or an error answer to each of its prompts. In v2 a
+        # prompt sent meanwhile joins the turn (the work it contributes to). Only an ongoing
+        # turn can be cancelled. Its first prompt, its prompts answered with an error, and
+        # where the prompts a cancel has marked end.
+        self._turn_start: int | None = None
+        self._turn_refused = 0
+        self._turn_cancelled_to = 0
+        self._notices: deque = deque(maxlen=MAX_NOTICES)
+        self._other: list = []
+        # (type, id, role) in first-seen order; None where a removed plan's entry was.
+        self._timeline: list[tuple | None] = []
+        # Where each plan's entry is in the timeline, so that removing a plan is O(1).
+        self._plan_at: dict[str, int] = {}
+        self._timeline_holes = 0
+        self._errors: deque = deque(maxlen=MAX_SESSION_ERRORS)
+        self._term_args = term_args
+
+    @property
+    def id(self) -> str:
+        """The session id."""
+        return self._id
+
+    def _remove_plan_entry(self, pid: str) -> None:
+        # The entry becomes a hole; holes are compacted once they outnumber the rest, so a
+        # stream of plan removals stays linear.
+        at = self._plan_at.pop(pid, None)
+        if at is None:
+            return
+        timeline = self._timeline
+        timeline[at] = None
+        self._timeline_holes += 1
+        if self._timeline_holes > MAX_HOLES and self._timeline_holes * 2 > len(timeline):
+            timeline = self._timeline = [t for t in timeline if t is not None]
+            self._timeline_holes = 0
+            self._plan_at = {t[1]: i for i, t in enumerate(timeline) if t[0] == "plan"}
+
+    @property
+    @_locked
+    def state(self) -> str | None:
+        """The foreground state (``running``, ``idle``, ``requires_action`` or any other string
+        sent), None before the first report. In v1 a prompt sets ``running``, its response
+        ``idle``."""
+        return self.state_
+
+    @property
+    @_locked
+    def stop_reason(self) -> str | None:
+        """Why the last turn stopped (only while idle)."""
+        return self.stop_reason_
+
+    @_locked
+    def terminal(self, terminal_id: str) -> Terminal | None:
+        """The live Terminal ``terminal_id`` (None if the session has no such terminal)."""
+        entry = self._terminals.get(str_arg(terminal_id))
+        return None if entry is None else entry.term
+
+    @_locked
+    def message_text(self, message_id: str, role: str = "agent") -> str | None:
+        """The concatenated text blocks of message (role, message_id), None if absent.
+
+        ``role`` is ``"user"``, ``"agent"``, ``"thought"`` or ``"session"``.
+        """
+        key = (str_arg(role), str_arg(message_id))
+        index = self._message_index.get(key)
+        if index is None:
+            index = self._message_index.get((*key, True))
+        if index is None:
+            return None
+        parts = []
+        for block in self._messages[index].content or ():
+            if type(block) is dict and block.get("type") == "text":
+                text = block.get("text")
+                if type(text) is str:
+                    parts.append(text)
+        return "".join(parts)
+
+    @_locked
+    def snapshot(self) -> dict:
+        """The session as a JSON-serializable dict (a copy).
+
+        Top-level keys, always present: ``sessionId``, ``protocolVersion``, ``state``,
+        ``stopReason``, ``messages`` (list of ``{id, role, content?, _meta?, ...}`` in timeline
+        order), ``toolCalls`` (by id), ``terminals`` (by id: ``terminalId``, ``command?``,
+        ``cwd?``, ``exitStatus?``, ``_meta?``, ``text``, ``bytes``, ``truncated``), ``plans``
+        (by planId), ``compactions`` (by id), ``usage``, ``info``, ``availableCommands``,
+        ``configOptions``, ``currentModeId``, ``permissions`` and ``prompts`` (request order,
+        with ``response`` or ``error`` once answered), ``notices`` (the last 100), ``other``
+        (raw unknown updates), ``timeline`` (``{type, id}`` plus ``role`` for messages),
+        ``errors`` (this session's, the last 1000), ``subagents`` (by id) and ``updateExtras``.
+        Inside entities, a field never set or cleared is absent.
+        """
+        return _snapshot(self)
+
+    @_locked
+    def __repr__(self) -> str:
+        return f"Session({self._id!r}, state={self.state_!r}, messages={len(self._messages)})"

@@ -1,0 +1,629 @@
+"""Twin of src/session/reducer.rs: the store, and the dispatch of frames and messages.
+
+``Sessions`` takes NDJSON bytes (or decoded messages), frames them, reduces each message to the
+sessions it names, and keeps the errors and the changes; a run of plain message chunks takes a
+shorter path (``_reduce_lines``). Requests and responses are ``rpc``'s, updates ``updates``'.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict, deque
+from itertools import accumulate
+from typing import Any
+
+import orjson
+
+from ..._errors import FrameError
+from .._args import Unpicklable, at_most, buffer_bytes, size
+from ..framing import DEFAULT_MAX_FRAME_BYTES, FrameDecoder
+from ..json import DIGITS_TO_ZERO, MIN_DEEP_SIZE, ZEROS, has_long_digit_run, maybe_too_deep
+from ..terminal import MAX_COLS, _locked
+from .check import _needs_repair, _Refused, _repair
+from .json import _normalize
+from .model import (
+    _TERMINAL_MAX_BYTES,
+    DEFAULT_MAX_TERMINAL_BYTES,
+    MAX_ERRORS,
+    Session,
+    _StoreLock,
+    _TerminalEntry,
+)
+from .rpc import _AGENT, _Pending, _Rpc, _sender
+from .snapshot import _error_dict
+from .tables import OTHER_VERSION, UNKNOWN, V1, V2
+from .updates import _Updates
+from .updates.messages import _CHUNK_ROLES, _FAST_ROLES, _UPSERT_ROLES
+from .updates.session_state import _REPLACE_FIELDS
+
+_EMPTY_BATCH = "empty batch"
+
+
+def _session_id_of(message: Any) -> str | None:
+    """``message["params"]["sessionId"]`` when it is a str that is valid UTF-8."""
+    params = message.get("params") if isinstance(message, dict) else None
+    sid = params.get("sessionId") if isinstance(params, dict) else None
+    if not isinstance(sid, str):
+        return None
+    try:
+        sid.encode()
+    except UnicodeEncodeError:
+        return None
+    return str(sid)
+
+
+class _Framer(FrameDecoder):
+    """The pure FrameDecoder, reporting each frame's (line, offset) before its values."""
+
+    __slots__ = ()
+
+    def _emit(self, line: bytes, out: list, inline: bool) -> None:
+        # JSON values are never tuples, so the marker cannot be mistaken for a message.
+        out.append((self._line, self._line_start))
+        FrameDecoder._emit(self, line, out, inline)
+
+
+class Sessions(_Updates, _Rpc, Unpicklable):
+    """All sessions of one connection or trace, keyed by ``params.sessionId``.
+
+    Args:
+        max_frame_bytes: longest accepted NDJSON frame.
+        terminal_cols: width of terminal grids (None: unwrapped transcripts).
+        scrollback: lines of scrollback kept per terminal.
+        max_terminal_bytes: what all the store's terminals may hold together, in the units
+            of a terminal's ``max_bytes`` (its scrollback as counted there, each screen row
+            with cells the same way, 8 per style and 8 plus its UTF-8 length per grapheme
+            cluster and per OSC 8 link): past it, the terminals written least recently are
+            cleared
+            (``truncated``). Each terminal's own ``max_bytes`` is at most this.
+    """
+
+    __slots__ = (
+        "_block",
+        "_changes",
+        "_decoder",
+        "_errors",
+        "_errors_dropped",
+        "_handlers",
+        "_lock",
+        "_mode",
+        "_notes",
+        "_order",
+        "_pending",
+        "_pos",
+        "_sender",
+        "_sessions",
+        "_shared_version",
+        "_term_args",
+        "_terminal_budget",
+        "_terminal_held",
+        "_terminal_order",
+        "_version",
+        "_version_changes_named",
+    )
+
+    def __init__(
+        self,
+        max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
+        terminal_cols: int | None = None,
+        scrollback: int = 10_000,
+        max_terminal_bytes: int = DEFAULT_MAX_TERMINAL_BYTES,
+    ) -> None:
+        # Every argument read before any is checked, in the binding's order.
+        max_frame_bytes = size(max_frame_bytes)
+        terminal_cols = None if terminal_cols is None else size(terminal_cols)
+        scrollback = size(scrollback)
+        max_terminal_bytes = size(max_terminal_bytes)
+        self._decoder = _Framer(max_frame_bytes)
+        if terminal_cols is not None:
+            if terminal_cols < 1:
+                raise ValueError("terminal_cols must be at least 1 (or None)")
+            at_most("terminal_cols", terminal_cols, MAX_COLS)
+        if scrollback < 0:
+            raise ValueError("scrollback must not be negative")
+        if max_terminal_bytes < 0:
+            raise ValueError("max_terminal_bytes must not be negative")
+        self._term_args = (
+            terminal_cols,
+            scrollback,
+            min(_TERMINAL_MAX_BYTES, max_terminal_bytes),
+        )
+        self._terminal_budget = max_terminal_bytes
+        # What the terminals held when last written, together; and the terminals written
+        # since created or cleared, least recently written first.
+        self._terminal_held = 0
+        self._terminal_order: OrderedDict[tuple[str, str], _TerminalEntry] = OrderedDict()
+        self._version: int | None = None
+        # `_version` as every session reads it; the first sessions (in `_order`) whose version
+        # change is in `_changes` already.
+        self._shared_version: list = [None]
+        self._version_changes_named = 0
+        # The rules in force: UNKNOWN before `initialize`, then V1 or V2.
+        self._mode = UNKNOWN
+        self._handlers = _MODE_HANDLERS[UNKNOWN]
+        self._sessions: dict[str, Session] = {}
+        self._order: list[str] = []
+        # Oldest first: past MAX_PENDING the oldest is forgotten. An OrderedDict, because
+        # dropping the first entry of a plain dict over and over makes finding it O(n).
+        self._pending: OrderedDict[tuple, _Pending] = OrderedDict()
+        self._errors: deque = deque()
+        self._errors_dropped = 0
+        # Error records for the parts of the update being applied that were left out: recorded
+        # once its handler has applied it, dropped if the handler refuses it (its one record).
+        self._notes: list = []
+        # Deduplicated, in first-change order: a dict as an ordered set (setting a key that is
+        # there already leaves it where it is).
+        self._changes: dict[tuple[str, str, str], None] = {}
+        # Where the message being applied is: (line, offset), None (one given to `apply`), or
+        # the index of a line of the block `_reduce_lines` is reducing (see `_block_pos`).
+        self._pos: tuple | int | None = None
+        # (first line number, its offset, the lines, where they start or None) of that block.
+        self._block: tuple | None = None
+        # Who sent the message being applied, when the caller says (_CLIENT or _AGENT).
+        self._sender: int | None = None
+        self._lock = _StoreLock()
+
+    # -- input -------------------------------------------------------------------------------
+
+    def feed(self, data: bytes | bytearray | memoryview) -> int:
+        """Feed NDJSON bytes (any split); return the frames completed, good or bad."""
+        data = buffer_bytes(data)
+        with self._lock.feeding():
+            return self._feed(data)
+
+    def _feed(self, data: bytes) -> int:
+        decoder = self._decoder
+        before = decoder._frames
+        # The complete lines not joined to a held piece go through `_reduce_lines`; the few
+        # bytes around them (the end of a held line, a last partial line) through the decoder.
+        start = 0
+        if decoder._partial_len or decoder._skipping:
+            start = data.find(b"\n") + 1
+            if not start:
+                self._run(decoder._feed_events(data))
+                return decoder._frames - before
+            self._run(decoder._feed_events(data[:start]))
+        end = data.rfind(b"\n") + 1
+        if end > start:
+            self._reduce_lines(data[start : end - 1])
+        if end < len(data):
+            self._run(decoder._feed_events(data[end:] if end else data))
+        return decoder._frames - before
+
+    def finish(self) -> int:
+        """End of stream: reduce a last line that had no newline; return frames completed."""
+        with self._lock.feeding():
+            decoder = self._decoder
+            before = decoder._frames
+            self._run(decoder._finish_events())
+            return decoder._frames - before
+
+    def _reduce_lines(self, block: bytes) -> None:
+        """Reduce complete lines (``block`` holds them without the last newline).
+
+        What the decoder would do line by line, with its checks paid once for the whole block
+        where possible, and message chunks appended without the general path.
+        """
+        decoder = self._decoder
+        lines = block.split(b"\n")
+        first_line = decoder._line
+        base = decoder._position
+        # Every line counts as a frame; `_reduce_frame` takes blank lines back out.
+        decoder._frames += len(lines)
+        cap = decoder._max
+        # A line over the cap, or a digit run orjson may read differently from jiter, is left
+        # to the decoder. Newlines map to blanks, so no run spans two lines: only when the
+        # block has one is each line searched.
+        check_each = len(block) > cap or has_long_digit_run(block)
+        loads = orjson.loads
+        decode_error = orjson.JSONDecodeError
+        roles = _FAST_ROLES
+        # Lines are placed by their index here (`_pos`); `_block_pos` gives a line's number and
+        # offset when an error record needs them.
+        self._block = (first_line, base, lines, None)
+        # The message the previous line appended to: the next chunk of the same message only
+        # appends (its session, message, current message and change record are in place).
+        last_sid = last_role = last_mid = None
+        last_content: list = []
+        # Where sessions (or one session's messages) interleave, every message a chunk in this
+        # block went to, by (session, role, messageId), as (session, index, message): a later
+        # chunk of it appends and makes it current (the change record, made by the first
+        # chunk, cannot have been taken during the block).
+        chunk_targets: dict[tuple[str, str, str], tuple] = {}
+        dispatch = self._dispatch
+        for i, line in enumerate(lines):
+            if check_each and (len(line) > cap or ZEROS in line.translate(DIGITS_TO_ZERO)):
+                refused = True
+            else:
+                try:
+                    value = loads(line)
+                except decode_error:
+                    refused = True
+                else:
+                    refused = len(line) >= MIN_DEEP_SIZE and maybe_too_deep(line, value)
+            if refused:
+                # The decoder decides, as for a line fed alone.
+                last_sid = None
+                self._reduce_frame(line, *self._block_pos(i))
+                continue
+            if (
+                type(value) is not dict
+                or value.get("method") != "session/update"
+                or "id" in value  # sent with an id, it is tracked as a request
+            ):
+                last_sid = None
+                self._pos = i
+                if type(value) is list:
+                    self._batch(value)
+                else:
+                    self._message(value)
+                continue
+            try:
+                params = value["params"]
+                sid = params["sessionId"]
+                u = params["update"]
+                # Of the values orjson makes only a dict takes a str index: past this, u is one.
+                kind = u["sessionUpdate"]
+                role = roles.get(kind)
+            except (KeyError, TypeError):  # not an update's shape: the general path decides
+                kind = role = None
+            if type(kind) is not str or type(sid) is not str:
+                last_sid = None
+                self._pos = i
+                self._session_update(value.get("params"))
+                continue
+            if role is not None and len(u) == 3:  # other fields (`_meta`): the general path's
+                mid = u.get("messageId")
+                content = u.get("content")
+                if type(mid) is str and type(content) is dict and type(content.get("type")) is str:
+                    if mid == last_mid and sid == last_sid and role == last_role:
+                        last_content.append(content)
+                        continue
+                    key = (sid, role, mid)
+                    target = chunk_targets.get(key)
+                    if target is not None:
+                        target[0]._current = target[1]
+                        m = target[2]
+                        last_content = m.content
+                        if last_content is None:
+                            last_content = m.content = [content]
+                        else:
+                            last_content.append(content)
+                    else:
+                        target = chunk_targets[key] = self._append_chunk(sid, role, mid, content)
+                        last_content = target[2].content
+                    last_sid, last_role, last_mid = sid, role, mid
+                    continue
+            last_sid = None
+            self._pos = i
+            # `_session_update` once these types are known.
+            dispatch(sid, kind, u)
+        self._block = self._pos = None
+        decoder._line = first_line + len(lines)
+        decoder._position = decoder._line_start = base + len(block) + 1
+
+    def _block_pos(self, i: int) -> tuple[int, int]:
+        """(line number, offset) of line ``i`` of the block `_reduce_lines` is reducing."""
+        first_line, base, lines, starts = self._block
+        if starts is None:
+            # Where each line starts, less the newlines before it: computed once a block.
+            starts = list(accumulate(map(len, lines), initial=base))
+            self._block = (first_line, base, lines, starts)
+        return first_line + i, starts[i] + i
+
+    def _append_chunk(self, sid: str, role: str, mid: str, content: dict) -> tuple:
+        """Apply a message chunk with an id and object content, as `_chunk` does.
+
+        Returns (session, message index, message).
+        """
+        s = self._sessions.get(sid)
+        if s is None:
+            s = self._session(sid)
+        index = s._message_index.get((role, mid))
+        if index is None:
+            index = self._message_index(sid, role, mid)
+        s._current = index
+        m = s._messages[index]
+        m.append(content)
+        self._changes[(sid, "message", mid)] = None
+        return (s, index, m)
+
+    def _reduce_frame(self, line: bytes, number: int, offset: int) -> None:
+        """One line, by the decoder's rules, as line ``number`` starting at byte ``offset``."""
+        decoder = self._decoder
+        decoder._line = number
+        decoder._line_start = offset
+        decoder._frames -= 1
+        out: list = []
+        decoder._emit(line, out, True)
+        self._run(out)
+
+    def _batch(self, items: list) -> None:
+        if not items:
+            self._error(None, _EMPTY_BATCH)
+            return
+        for item in items:
+            self._message(item)
+
+    def _run(self, items: list) -> None:
+        message = self._message
+        update = self._session_update
+        for item in items:
+            kind = type(item)
+            if kind is dict:
+                if item.get("method") == "session/update" and "id" not in item:
+                    update(item.get("params"))
+                else:
+                    message(item)
+            elif kind is tuple:
+                self._pos = item
+            elif isinstance(item, FrameError):
+                self._pos = (item.line, item.offset)
+                self._error(None, item.reason)
+            else:
+                message(item)
+
+    def apply(self, message: Any, sender: str | None = None) -> None:
+        """Reduce one decoded JSON-RPC message of either direction (a list applies each entry).
+
+        ``sender`` (``"client"`` or ``"agent"``), when known, says who sent it: a response then
+        answers the other side's pending request with its id. A message holding a str that is
+        not valid UTF-8 (a lone surrogate) is not applied: it becomes one error record. Error
+        records from it have no line or offset.
+        """
+        with self._lock.changing():
+            self._apply_at(message, sender, None, None)
+
+    @_locked
+    def _apply_at(self, message: Any, sender: str | None, line: Any, offset: Any) -> None:
+        """``apply``, with error records placed at (line, offset): a message of a trace."""
+        side = _sender(sender)
+        pos = None if line is None else (line, offset)
+        try:
+            value = _normalize(message)
+        except UnicodeEncodeError as exc:
+            # A str that is not valid UTF-8 (a lone surrogate) cannot be JSON: the message is
+            # refused whole, as `feed` refuses such a frame, with an error record.
+            self._pos = pos
+            self._error(_session_id_of(message), f"str is not valid UTF-8: {exc.reason}")
+            return
+        self._pos = pos
+        self._sender = side
+        try:
+            if type(value) is list:
+                self._batch(value)
+            else:
+                self._message(value)
+        finally:
+            self._sender = None
+
+    @_locked
+    def _record_error(self, reason: str, line: int, offset: int) -> None:
+        """Record an error at (line, offset) for a frame of a trace that could not be applied."""
+        self._pos = (line, offset)
+        self._error(None, reason)
+
+    # -- queries -----------------------------------------------------------------------------
+
+    @_locked
+    def ids(self) -> list[str]:
+        """Session ids in first-seen order."""
+        return list(self._order)
+
+    @_locked
+    def __len__(self) -> int:
+        return len(self._order)
+
+    @_locked
+    def __contains__(self, session_id: object) -> bool:
+        # Any other key is absent, hashable or not, as in the native store.
+        return isinstance(session_id, str) and session_id in self._sessions
+
+    @_locked
+    def __getitem__(self, session_id: str) -> Session:
+        if not isinstance(session_id, str):
+            raise KeyError(session_id)
+        return self._sessions[session_id]
+
+    @_locked
+    def __iter__(self):
+        return iter(list(self._order))
+
+    @property
+    @_locked
+    def protocol_version(self) -> int | None:
+        """The negotiated protocol version, None before ``initialize``."""
+        return self._version
+
+    @property
+    @_locked
+    def errors(self) -> list[dict]:
+        """Error records not yet taken, oldest first: ``{line, offset, sessionId, reason}``."""
+        return [_error_dict(e) for e in self._errors]
+
+    def take_errors(self) -> list[dict]:
+        """Return the error records and forget them."""
+        with self._lock.changing():
+            taken = self.errors
+            self._errors.clear()
+        return taken
+
+    @property
+    @_locked
+    def errors_dropped(self) -> int:
+        """Errors dropped because more than 10,000 were waiting to be taken."""
+        return self._errors_dropped
+
+    def changes(self) -> list[tuple[str, str, str]]:
+        """(sessionId, entity type, id) of everything changed since the last call.
+
+        Deduplicated, in first-change order. Entity types: ``message``, ``toolCall``,
+        ``terminal``, ``plan``, ``compaction``, ``other`` (id: index in ``other``),
+        ``subagent``, and ``session`` (id: the snapshot key that moved).
+        """
+        with self._lock.changing():
+            out = list(self._changes)
+            self._changes = {}
+            self._version_changes_named = 0
+        return out
+
+    @_locked
+    def __repr__(self) -> str:
+        return f"Sessions({len(self._order)} sessions)"
+
+    # -- bookkeeping -------------------------------------------------------------------------
+
+    def _error(self, sid: str | None, reason: str) -> None:
+        # An error while an update is applied refuses it: what was left out of it is moot.
+        if self._notes:
+            self._notes = []
+        pos = self._pos
+        if type(pos) is int:
+            pos = self._block_pos(pos)
+        record = (None, None, sid, reason) if pos is None else (pos[0], pos[1], sid, reason)
+        if sid is not None:
+            self._session(sid)._errors.append(record)
+            self._change(sid, "session", "errors")
+        if len(self._errors) == MAX_ERRORS:
+            self._errors.popleft()
+            self._errors_dropped += 1
+        self._errors.append(record)
+
+    def _change(self, sid: str, kind: str, eid: str) -> None:
+        # The handlers run for most updates store their records inline, without this call.
+        self._changes[(sid, kind, eid)] = None
+
+    def _session(self, sid: str) -> Session:
+        session = self._sessions.get(sid)
+        if session is None:
+            session = Session._of_store(sid, self._shared_version, self._term_args, self._lock)
+            self._sessions[sid] = session
+            self._order.append(sid)
+            self._change(sid, "session", "sessionId")
+        return session
+
+    def _set_version(self, part: str, message: dict) -> None:
+        # A uint16 in the schema: any other value present is an error record, and the rules stay.
+        if "protocolVersion" not in message:
+            return
+        value = message["protocolVersion"]
+        if type(value) is not int or not 0 <= value <= 65535:
+            self._error(
+                None, f"initialize: {part}.protocolVersion must be an integer from 0 to 65535"
+            )
+            return
+        if value == self._version:
+            # The same again: every session has it already (walking them all for each of a
+            # stream of initializes would be quadratic).
+            return
+        self._version = self._shared_version[0] = value
+        self._mode = V1 if value < 2 else V2
+        self._handlers = _MODE_HANDLERS[self._mode]
+        # Every session's version moved; the sessions named for it since the changes were
+        # last taken need not be named again (walking them all at each switch of version
+        # would be quadratic).
+        for sid in self._order[self._version_changes_named :]:
+            self._change(sid, "session", "protocolVersion")
+        self._version_changes_named = len(self._order)
+
+    # -- messages ----------------------------------------------------------------------------
+
+    def _message(self, msg: Any) -> None:
+        if type(msg) is not dict:
+            self._error(None, "invalid message: not a JSON object")
+            return
+        if "method" in msg:
+            method = msg["method"]
+            if type(method) is not str:
+                self._error(None, "invalid message: method must be a string")
+                return
+            if method == "session/update":
+                if "id" in msg:
+                    self._track_if_contested(_AGENT, msg["id"], method)
+                self._session_update(msg.get("params"))
+            else:
+                self._request(method, "id" in msg, msg.get("id"), msg.get("params"))
+        elif "id" in msg:
+            if "result" in msg and "error" in msg:
+                # JSON-RPC: a response has one or the other; which one holds is not known.
+                self._error(None, "invalid message: a response has both result and error")
+            elif "result" in msg:
+                self._response(msg["id"], True, msg["result"], None)
+            elif "error" in msg:
+                self._response(msg["id"], False, None, msg["error"])
+            else:
+                self._error(None, "invalid message: no method, result or error")
+        else:
+            self._error(None, "invalid message: no method, result or error")
+
+    # -- session/update ----------------------------------------------------------------------
+
+    def _session_update(self, params: Any) -> None:
+        sid = self._params_session("session/update", params)
+        if sid is None:
+            return
+        u = params.get("update")
+        if type(u) is not dict:
+            self._error(sid, "session/update: update must be an object")
+            return
+        kind = u.get("sessionUpdate")
+        if type(kind) is not str:
+            self._error(sid, "session/update: sessionUpdate must be a string")
+            return
+        self._dispatch(sid, kind, u)
+
+    def _dispatch(self, sid: str, kind: str, u: dict) -> None:
+        """Apply a well-typed update to its session (created on first sight)."""
+        if sid not in self._sessions:
+            self._session(sid)
+        # The handlers of the rules in force: a variant of one protocol version only is unknown
+        # under the other.
+        handler = self._handlers.get(kind)
+        if handler is None:
+            self._other(sid, u)
+            return
+        # (Reset first: nothing of an update whose handler raised is kept for the next one.
+        # The list is replaced only when something was noted, as it seldom is.)
+        if self._notes:
+            self._notes = []
+        mode = self._mode
+        if _needs_repair(kind, u, mode):
+            try:
+                u, self._notes = _repair(kind, u, mode)
+            except _Refused as refused:
+                self._error(sid, str(refused))
+                return
+        handler(self, sid, kind, u)
+        notes = self._notes
+        if notes:
+            self._notes = []
+            for note in notes:
+                self._error(sid, note)
+
+
+_HANDLERS = {
+    **{k: Sessions._chunk for k in _CHUNK_ROLES},
+    **{k: Sessions._upsert_message for k in _UPSERT_ROLES},
+    "tool_call": Sessions._tool_call,
+    "tool_call_update": Sessions._tool_call,
+    "tool_call_content_chunk": Sessions._tool_call_chunk,
+    "terminal_update": Sessions._terminal_update,
+    "terminal_output_chunk": Sessions._terminal_chunk,
+    "plan": Sessions._plan_v1,
+    "plan_update": Sessions._plan_update,
+    "plan_removed": Sessions._plan_removed,
+    **{k: Sessions._replace for k in _REPLACE_FIELDS},
+    "session_info_update": Sessions._info,
+    "usage_update": Sessions._usage,
+    "state_update": Sessions._state,
+    "notice": Sessions._notice,
+    "compaction_update": Sessions._compaction,
+    "compaction_summary_chunk": Sessions._compaction_chunk,
+    "subagent_update": Sessions._subagent,
+}
+
+# The handlers under each mode: a variant of one protocol version only is unknown under the
+# other (and goes to `other`).
+_MODE_HANDLERS = {
+    mode: {k: h for k, h in _HANDLERS.items() if OTHER_VERSION.get(k) != mode}
+    for mode in (UNKNOWN, V1, V2)
+}

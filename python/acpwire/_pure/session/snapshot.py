@@ -1,0 +1,74 @@
+"""Twin of src/session/snapshot.rs: a session's state as a JSON-serializable dict (a copy).
+
+The shape is documented at ``Session.snapshot``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .json import _copy
+
+if TYPE_CHECKING:
+    from .model import Session
+
+
+# An error record: (line, offset, sessionId, reason), line and offset None for a message given
+# to `apply`. A tuple rather than a slotted class: one is made for each refused frame or update,
+# and making a class instance instead slowed a stream of refused updates by about a tenth.
+def _error_dict(record: tuple) -> dict:
+    line, offset, sid, reason = record
+    return {"line": line, "offset": offset, "sessionId": sid, "reason": reason}
+
+
+def snapshot(s: Session) -> dict:
+    """The snapshot of session ``s`` (see ``Session.snapshot``)."""
+    messages = []
+    for m in s._messages:
+        o: dict = {"id": m.id, "role": m.role}
+        if m.content is not None:
+            o["content"] = _copy(m.content)
+        for k, v in m.fields.items():
+            o[k] = _copy(v)
+        messages.append(o)
+    terminals = {}
+    for tid, entry in s._terminals.items():
+        term = entry.term
+        o = _copy(entry.fields)
+        o["text"] = term.text
+        o["bytes"] = term.bytes_fed
+        o["truncated"] = term.truncated
+        terminals[tid] = o
+    timeline = []
+    for item in s._timeline:
+        if item is None:
+            continue
+        kind, eid, role = item
+        entry = {"type": kind, "id": eid}
+        if role is not None:
+            entry["role"] = role
+        timeline.append(entry)
+    return {
+        "sessionId": s._id,
+        "protocolVersion": s._version[0],
+        "state": s.state_,
+        "stopReason": s.stop_reason_,
+        "messages": messages,
+        "toolCalls": _copy(s._tool_calls),
+        "terminals": terminals,
+        "plans": _copy(s._plans),
+        "compactions": _copy(s._compactions),
+        "usage": _copy(s._usage),
+        "info": _copy(s._info),
+        "availableCommands": _copy(s._available_commands),
+        "configOptions": _copy(s._config_options),
+        "currentModeId": s._current_mode_id,
+        "permissions": _copy(s._permissions),
+        "prompts": _copy(s._prompts),
+        "notices": _copy(list(s._notices)),
+        "other": _copy(s._other),
+        "timeline": timeline,
+        "errors": [_error_dict(e) for e in s._errors],
+        "subagents": _copy(s._subagents),
+        "updateExtras": _copy(s._update_extras),
+    }

@@ -1,0 +1,112 @@
+"""Twin of src/session/updates/messages.rs: message chunks and whole messages, by role and id."""
+
+from __future__ import annotations
+
+from ..fields import _patch
+from ..model import Session, _Message
+from ..tables import V2
+
+_CHUNK_ROLES = {
+    "user_message_chunk": "user",
+    "agent_message_chunk": "agent",
+    "agent_thought_chunk": "thought",
+    "session_message_chunk": "session",
+}
+_FAST_ROLES = {k: v for k, v in _CHUNK_ROLES.items() if v != "session"}
+_UPSERT_ROLES = {
+    "user_message": "user",
+    "agent_message": "agent",
+    "agent_thought": "thought",
+    "session_message": "session",
+}
+
+
+class _Messages:
+    """The handlers of message updates (a part of Sessions)."""
+
+    __slots__ = ()
+
+    def _message_index(self, sid: str, role: str, mid: str) -> int:
+        s = self._sessions[sid]
+        index = s._message_index.get((role, mid))
+        if index is not None:
+            return index
+        index = len(s._messages)
+        s._messages.append(_Message(mid, role))
+        s._message_index[(role, mid)] = index
+        s._timeline.append(("message", mid, role))
+        return index
+
+    def _anonymous_message(self, s: Session, role: str) -> int:
+        """A new anonymous message of ``role``: the next ``~N`` not a real id of that role."""
+        index_of = s._message_index
+        while True:
+            s._anonymous += 1
+            mid = f"~{s._anonymous}"
+            if (role, mid) not in index_of:
+                break
+        index = len(s._messages)
+        s._messages.append(_Message(mid, role))
+        index_of[(role, mid, True)] = index
+        s._timeline.append(("message", mid, role))
+        return index
+
+    def _chunk(self, sid: str, kind: str, u: dict) -> None:
+        role = _CHUNK_ROLES[kind]
+        content = u.get("content")
+        if type(content) is not dict:
+            self._error(sid, f"{kind}: content must be an object")
+            return
+        if type(content.get("type")) is not str:
+            self._error(sid, f"{kind}: content.type must be a string")
+            return
+        mid = u.get("messageId")
+        if type(mid) is str:
+            index = self._message_index(sid, role, mid)
+        elif role == "session" or self._mode == V2:
+            self._error(sid, f"{kind}: messageId must be a string")
+            return
+        else:
+            s = self._sessions[sid]
+            current = s._current
+            if current is not None and s._messages[current].role == role:
+                index = current
+            else:
+                index = self._anonymous_message(s, role)
+        s = self._sessions[sid]
+        s._current = index
+        m = s._messages[index]
+        if role == "session":
+            for key in ("senderSessionId", "recipientSessionId"):
+                value = u.get(key)
+                if value is not None:
+                    m.fields[key] = value
+        m.append(content)
+        self._change(sid, "message", m.id)
+
+    def _upsert_message(self, sid: str, kind: str, u: dict) -> None:
+        role = _UPSERT_ROLES[kind]
+        mid = u.get("messageId")
+        if type(mid) is not str:
+            self._error(sid, f"{kind}: messageId must be a string")
+            return
+        index = self._message_index(sid, role, mid)
+        s = self._sessions[sid]
+        s._current = index
+        m = s._messages[index]
+        for k, v in u.items():
+            # `id` and `role` name the message in the snapshot (its key): a field of that
+            # name in an update is not kept, so it cannot pass for another message.
+            if k == "sessionUpdate" or k == "messageId" or k == "id" or k == "role":
+                continue
+            if k == "content":
+                if type(v) is list:
+                    m.content = list(v) if v else None
+                elif v is None:
+                    m.content = None
+            elif role == "session" and (k == "senderSessionId" or k == "recipientSessionId"):
+                if v is not None:
+                    m.fields[k] = v
+            else:
+                _patch(m.fields, k, v)
+        self._changes[(sid, "message", mid)] = None
