@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..json import MAX_DECODE_DEPTH
 from ..._contract import MAX_INT_DIGITS
+from ..json import MAX_DECODE_DEPTH
 
 _INT64 = 1 << 63
 
