@@ -33,8 +33,8 @@ __all__ = [
     "char_width",
     "dumps",
     "loads",
+    "reduce_ndjson",
     "render_text",
-    "replay",
 ]
 
 # Any object with the buffer protocol, as the README says (bytes, bytearray, memoryview,
@@ -259,5 +259,5 @@ class Session:
     def message_text(self, message_id: str, role: str = "agent") -> str | None:
         """The concatenated text of a message, or None."""
 
-def replay(source: str | PathLike[str] | IO[bytes], **options: Any) -> Sessions:
+def reduce_ndjson(source: str | PathLike[str] | IO[bytes], **options: Any) -> Sessions:
     """Reduce a whole NDJSON trace (a path or a binary file) into a new Sessions."""

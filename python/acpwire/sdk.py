@@ -46,7 +46,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from . import FrameDecoder, FrameError, dumps
+from . import FrameDecoder, FrameError, _contract, dumps
 
 __all__ = [
     "DEFAULT_MAX_FRAME_BYTES",
@@ -57,8 +57,8 @@ __all__ = [
     "spawn_agent_process",
 ]
 
-DEFAULT_MAX_FRAME_BYTES = 32 * 1024 * 1024
-"""The default cap on one frame, in bytes (FrameDecoder's default)."""
+# The default cap on one frame, in bytes (FrameDecoder's default), public here as before.
+DEFAULT_MAX_FRAME_BYTES = _contract.DEFAULT_MAX_FRAME_BYTES
 
 _LOG = logging.getLogger("acpwire.sdk")
 _NOT_AN_OBJECT = "not a JSON-RPC message object"

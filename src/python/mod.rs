@@ -230,7 +230,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<terminal::Terminal>()?;
     m.add_class::<session::Sessions>()?;
     m.add_class::<session::Session>()?;
-    m.add_function(wrap_pyfunction!(session::replay, m)?)?;
+    m.add_function(wrap_pyfunction!(session::reduce_ndjson, m)?)?;
     m.add_function(wrap_pyfunction!(terminal::render_text, m)?)?;
     m.add_function(wrap_pyfunction!(terminal::char_width, m)?)?;
     m.add_function(wrap_pyfunction!(terminal::_b64decode, m)?)?;

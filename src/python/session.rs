@@ -1,4 +1,4 @@
-//! `Sessions`, `Session` and `replay`: the session reducer of [`crate::session`] for Python.
+//! `Sessions`, `Session` and `reduce_ndjson`: the session reducer of [`crate::session`] for Python.
 //!
 //! Bytes are framed, parsed and reduced in Rust with the GIL released; Python objects are made
 //! only on request (`snapshot()`, `errors`, `changes()`), by converting the reducer's state
@@ -25,7 +25,7 @@ use crate::session::{self as core, ErrorRecord, Json, View};
 /// Deepest nesting `apply` accepts, the framing's (so `apply` takes what `feed` takes, and a
 /// snapshot stays within what `dumps` writes); the pure backend has the same limit.
 const MAX_APPLY_DEPTH: usize = super::json::MAX_DEPTH;
-/// Bytes read per step by `replay`.
+/// Bytes read per step by `reduce_ndjson`.
 const READ_BYTES: usize = 1 << 20;
 
 /// Python strings for the dict keys of one conversion, made once each: a snapshot repeats a
@@ -671,12 +671,12 @@ fn os_error(py: Python<'_>, error: &std::io::Error, path: &str) -> PyErr {
 /// Reduce a whole NDJSON trace (a path or a binary file) into a new Sessions.
 #[pyfunction]
 #[pyo3(signature = (source, **options))]
-pub fn replay<'py>(
+pub fn reduce_ndjson<'py>(
     py: Python<'py>,
     source: &Bound<'py, PyAny>,
     options: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, Sessions>> {
-    // Refused here, not by the constructor, so that the message names `replay`; the names
+    // Refused here, not by the constructor, so that the message names `reduce_ndjson`; the names
     // are those of `Sessions.__new__`'s signature.
     if let Some(options) = options {
         for key in options.keys() {
@@ -685,7 +685,7 @@ pub fn replay<'py>(
                 Ok("max_frame_bytes" | "terminal_cols" | "scrollback" | "max_terminal_bytes")
             ) {
                 return Err(PyTypeError::new_err(format!(
-                    "replay() got an unexpected keyword argument {}",
+                    "reduce_ndjson() got an unexpected keyword argument {}",
                     key.repr()?
                 )));
             }
@@ -721,18 +721,18 @@ pub fn replay<'py>(
                 .name()
                 .map_or_else(|_| "?".to_owned(), |n| n.to_string());
             PyTypeError::new_err(format!(
-                "replay() needs a path or a binary file with read(), not {kind}"
+                "reduce_ndjson() needs a path or a binary file with read(), not {kind}"
             ))
         })?;
         loop {
             let data = read.call1((READ_BYTES,))?;
             if data.is_instance_of::<PyString>() {
-                return Err(PyTypeError::new_err("replay needs a binary file"));
+                return Err(PyTypeError::new_err("reduce_ndjson needs a binary file"));
             }
             if data.is_none() {
                 // A non-blocking stream with nothing to read yet: not the end of the trace.
                 return Err(PyTypeError::new_err(
-                    "replay needs a blocking binary file: read() returned None",
+                    "reduce_ndjson needs a blocking binary file: read() returned None",
                 ));
             }
             if data.len()? == 0 {

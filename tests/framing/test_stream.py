@@ -132,15 +132,15 @@ def test_replay_takes_a_path_or_a_file_never_a_descriptor(backend, tmp_path):
     )
     fd = os.open(trace, os.O_RDONLY)
     try:
-        for replay in (acpwire.replay, backend.replay):
+        for replay in (acpwire.replay, backend.reduce_ndjson):
             with pytest.raises(TypeError, match="not int"):
                 replay(fd)
         os.fstat(fd)  # still open
     finally:
         os.close(fd)
     with pytest.raises(TypeError, match="needs a blocking binary file"):
-        backend.replay(_NothingYet())
-    assert backend.replay(str(trace)).ids() == ["s"]
+        backend.reduce_ndjson(_NothingYet())
+    assert backend.reduce_ndjson(str(trace)).ids() == ["s"]
 
 
 @pytest.mark.parametrize("text", ["", '{"a":1}\n'])

@@ -198,11 +198,11 @@ _CALLS = {
     "message_text(role=None)": lambda m: _store(m)["s"].message_text("m", None),
     "message_text(unknown role)": lambda m: _store(m)["s"].message_text("m", "bogus"),
     "terminal(int)": lambda m: _store(m)["s"].terminal(5),
-    "replay(missing file)": lambda m: m.replay("/nonexistent/trace.ndjson"),
-    "replay(directory)": lambda m: m.replay("/"),
-    "replay(text file)": lambda m: m.replay(io.StringIO("")),
-    "replay(unknown option)": lambda m: m.replay(io.BytesIO(b""), bogus=1),
-    "replay(bad option)": lambda m: m.replay(io.BytesIO(b""), scrollback=-1),
+    "reduce_ndjson(missing file)": lambda m: m.reduce_ndjson("/nonexistent/trace.ndjson"),
+    "reduce_ndjson(directory)": lambda m: m.reduce_ndjson("/"),
+    "reduce_ndjson(text file)": lambda m: m.reduce_ndjson(io.StringIO("")),
+    "reduce_ndjson(unknown option)": lambda m: m.reduce_ndjson(io.BytesIO(b""), bogus=1),
+    "reduce_ndjson(bad option)": lambda m: m.reduce_ndjson(io.BytesIO(b""), scrollback=-1),
     "repr(Session)": lambda m: _store(m)["s"],
     # Names come from JSON: a str that is not valid UTF-8 names nothing.
     "message_text(lone surrogate)": lambda m: _store(m)["s"].message_text("\ud800"),
@@ -213,9 +213,9 @@ _CALLS = {
     "char_width(2**63)": lambda m: m.char_width(2**63),
     "char_width(-(2**63) - 1)": lambda m: m.char_width(-(2**63) - 1),
     # An int is no path: `open` would take it as a file descriptor and close it.
-    "replay(int)": lambda m: m.replay(0),
-    "replay(bytes)": lambda m: m.replay(b"trace.ndjson"),
-    "replay(non-blocking file)": lambda m: m.replay(_NothingYet()),
+    "reduce_ndjson(int)": lambda m: m.reduce_ndjson(0),
+    "reduce_ndjson(bytes)": lambda m: m.reduce_ndjson(b"trace.ndjson"),
+    "reduce_ndjson(non-blocking file)": lambda m: m.reduce_ndjson(_NothingYet()),
 }
 
 

@@ -95,7 +95,7 @@ def test_sample_trace(backend):
     path = Path(__file__).resolve().parents[2] / "python" / "acpwire" / "data" / "sample-v2.ndjson"
     if not path.is_file():
         pytest.skip("sample trace absent")
-    store = backend.replay(path)
+    store = backend.reduce_ndjson(path)
     assert store.errors == []
     (sid,) = store.ids()
     s = store[sid]

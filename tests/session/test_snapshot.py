@@ -35,7 +35,7 @@ def test_store_api(backend, tmp_path):
     path = tmp_path / "trace.ndjson"
     path.write_bytes(data[:-1])  # no final newline: replay finishes the stream
     for source in (path, str(path), io.BytesIO(data[:-1])):
-        replayed = backend.replay(source)
+        replayed = backend.reduce_ndjson(source)
         assert replayed.ids() == ["b", "a"] and replayed["a"].message_text("m") == "a"
     with pytest.raises(TypeError):
         store.apply({"jsonrpc": "2.0", "method": "x", "params": {"bad": object()}})

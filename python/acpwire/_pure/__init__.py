@@ -11,7 +11,7 @@ from .._errors import DecodeError, EncodeError, FrameError, TerminalDataError
 from .._version import __version__
 from .framing import FrameDecoder
 from .json import dumps, loads
-from .session import Session, Sessions, replay
+from .session import Session, Sessions, reduce_ndjson
 from .terminal import Span, Terminal, char_width, render_text
 from .terminal import _decode_base64 as _b64decode
 
@@ -35,6 +35,6 @@ __all__ = [
     "char_width",
     "dumps",
     "loads",
+    "reduce_ndjson",
     "render_text",
-    "replay",
 ]

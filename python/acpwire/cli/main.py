@@ -9,6 +9,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
+from .._contract import DEFAULT_MAX_FRAME_BYTES
 from .fake_agent import TurnConfig
 from .render import FORMATS
 
@@ -79,7 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument(
         "--max-frame-bytes",
         type=POSITIVE,
-        default=32 * 1024 * 1024,
+        default=DEFAULT_MAX_FRAME_BYTES,
         metavar="N",
         help="reject frames longer than N bytes (default: 32 MiB)",
     )

@@ -134,7 +134,7 @@ def _load_kind(path: str | Path | IO[bytes], strict: bool, options: dict) -> tup
     with open_trace(path) as fp:
         head, records = sniff(fp, strict=strict)
         if not records:
-            return _backend.replay(_Rejoined(head, fp), **options), False
+            return _backend.reduce_ndjson(_Rejoined(head, fp), **options), False
         store = _backend.Sessions(**options)
         _apply_records(store, _Rejoined(head, fp), options)
         return store, True

@@ -8,14 +8,14 @@ docs/behaviour/sessions.md). See ``Session.snapshot`` for the shape.
 
 from __future__ import annotations
 
-from .binding import replay
+from ..._contract import DEFAULT_MAX_TERMINAL_BYTES as DEFAULT_MAX_TERMINAL_BYTES
+from ..._contract import MAX_ERRORS as MAX_ERRORS
+from ..._contract import MAX_HOLES as MAX_HOLES
+from ..._contract import MAX_NOTICES as MAX_NOTICES
+from ..._contract import MAX_PENDING as MAX_PENDING
+from ..._contract import MAX_SESSION_ERRORS as MAX_SESSION_ERRORS
+from .binding import reduce_ndjson
 from .json import MAX_APPLY_DEPTH as MAX_APPLY_DEPTH
-from .model import DEFAULT_MAX_TERMINAL_BYTES as DEFAULT_MAX_TERMINAL_BYTES
-from .model import MAX_ERRORS as MAX_ERRORS
-from .model import MAX_HOLES as MAX_HOLES
-from .model import MAX_NOTICES as MAX_NOTICES
-from .model import MAX_PENDING as MAX_PENDING
-from .model import MAX_SESSION_ERRORS as MAX_SESSION_ERRORS
 from .model import Session
 from .reducer import Sessions
 
@@ -23,4 +23,4 @@ from .reducer import Sessions
 from .tables import AGENT_METHODS as _AGENT_METHODS  # noqa: F401
 from .tables import CLIENT_METHODS as _CLIENT_METHODS  # noqa: F401
 
-__all__ = ["Session", "Sessions", "replay"]
+__all__ = ["Session", "Sessions", "reduce_ndjson"]

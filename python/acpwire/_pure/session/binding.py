@@ -1,4 +1,4 @@
-"""Twin of ``replay`` in src/python/session.rs: a whole NDJSON trace reduced into a new store."""
+"""Twin of ``reduce_ndjson`` in src/python/session.rs: a whole NDJSON trace reduced into a store."""
 
 from __future__ import annotations
 
@@ -16,36 +16,35 @@ _SESSIONS_OPTIONS = frozenset(
 )
 
 
-def replay(source: str | os.PathLike | BinaryIO, **options: Any) -> Sessions:
+def reduce_ndjson(source: str | os.PathLike | BinaryIO, **options: Any) -> Sessions:
     """Reduce a whole NDJSON trace (a path or a binary file) into a new Sessions.
 
     ``options`` are Sessions' keyword arguments.
     """
     for key in options:
         if key not in _SESSIONS_OPTIONS:
-            raise TypeError(f"replay() got an unexpected keyword argument {key!r}")
+            raise TypeError(f"reduce_ndjson() got an unexpected keyword argument {key!r}")
     store = Sessions(**options)
     if isinstance(source, (str, os.PathLike)):
         with open(source, "rb") as f:
-            _replay_file(store, f)
+            _feed_file(store, f)
     elif hasattr(source, "read"):
-        _replay_file(store, source)
+        _feed_file(store, source)
     else:
-        raise TypeError(
-            f"replay() needs a path or a binary file with read(), not {type(source).__name__}"
-        )
+        kind = type(source).__name__
+        raise TypeError(f"reduce_ndjson() needs a path or a binary file with read(), not {kind}")
     store.finish()
     return store
 
 
-def _replay_file(store: Sessions, f: BinaryIO) -> None:
+def _feed_file(store: Sessions, f: BinaryIO) -> None:
     while True:
         data = f.read(_READ_BYTES)
         if isinstance(data, str):
-            raise TypeError("replay needs a binary file")
+            raise TypeError("reduce_ndjson needs a binary file")
         if data is None:
             # A non-blocking stream with nothing to read yet: not the end of the trace.
-            raise TypeError("replay needs a blocking binary file: read() returned None")
+            raise TypeError("reduce_ndjson needs a blocking binary file: read() returned None")
         if not data:
             break
         store.feed(data)

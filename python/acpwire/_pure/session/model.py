@@ -11,20 +11,16 @@ from collections import deque
 from contextlib import contextmanager
 from typing import Any
 
+from ..._contract import (
+    MAX_HOLES,
+    MAX_NOTICES,
+    MAX_SESSION_ERRORS,
+)
 from .._args import Unpicklable, str_arg
 from ..terminal import Terminal, _locked
 from .snapshot import snapshot as _snapshot
 
-MAX_ERRORS = 10_000
-MAX_SESSION_ERRORS = 1_000
-MAX_NOTICES = 100
-MAX_PENDING = 10_000
-# Holes left in the timeline by removed plans before it is compacted.
-MAX_HOLES = 32
-
-
-# A store's defaults: what all its terminals may hold together, and each one alone.
-DEFAULT_MAX_TERMINAL_BYTES = 64 * 1024 * 1024
+# What one terminal of a store may hold alone by default.
 _TERMINAL_MAX_BYTES = 16 * 1024 * 1024
 
 

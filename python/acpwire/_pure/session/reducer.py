@@ -13,6 +13,7 @@ from typing import Any
 
 import orjson
 
+from ..._contract import DEFAULT_MAX_TERMINAL_BYTES, MAX_ERRORS
 from ..._errors import FrameError
 from .._args import Unpicklable, at_most, buffer_bytes, size
 from ..framing import DEFAULT_MAX_FRAME_BYTES, FrameDecoder
@@ -20,14 +21,7 @@ from ..json import DIGITS_TO_ZERO, MIN_DEEP_SIZE, ZEROS, has_long_digit_run, may
 from ..terminal import MAX_COLS, _locked
 from .check import _needs_repair, _Refused, _repair
 from .json import _normalize
-from .model import (
-    _TERMINAL_MAX_BYTES,
-    DEFAULT_MAX_TERMINAL_BYTES,
-    MAX_ERRORS,
-    Session,
-    _StoreLock,
-    _TerminalEntry,
-)
+from .model import _TERMINAL_MAX_BYTES, Session, _StoreLock, _TerminalEntry
 from .rpc import _AGENT, _Pending, _Rpc, _sender
 from .snapshot import _error_dict
 from .tables import OTHER_VERSION, UNKNOWN, V1, V2

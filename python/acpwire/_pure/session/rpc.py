@@ -10,8 +10,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..._contract import MAX_PENDING
 from .check import _CONFIG_OPTION, _repair_items
-from .model import MAX_PENDING
 from .tables import AGENT_METHODS, CLIENT_METHODS, RESPONSE_KEYS, UNKNOWN, V1, V2, V2_PROMPT_KEYS
 
 _CLIENT, _AGENT = 0, 1

@@ -43,10 +43,9 @@ __all__ = ["Span", "Terminal", "TerminalDataError", "char_width", "render_text"]
 # Besides these, the session store imports `MAX_COLS`, `_decode_base64` and `_locked` from here,
 # and the tests read `_sgr_memo`.
 
-UNBOUNDED_COLS = 8192
-"""Row width used for ``cols=None``: longer lines soft-wrap, and every view joins them again."""
-MAX_COLS = MAX_ROWS = 65_535
-"""Largest grid: escape sequences address at most column and row 65535."""
+# UNBOUNDED_COLS: the row width of ``cols=None`` (longer lines soft-wrap, and every view joins
+# them again). MAX_COLS, MAX_ROWS: escape sequences address at most column and row 65535.
+from ..._contract import MAX_COLS, MAX_ROWS, UNBOUNDED_COLS
 
 
 def _locked(method):

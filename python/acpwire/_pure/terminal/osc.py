@@ -3,10 +3,8 @@ OSC 8 links, OSC 9;4 progress)."""
 
 from __future__ import annotations
 
-from .style import MAX_LINK_BYTES, MAX_LINKS
+from ..._contract import MAX_LINK_BYTES, MAX_LINKS
 from .utf8 import _utf8_len
-
-MAX_OSC_BYTES = 64 * 1024
 
 
 def _uint(s: str) -> int | None:

@@ -6,8 +6,6 @@ sequence is ignored. A parameter given as 0 or not at all takes its default.
 
 from __future__ import annotations
 
-MAX_PARAMS = 32
-
 
 def _param(s: bytes) -> int:
     """A CSI parameter as the state machine accumulates it: decimal, saturating at 65535."""

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import re
 
-from .osc import MAX_OSC_BYTES
-from .params import MAX_PARAMS
+from ..._contract import MAX_OSC_BYTES, MAX_PARAMS
 
 # Parser states (Paul Williams' DEC parser, as in vte).
 (

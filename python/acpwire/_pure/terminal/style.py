@@ -9,13 +9,12 @@ before the cursor into a cluster here.
 
 from __future__ import annotations
 
+from ..._contract import (
+    MAX_CLUSTER_CHARS,
+    MAX_CLUSTERS,
+    MAX_STYLES,
+)
 from .utf8 import _utf8_len
-
-MAX_STYLES = 65536
-MAX_LINKS = 4096
-MAX_LINK_BYTES = 2083
-MAX_CLUSTERS = 65536
-MAX_CLUSTER_CHARS = 16
 
 # Style flags and colour encoding (as in Rust): 0 = default, 1..=256 = palette index + 1,
 # RGB_BIT | 0xRRGGBB = true colour.
