@@ -253,7 +253,7 @@ class Session:
     @property
     def stop_reason(self) -> str | None: ...
     def snapshot(self) -> dict[str, Any]:
-        """The session as a JSON-serializable dict (a copy); see the README for its shape."""
+        """The session as a JSON-serializable dict (a copy); see docs/behaviour/sessions.md."""
     def terminal(self, terminal_id: str) -> Terminal | None:
         """The live terminal of ``terminal_id``, or None."""
     def message_text(self, message_id: str, role: str = "agent") -> str | None:

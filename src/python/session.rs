@@ -579,8 +579,8 @@ impl Session {
         self.with(py, |s| s.stop_reason().map(str::to_owned))
     }
 
-    /// The session as a JSON-serializable dict (a copy); the README's "Session snapshots"
-    /// section documents its shape.
+    /// The session as a JSON-serializable dict (a copy); its shape is documented in
+    /// `docs/behaviour/sessions.md` ("Snapshots").
     fn snapshot<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         // Thousands of fresh dicts and lists, none of which can be garbage yet. Paused, the
         // collector also runs no finalizer, so no Python code runs while the store is read.

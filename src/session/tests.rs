@@ -2,7 +2,7 @@
 //! pending requests, the method tables) or exercise what only Rust has; the behaviour cases
 //! shared with the Python tests are data, run by `cases.rs`.
 
-use super::json::{obj_get, obj_remove, obj_set};
+use super::json::obj_get;
 use super::tables::{AGENT_METHODS, CLIENT_METHODS};
 use super::*;
 use crate::terminal::decode_base64;
