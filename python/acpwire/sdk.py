@@ -457,11 +457,15 @@ class SessionAccumulator:
     :meth:`reset`. It accepts the SDK's ``SessionNotification`` models or plain dicts (the
     notification's params, or the whole JSON-RPC message), of protocol v1 or v2.
 
-    The difference that makes it linear: the SDK builds a deep-copied snapshot of the whole
-    session on every ``apply`` (quadratic over a turn). Here ``apply`` only reduces the update
-    and returns the accumulator itself, a live view with the snapshot's fields as properties
-    (``tool_calls``, ``agent_messages``, ...); subscribers get that view too. Call
-    :meth:`snapshot` for a frozen ``SessionSnapshot`` of the SDK (needs the SDK).
+    :meth:`apply` returns the SDK's ``SessionSnapshot`` of the state after that update, as the
+    SDK's does, and subscribers get the same object. The SDK deep-copies the whole session into
+    it on every ``apply`` (quadratic over a turn); here it is lazy: built on its first attribute
+    access, from the live state or, once later updates are applied, by replaying the updates up
+    to its own. ``isinstance`` checks do not build it.
+
+    Beside the SDK's API, the live state reads as wire dicts without building anything:
+    ``tool_calls``, ``plan_entries``, ``current_mode_id``, ``available_commands``,
+    ``user_messages``, ``agent_messages``, ``agent_thoughts``; ``sessions`` is the store.
 
     ``protocol_version`` picks the update rules: 1 (the default, what the SDK speaks), 2, or
     None to accept the variants of both.
@@ -478,6 +482,9 @@ class SessionAccumulator:
     def reset(self) -> None:
         """Clear all accumulated state."""
         self.session_id: str | None = None
+        # The params applied since the reset: a snapshot read after later updates replays them.
+        # A new list, so that snapshots taken before the reset keep theirs.
+        self._history: list[dict[str, Any]] = []
         self.sessions = _sessions_class()()
         """The underlying :class:`acpwire.Sessions` store."""
         if self._version is not None:
@@ -491,7 +498,7 @@ class SessionAccumulator:
             )
 
     def subscribe(self, callback: Callable[[Any, Any], None]) -> Callable[[], None]:
-        """Call ``callback(view, notification)`` after every :meth:`apply`; returns an
+        """Call ``callback(snapshot, notification)`` after every :meth:`apply`; returns an
         ``unsubscribe`` callable."""
         self._subscribers.append(callback)
 
@@ -501,8 +508,9 @@ class SessionAccumulator:
 
         return unsubscribe
 
-    def apply(self, notification: Any) -> SessionAccumulator:
-        """Reduce one session/update notification; return this accumulator (a live view)."""
+    def apply(self, notification: Any) -> Any:
+        """Reduce one session/update notification; return the SDK's ``SessionSnapshot`` of the
+        state after it, built lazily (None when the SDK is not installed)."""
         params = _as_params(notification)
         session_id = params.get("sessionId")
         if not isinstance(session_id, str):
@@ -514,10 +522,25 @@ class SessionAccumulator:
                 raise _mismatch_error(self.session_id, session_id)
             self.reset()
             self.session_id = session_id
-        self.sessions.apply({"jsonrpc": "2.0", "method": "session/update", "params": params})
+        self._reduce(params)
+        self._history.append(params)
+        snapshot = _lazy_snapshot(self, self._history, len(self._history))
         for callback in list(self._subscribers):
-            callback(self, notification)
-        return self
+            callback(snapshot, notification)
+        return snapshot
+
+    def _reduce(self, params: dict[str, Any]) -> None:
+        self.sessions.apply({"jsonrpc": "2.0", "method": "session/update", "params": params})
+
+    def _snapshot_at(self, history: list[dict[str, Any]], count: int) -> Any:
+        """The SDK snapshot after ``history[:count]``: from the live state while it is that."""
+        if history is self._history and count == len(history):
+            return self.snapshot()
+        replay = SessionAccumulator(protocol_version=self._version)
+        replay.session_id = history[0]["sessionId"]
+        for params in history[:count]:
+            replay._reduce(params)
+        return replay.snapshot()
 
     # -- the snapshot's fields, read from the live state ---------------------------------------
 
@@ -534,8 +557,7 @@ class SessionAccumulator:
     @property
     def plan_entries(self) -> tuple[Any, ...]:
         """Entries of the latest plan."""
-        plans = list(self._state()["plans"].values())
-        return tuple(plans[-1].get("entries") or ()) if plans else ()
+        return _plan_entries(self._state())
 
     @property
     def current_mode_id(self) -> str | None:
@@ -543,34 +565,22 @@ class SessionAccumulator:
 
     @property
     def available_commands(self) -> tuple[Any, ...]:
-        return tuple(self._state()["availableCommands"] or ())
-
-    def _chunks(self, role: str, kind: str) -> tuple[dict[str, Any], ...]:
-        out = []
-        for message in self._state()["messages"]:
-            if message["role"] != role:
-                continue
-            for block in message.get("content") or ():
-                chunk = {"sessionUpdate": kind, "content": block}
-                if not message["id"].startswith("~"):  # "~n": v1 message without an id
-                    chunk["messageId"] = message["id"]
-                out.append(chunk)
-        return tuple(out)
+        return _commands(self._state())
 
     @property
     def user_messages(self) -> tuple[dict[str, Any], ...]:
         """One ``user_message_chunk`` dict per content block, in order."""
-        return self._chunks("user", "user_message_chunk")
+        return _chunks(self._state(), "user", "user_message_chunk")
 
     @property
     def agent_messages(self) -> tuple[dict[str, Any], ...]:
         """One ``agent_message_chunk`` dict per content block, in order."""
-        return self._chunks("agent", "agent_message_chunk")
+        return _chunks(self._state(), "agent", "agent_message_chunk")
 
     @property
     def agent_thoughts(self) -> tuple[dict[str, Any], ...]:
         """One ``agent_thought_chunk`` dict per content block, in order."""
-        return self._chunks("thought", "agent_thought_chunk")
+        return _chunks(self._state(), "thought", "agent_thought_chunk")
 
     def snapshot(self) -> Any:
         """A frozen ``acp.contrib.session_state.SessionSnapshot`` of the current state."""
@@ -597,21 +607,92 @@ class SessionAccumulator:
         return SessionSnapshot(
             session_id=state["sessionId"],
             tool_calls=tool_calls,
-            plan_entries=tuple(schema.PlanEntry.model_validate(e) for e in self.plan_entries),
+            plan_entries=tuple(schema.PlanEntry.model_validate(e) for e in _plan_entries(state)),
             current_mode_id=state["currentModeId"],
             available_commands=tuple(
-                schema.AvailableCommand.model_validate(c) for c in self.available_commands
+                schema.AvailableCommand.model_validate(c) for c in _commands(state)
             ),
             user_messages=tuple(
-                schema.UserMessageChunk.model_validate(c) for c in self.user_messages
+                schema.UserMessageChunk.model_validate(c)
+                for c in _chunks(state, "user", "user_message_chunk")
             ),
             agent_messages=tuple(
-                schema.AgentMessageChunk.model_validate(c) for c in self.agent_messages
+                schema.AgentMessageChunk.model_validate(c)
+                for c in _chunks(state, "agent", "agent_message_chunk")
             ),
             agent_thoughts=tuple(
-                schema.AgentThoughtChunk.model_validate(c) for c in self.agent_thoughts
+                schema.AgentThoughtChunk.model_validate(c)
+                for c in _chunks(state, "thought", "agent_thought_chunk")
             ),
         )
+
+
+def _plan_entries(state: dict[str, Any]) -> tuple[Any, ...]:
+    plans = list(state["plans"].values())
+    return tuple(plans[-1].get("entries") or ()) if plans else ()
+
+
+def _commands(state: dict[str, Any]) -> tuple[Any, ...]:
+    return tuple(state["availableCommands"] or ())
+
+
+def _chunks(state: dict[str, Any], role: str, kind: str) -> tuple[dict[str, Any], ...]:
+    out = []
+    for message in state["messages"]:
+        if message["role"] != role:
+            continue
+        for block in message.get("content") or ():
+            chunk = {"sessionUpdate": kind, "content": block}
+            if not message["id"].startswith("~"):  # "~n": v1 message without an id
+                chunk["messageId"] = message["id"]
+            out.append(chunk)
+    return tuple(out)
+
+
+def _lazy_snapshot(accumulator: SessionAccumulator, history: list[Any], count: int) -> Any:
+    cls = _pending_snapshot_class()
+    if cls is None:
+        return None
+    snapshot = object.__new__(cls)
+    object.__setattr__(snapshot, "__dict__", {_PENDING: (accumulator, history, count)})
+    return snapshot
+
+
+_PENDING = "_acpwire_pending"
+# Read on the class without building the snapshot: what isinstance and pydantic's class-level
+# checks look up.
+_CLASS_LEVEL = frozenset({"__class__", "__pydantic_decorators__", "__pydantic_generic_metadata__"})
+_PENDING_CLASS: list[Any] = []
+
+
+def _pending_snapshot_class() -> Any:
+    """A ``SessionSnapshot`` subclass whose instances build themselves on first access, then
+    become plain ``SessionSnapshot`` instances (None without the SDK)."""
+    if _PENDING_CLASS:
+        return _PENDING_CLASS[0]
+    try:
+        from acp.contrib.session_state import SessionSnapshot
+    except ImportError:
+        return None
+
+    class PendingSessionSnapshot(SessionSnapshot):
+        def __getattribute__(self, name: str) -> Any:
+            if name in _CLASS_LEVEL:
+                return SessionSnapshot if name == "__class__" else getattr(SessionSnapshot, name)
+            pending = object.__getattribute__(self, "__dict__").get(_PENDING)
+            if pending is not None:
+                accumulator, history, count = pending
+                built = accumulator._snapshot_at(history, count)
+                for slot in ("__pydantic_fields_set__", "__pydantic_extra__"):
+                    object.__setattr__(self, slot, getattr(built, slot))
+                object.__setattr__(self, "__pydantic_private__", built.__pydantic_private__)
+                object.__setattr__(self, "__dict__", dict(built.__dict__))
+                # From here on it is a plain SessionSnapshot (same layout), at no cost per read.
+                object.__setattr__(self, "__class__", SessionSnapshot)
+            return getattr(self, name)
+
+    _PENDING_CLASS.append(PendingSessionSnapshot)
+    return PendingSessionSnapshot
 
 
 def _mismatch_error(expected: str, actual: str) -> Exception:

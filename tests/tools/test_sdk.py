@@ -21,6 +21,15 @@ FAKE_AGENT = (sys.executable, "-m", "acpwire", "fake-agent")
 AGENT_ENV = {"PYTHONPATH": str(Path(acpwire.__file__).resolve().parent.parent)}
 
 
+@pytest.fixture(autouse=True)
+def drop_in_backend(backend, monkeypatch):
+    """Every drop-in runs on each backend: its frame decoder, encoder and session store."""
+    monkeypatch.setattr(sdk, "FrameDecoder", backend.FrameDecoder)
+    monkeypatch.setattr(sdk, "dumps", backend.dumps)
+    monkeypatch.setattr(sdk, "_sessions_class", lambda: backend.Sessions)
+    return backend
+
+
 class RecordingClient:
     """An SDK client that keeps every update and allows every permission request."""
 
@@ -254,17 +263,44 @@ def test_session_accumulator_matches_the_sdk_snapshot():
     notifications = _v1_notifications(TurnConfig(tokens=30, thoughts=5, terminal_bytes=2000))
     stock, ours = Stock(), sdk.SessionAccumulator()
     seen = []
-    unsubscribe = ours.subscribe(lambda view, note: seen.append(note))
+    unsubscribe = ours.subscribe(lambda snapshot, note: seen.append((snapshot, note)))
+    returned = []
     for note in notifications:
-        stock.apply(note)
-        assert ours.apply(note) is ours
+        # apply returns the SDK's snapshot, as the SDK's apply does, each as of its update.
+        returned.append((stock.apply(note), ours.apply(note)))
     unsubscribe()
-    assert seen == notifications
+    assert [note for _, note in seen] == notifications
+    assert all(got is mine for (got, _), (_, mine) in zip(seen, returned, strict=True))
+    for theirs, mine in returned:
+        assert mine.model_dump() == theirs.model_dump()
+        assert type(mine) is type(theirs) and mine == theirs
     assert ours.snapshot().model_dump() == stock.snapshot().model_dump()
     assert ours.session_id == "s1"
     assert (
         len(ours.agent_messages) == 30 and ours.tool_calls["call_0001_00"]["status"] == "completed"
     )
+
+
+def test_session_accumulator_snapshot_is_the_sdk_type_and_keeps_its_moment():
+    from acp.contrib.session_state import SessionSnapshot
+
+    acc = sdk.SessionAccumulator()
+    chunk = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "a"}}
+    first = acc.apply({"sessionId": "one", "update": chunk})
+    # isinstance and class checks do not build it.
+    assert isinstance(first, SessionSnapshot) and first.__class__ is SessionSnapshot
+    assert type(first) is not SessionSnapshot
+    second = acc.apply({"sessionId": "one", "update": chunk})
+    other = acc.apply({"sessionId": "two", "update": chunk})  # a new session resets
+    acc.apply({"sessionId": "two", "update": chunk})
+    # Read after later updates, each still shows the state its own update left.
+    assert (first.session_id, len(first.agent_messages)) == ("one", 1)
+    assert (second.session_id, len(second.agent_messages)) == ("one", 2)
+    assert (other.session_id, len(other.agent_messages)) == ("two", 1)
+    assert type(first) is SessionSnapshot and first.agent_messages[0].content.text == "a"
+    assert acc.snapshot().agent_messages == second.agent_messages
+    with pytest.raises(Exception, match="frozen"):
+        first.session_id = "x"
 
 
 def test_session_accumulator_takes_plain_dicts_of_v1_and_v2():
@@ -326,8 +362,9 @@ def test_session_accumulator_keeps_explicit_nulls_apart_from_omitted_fields():
 
 def test_session_accumulator_apply_builds_no_snapshot():
     # What made the SDK's accumulator quadratic is a deep-copied snapshot on every apply; here
-    # apply hands the update to the store once and builds nothing (the store's own updates
-    # are linear: benches/scripts/linear_time.py). Counted, not timed.
+    # apply hands the update to the store once and returns a snapshot that builds itself when
+    # read (the store's own updates are linear: benches/scripts/linear_time.py). Counted, not
+    # timed.
     chunk = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "w "}}
     notes = _v1_notifications(TurnConfig(tokens=0, thoughts=0, tool_calls=0, plan=False))
     acc = sdk.SessionAccumulator()
@@ -358,10 +395,14 @@ def test_session_accumulator_apply_builds_no_snapshot():
 
     acc.sessions = CountingStore(acc.sessions)
     for _ in range(20_000):
-        assert acc.apply({"sessionId": "s1", "update": chunk}) is acc
+        snapshot = acc.apply({"sessionId": "s1", "update": chunk})
     assert calls == {"apply": 20_000, "snapshot": 0}
+    # Built on its first read, once: from the live state, as it is the latest.
+    assert len(snapshot.agent_messages) == 20_000
+    assert len(snapshot.user_messages) == 0
+    assert calls == {"apply": 20_000, "snapshot": 1}
     assert len(acc.agent_messages) == 20_000
-    assert calls["snapshot"] == 1
+    assert calls["snapshot"] == 2
 
 
 async def test_connect_to_agent_hands_other_forms_to_the_sdk():
