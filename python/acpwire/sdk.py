@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import inspect
 import json
 import logging
@@ -461,9 +462,10 @@ class SessionAccumulator:
     SDK's does, and subscribers get the same object. The SDK deep-copies the whole session into
     it on every ``apply`` (quadratic over a turn); here it is lazy: built on its first attribute
     access, from the live state or, once later updates are applied, by replaying the updates up
-    to its own. ``isinstance`` checks do not build it.
+    to its own (so the updates since the last session change are kept). ``isinstance`` checks
+    do not build it. Without the SDK installed, ``apply`` returns None.
 
-    Beside the SDK's API, the live state reads as wire dicts without building anything:
+    Beside the SDK's API, the live state reads as wire dicts, without the SDK's models:
     ``tool_calls``, ``plan_entries``, ``current_mode_id``, ``available_commands``,
     ``user_messages``, ``agent_messages``, ``agent_thoughts``; ``sessions`` is the store.
 
@@ -523,7 +525,8 @@ class SessionAccumulator:
             self.reset()
             self.session_id = session_id
         self._reduce(params)
-        self._history.append(params)
+        # A dict is the caller's and may change; a model was dumped into a new one.
+        self._history.append(copy.deepcopy(params) if isinstance(notification, dict) else params)
         snapshot = _lazy_snapshot(self, self._history, len(self._history))
         for callback in list(self._subscribers):
             callback(snapshot, notification)
