@@ -254,6 +254,11 @@ pub struct Session {
     pub(super) plan_at: HashMap<String, usize>,
     /// Entries of removed plans still in `timeline`.
     pub(super) timeline_holes: usize,
+    /// Holes compacted out of `timeline`: with its length, the entries ever placed there.
+    pub(super) timeline_dropped: usize,
+    /// The message placed last and the count of entries placed once it was: while that count
+    /// has not moved, the message is the timeline's last entry.
+    pub(super) tail_message: Option<(usize, usize)>,
     pub(super) errors: VecDeque<ErrorRecord>,
     pub(super) terminal_config: TerminalConfig,
 }
@@ -273,6 +278,7 @@ impl Session {
         };
         index.entry(id.clone()).or_default()[role.slot()] = Some(i);
         self.timeline.push(("message", id.clone(), Some(role)));
+        self.tail_message = Some((i, self.timeline_placed()));
         self.messages.push(Message {
             id,
             role,
@@ -280,6 +286,18 @@ impl Session {
             fields: None,
         });
         i
+    }
+
+    /// Entries ever placed in the timeline, the compacted holes of removed plans included.
+    #[inline]
+    fn timeline_placed(&self) -> usize {
+        self.timeline_dropped + self.timeline.len()
+    }
+
+    /// Whether message `i` is still the timeline's last entry (nothing was placed after it).
+    #[inline]
+    pub(super) fn is_timeline_tail(&self, i: usize) -> bool {
+        self.tail_message == Some((i, self.timeline_placed()))
     }
 
     /// Drop plan `id`'s timeline entry: it becomes a hole, and the holes are compacted once
@@ -292,6 +310,7 @@ impl Session {
         self.timeline_holes += 1;
         if self.timeline_holes > MAX_HOLES && self.timeline_holes * 2 > self.timeline.len() {
             self.timeline.retain(|(kind, _, _)| *kind != REMOVED);
+            self.timeline_dropped += self.timeline_holes;
             self.timeline_holes = 0;
             for (i, (kind, id, _)) in self.timeline.iter().enumerate() {
                 if *kind == "plan" {
@@ -350,6 +369,8 @@ impl Session {
             timeline: Vec::new(),
             plan_at: HashMap::new(),
             timeline_holes: 0,
+            timeline_dropped: 0,
+            tail_message: None,
             errors: VecDeque::new(),
             terminal_config,
         }

@@ -73,8 +73,10 @@ impl Reducer {
             return;
         } else {
             let s = self.session(sid);
+            // A v1 message goes on while it is the last thing shown: after a tool call, a
+            // plan, a terminal or another message, the next chunk starts a new one.
             match s.current {
-                Some(i) if s.messages[i].role == role => i,
+                Some(i) if s.messages[i].role == role && s.is_timeline_tail(i) => i,
                 _ => self.anonymous_message(sid, role),
             }
         };

@@ -77,14 +77,18 @@ impl Reducer {
             self.error(Some(sid), reason.to_owned());
             return;
         }
-        let mut notes = std::mem::take(&mut self.notes);
-        let repaired = if matches!(kind, "items" | "markdown" | "file") {
-            check::repair_plan(plan, kind, self.mode(), &mut notes)
+        let plan = if matches!(kind, "items" | "markdown" | "file") {
+            let mut notes = std::mem::take(&mut self.notes);
+            let repaired = check::repair_plan(plan, kind, self.mode(), &mut notes);
+            self.notes = notes;
+            without(repaired.as_deref().unwrap_or(plan), &[])
         } else {
-            None
+            // The schema asks receivers to keep an unknown type's raw payload: nulls included.
+            dedup(plan)
+                .into_iter()
+                .map(|(k, v)| (k.to_owned(), Json::from_value(v)))
+                .collect()
         };
-        self.notes = notes;
-        let plan = without(repaired.as_deref().unwrap_or(plan), &[]);
         self.set_plan(sid, id, plan);
         self.plan_extras(sid, "plan_update", u, &["sessionUpdate", "plan"]);
     }

@@ -4,7 +4,7 @@
 use jiter::JsonValue;
 
 use super::super::fields::patch_op;
-use super::super::json::{Members, as_str, dedup, member};
+use super::super::json::{Json, Members, as_str, dedup, member};
 use super::super::model::lock;
 use super::super::reducer::Reducer;
 use super::super::rpc::Mode;
@@ -26,12 +26,28 @@ impl Reducer {
         // The bytes to reset the terminal to (`null` resets it empty), if any. A snapshot that
         // is not base64 cannot be read: like any optional object that cannot, it is left out.
         let mut output: Option<Vec<u8>> = None;
+        // The snapshot's `_meta`, kept as the entry's `output` (its `data` is the rendering):
+        // replaced with each snapshot read, cleared by one without.
+        let mut output_meta: Option<Json> = None;
         match member(u, "output") {
             Some(JsonValue::Null) => output = Some(Vec::new()),
             Some(JsonValue::Object(o)) => {
                 if let Some(JsonValue::Str(data)) = member(o, "data") {
                     if let Ok(bytes) = decode_base64(data.as_bytes()) {
                         output = Some(bytes);
+                        match member(o, "_meta") {
+                            None | Some(JsonValue::Null) => {}
+                            Some(meta @ JsonValue::Object(_)) => {
+                                output_meta = Some(Json::Object(vec![(
+                                    "_meta".to_owned(),
+                                    Json::from_value(meta),
+                                )]));
+                            }
+                            Some(_) => self.notes.push(
+                                "terminal_update: output._meta must be an object or null (ignored)"
+                                    .to_owned(),
+                            ),
+                        }
                     } else {
                         self.notes.push(
                             "terminal_update: output.data is not valid base64 (output ignored)"
@@ -44,11 +60,14 @@ impl Reducer {
         }
         let sidx = self.session_index(sid);
         let entry = self.sessions[sidx].terminal_entry(id);
-        let ops = dedup(u)
+        let mut ops: Vec<_> = dedup(u)
             .into_iter()
             .filter(|(k, _)| !matches!(*k, "sessionUpdate" | "terminalId" | "output"))
             .map(|(k, v)| patch_op(k, v))
             .collect();
+        if output.is_some() {
+            ops.push(("output", output_meta));
+        }
         entry.fields.apply(ops);
         if let Some(output) = output {
             let held = {

@@ -136,9 +136,11 @@ class Session(Unpicklable):
         "_plans",
         "_prompts",
         "_subagents",
+        "_tail_message",
         "_term_args",
         "_terminals",
         "_timeline",
+        "_timeline_dropped",
         "_timeline_holes",
         "_tool_calls",
         "_turn_cancelled_to",
@@ -203,6 +205,11 @@ class Session(Unpicklable):
         # Where each plan's entry is in the timeline, so that removing a plan is O(1).
         self._plan_at: dict[str, int] = {}
         self._timeline_holes = 0
+        # Holes compacted out of the timeline: with its length, the entries ever placed there.
+        self._timeline_dropped = 0
+        # The message placed last and the count of entries placed once it was: while that
+        # count has not moved, the message is the timeline's last entry.
+        self._tail_message: tuple[int, int] | None = None
         self._errors: deque = deque(maxlen=MAX_SESSION_ERRORS)
         self._term_args = term_args
 
@@ -210,6 +217,15 @@ class Session(Unpicklable):
     def id(self) -> str:
         """The session id."""
         return self._id
+
+    def _place_message(self, index: int, mid: str, role: str) -> None:
+        """Put message ``index`` last on the timeline."""
+        self._timeline.append(("message", mid, role))
+        self._tail_message = (index, self._timeline_dropped + len(self._timeline))
+
+    def _is_timeline_tail(self, index: int) -> bool:
+        """Whether message ``index`` is still the timeline's last entry."""
+        return self._tail_message == (index, self._timeline_dropped + len(self._timeline))
 
     def _remove_plan_entry(self, pid: str) -> None:
         # The entry becomes a hole; holes are compacted once they outnumber the rest, so a
@@ -222,6 +238,7 @@ class Session(Unpicklable):
         self._timeline_holes += 1
         if self._timeline_holes > MAX_HOLES and self._timeline_holes * 2 > len(timeline):
             timeline = self._timeline = [t for t in timeline if t is not None]
+            self._timeline_dropped += self._timeline_holes
             self._timeline_holes = 0
             self._plan_at = {t[1]: i for i, t in enumerate(timeline) if t[0] == "plan"}
 

@@ -34,7 +34,7 @@ class _Messages:
         index = len(s._messages)
         s._messages.append(_Message(mid, role))
         s._message_index[(role, mid)] = index
-        s._timeline.append(("message", mid, role))
+        s._place_message(index, mid, role)
         return index
 
     def _anonymous_message(self, s: Session, role: str) -> int:
@@ -48,7 +48,7 @@ class _Messages:
         index = len(s._messages)
         s._messages.append(_Message(mid, role))
         index_of[(role, mid, True)] = index
-        s._timeline.append(("message", mid, role))
+        s._place_message(index, mid, role)
         return index
 
     def _chunk(self, sid: str, kind: str, u: dict) -> None:
@@ -69,7 +69,13 @@ class _Messages:
         else:
             s = self._sessions[sid]
             current = s._current
-            if current is not None and s._messages[current].role == role:
+            # A v1 message goes on while it is the last thing shown: after a tool call, a
+            # plan, a terminal or another message, the next chunk starts a new one.
+            if (
+                current is not None
+                and s._messages[current].role == role
+                and s._is_timeline_tail(current)
+            ):
                 index = current
             else:
                 index = self._anonymous_message(s, role)

@@ -90,7 +90,11 @@ class _Plans:
                     repaired = []
                 if repaired is not entries:
                     plan = {**plan, "entries": repaired}
-        self._set_plan(sid, pid, _without(plan, ()))
+            plan = _without(plan, ())
+        else:
+            # The schema asks receivers to keep an unknown type's raw payload: nulls included.
+            plan = dict(plan)
+        self._set_plan(sid, pid, plan)
         self._plan_extras(sid, kind, u, _PLAN_UPDATE_SKIP)
 
     def _plan_extras(self, sid: str, kind: str, u: dict, skip: frozenset) -> None:

@@ -37,6 +37,9 @@ class _Terminals:
         # it is left out.
         reset = False
         snapshot = b""
+        # The snapshot's `_meta`, kept as the entry's `output` (its `data` is the rendering):
+        # replaced with each snapshot read, cleared by one without.
+        output_meta = None
         if "output" in u:
             output = u["output"]
             if output is None:
@@ -47,6 +50,13 @@ class _Terminals:
                     try:
                         snapshot = _decode_base64(data)
                         reset = True
+                        meta = output.get("_meta")
+                        if type(meta) is dict:
+                            output_meta = {"_meta": meta}
+                        elif meta is not None:
+                            self._notes.append(
+                                "terminal_update: output._meta must be an object or null (ignored)"
+                            )
                     except TerminalDataError:
                         self._notes.append(
                             "terminal_update: output.data is not valid base64 (output ignored)"
@@ -57,6 +67,7 @@ class _Terminals:
             if k != "sessionUpdate" and k != "terminalId" and k != "output":
                 _patch(fields, k, v)
         if reset:
+            _patch(fields, "output", output_meta)
             self._hold_terminal_output(sid, tid, entry, entry.term._reset_for_store(snapshot))
         self._change(sid, "terminal", tid)
 
