@@ -1142,3 +1142,22 @@ def test_the_terminal_costs_benchmark_times_the_corpus_and_its_variants():
     refused = _bench_script("terminal_costs.py", "1", "0")
     assert refused.returncode == 2
     assert b"SLICE_MB must be positive" in refused.stderr
+
+
+def test_the_performance_table_script_writes_ratios_between_its_markers():
+    # It rewrites README.md and docs/performance.md; --print-only leaves them alone, so this
+    # checks what it prints and that the files' markers are there for it to find.
+    pytest.importorskip("acpwire._native")
+    pytest.importorskip("pyte")
+    done = _bench_script("performance_table.py", "--rounds", "1", "--scale", "0.02", "--print-only")
+    assert done.returncode == 0, done.stderr.decode()
+    out = done.stdout.decode()
+    rows = [line for line in out.splitlines() if line.startswith("| ") and "×" in line]
+    assert any(row.startswith("| `loads` | `orjson.loads` |") for row in rows)
+    assert any("token stream: acpwire native" in row for row in rows)
+    assert not any("MB/s" in line for line in out.splitlines())
+    root = Path(__file__).resolve().parents[2]
+    for doc in ("README.md", "docs/performance.md"):
+        text = (root / doc).read_text(encoding="utf-8")
+        assert text.count("<!-- performance-table: start") == 1, doc
+        assert text.count("<!-- performance-table: end -->") == 1, doc
