@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import copy
 import inspect
 import json
 import logging
@@ -47,7 +46,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from . import FrameDecoder, FrameError, _contract, dumps
+from . import FrameDecoder, FrameError, _contract, dumps, loads
 
 __all__ = [
     "DEFAULT_MAX_FRAME_BYTES",
@@ -484,9 +483,10 @@ class SessionAccumulator:
     def reset(self) -> None:
         """Clear all accumulated state."""
         self.session_id: str | None = None
-        # The params applied since the reset: a snapshot read after later updates replays them.
-        # A new list, so that snapshots taken before the reset keep theirs.
-        self._history: list[dict[str, Any]] = []
+        # The params applied since the reset, encoded (a dict is the caller's and may change;
+        # its JSON is also smaller than a copy): a snapshot read after later updates replays
+        # them. A new list, so that snapshots taken before the reset keep theirs.
+        self._history: list[bytes] = []
         self.sessions = _sessions_class()()
         """The underlying :class:`acpwire.Sessions` store."""
         if self._version is not None:
@@ -525,8 +525,7 @@ class SessionAccumulator:
             self.reset()
             self.session_id = session_id
         self._reduce(params)
-        # A dict is the caller's and may change; a model was dumped into a new one.
-        self._history.append(copy.deepcopy(params) if isinstance(notification, dict) else params)
+        self._history.append(dumps(params))
         snapshot = _lazy_snapshot(self, self._history, len(self._history))
         for callback in list(self._subscribers):
             callback(snapshot, notification)
@@ -535,14 +534,14 @@ class SessionAccumulator:
     def _reduce(self, params: dict[str, Any]) -> None:
         self.sessions.apply({"jsonrpc": "2.0", "method": "session/update", "params": params})
 
-    def _snapshot_at(self, history: list[dict[str, Any]], count: int) -> Any:
+    def _snapshot_at(self, history: list[bytes], count: int) -> Any:
         """The SDK snapshot after ``history[:count]``: from the live state while it is that."""
         if history is self._history and count == len(history):
             return self.snapshot()
         replay = SessionAccumulator(protocol_version=self._version)
-        replay.session_id = history[0]["sessionId"]
+        replay.session_id = loads(history[0])["sessionId"]
         for params in history[:count]:
-            replay._reduce(params)
+            replay._reduce(loads(params))
         return replay.snapshot()
 
     # -- the snapshot's fields, read from the live state ---------------------------------------
