@@ -96,4 +96,21 @@ else:
 from ._span import Span  # noqa: E402
 from ._stream import iter_messages  # noqa: E402  (needs the backend chosen above)
 from ._version import __version__  # noqa: E402
-from .cli.traces import replay  # noqa: E402
+
+if _typing.TYPE_CHECKING:
+    from .cli.traces import replay
+else:
+
+    def __getattr__(name: str) -> object:
+        # `replay` lives with the tools, which import more (dataclasses, pathlib, the contract's
+        # tables); loading them on first use keeps `import acpwire` light for a client that never
+        # calls it.
+        if name == "replay":
+            from .cli.traces import replay
+
+            globals()["replay"] = replay
+            return replay
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+    def __dir__() -> list[str]:
+        return sorted({*globals(), *__all__})

@@ -1,8 +1,8 @@
-"""The installed distribution's version."""
+"""The package's version: the same string as ``version`` in ``Cargo.toml``, which maturin puts in
+the wheel's metadata (``tests/package/test_version.py`` checks the two, and the changelog, agree).
 
-from importlib.metadata import PackageNotFoundError, version
+A literal rather than ``importlib.metadata``: reading the installed metadata costs more than the
+rest of ``import acpwire``, and a source tree has none.
+"""
 
-try:
-    __version__ = version("acpwire")
-except PackageNotFoundError:  # running from a source tree that was never installed
-    __version__ = "0+unknown"
+__version__ = "0.1.0"
