@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections import Counter
@@ -17,6 +18,7 @@ import acpwire
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 FAKE_AGENT = [sys.executable, "-m", "acpwire", "fake-agent"]
+HEADER = re.compile(r"--- (term_\S+) cargo test: (running|exit \S+)")
 
 
 def run_example(backend: ModuleType, name: str, *args: str) -> str:
@@ -133,17 +135,20 @@ def test_terminal_view_ends_on_the_terminal_a_replay_renders(backend, tmp_path):
     trace = tmp_path / "term.ndjson"
     agent = [*FAKE_AGENT, "--tool-calls", "3", "--terminal-bytes", "6000", "--rate", "0"]
     args = ["--rows", "6", "--cols", "60", "--save", str(trace), "--", *agent]
-    out = run_example(backend, "terminal_view.py", *args)
-    frames = out.split("--- ")[1:]
-    terminal_id, _, rest = frames[-1].partition(" ")
-    header, *shown = rest.rstrip("\n").split("\n")
-    assert header == "cargo test: exit 0"
+    out = run_example(backend, "terminal_view.py", *args).split("\n")
+    # Each draw is a header line, then the terminal's last rows.
+    headers = [i for i, line in enumerate(out) if HEADER.fullmatch(line)]
+    assert headers and headers[0] == 0
+    terminal_ids = {HEADER.fullmatch(out[i]).group(1) for i in headers}
+    assert len(terminal_ids) == 1, terminal_ids
+    (terminal_id,) = terminal_ids
+    assert HEADER.fullmatch(out[headers[-1]]).group(2) == "exit 0"
+    shown = out[headers[-1] + 1 : -1]
     store = acpwire.replay(trace, terminal_cols=60)
     (session_id,) = store.ids()
     terminal = store[session_id].terminal(terminal_id)
     assert terminal is not None and terminal.text
     assert shown == terminal.text.split("\n")[-6:]
-    assert all(frame.startswith(terminal_id + " ") for frame in frames)
 
 
 @pytest.mark.parametrize("name", ["live_client.py", "traces_table.py", "terminal_view.py"])
