@@ -7,7 +7,9 @@ use super::ErrorRecord;
 use super::NO_VERSION;
 use super::fields::{Fields, Keyed};
 use super::json::{Json, View, view_set};
-use super::model::{BlockRef, Content, Message, REMOVED, Session, TerminalEntry, lock};
+use super::model::{
+    BlockRef, Content, Message, REMOVED, Session, TerminalEntry, kept_before, lock,
+};
 
 impl Session {
     /// The session as one JSON object. Top-level keys, always present:
@@ -45,12 +47,20 @@ impl Session {
                 .map(|(id, t)| (id.as_str(), terminal_view(t)))
                 .collect(),
         );
+        // A turn's entry shows its request id; turns are placed in order, one entry each.
+        let mut turn = 0;
         let timeline = self
             .timeline
             .iter()
             .filter(|(kind, _, _)| *kind != REMOVED)
             .map(|(kind, id, role)| {
-                let mut o = vec![("type", View::Str(kind)), ("id", View::Str(id))];
+                let id = if *kind == "turn" {
+                    turn += 1;
+                    View::Json(self.turn_request_id(turn - 1))
+                } else {
+                    View::Str(id)
+                };
+                let mut o = vec![("type", View::Str(kind)), ("id", id)];
                 if let Some(role) = role {
                     o.push(("role", View::Str(role.as_str())));
                 }
@@ -91,6 +101,7 @@ impl Session {
             ),
             ("permissions", objs(&self.permissions)),
             ("prompts", objs(&self.prompts)),
+            ("turns", self.turns_view(&kept_before(&self.timeline))),
             (
                 "notices",
                 View::Array(self.notices.iter().map(View::Json).collect()),
@@ -131,7 +142,7 @@ fn terminal_view(t: &TerminalEntry) -> View<'_> {
     view_set(
         &mut o,
         "truncated",
-        View::Owned(Json::Bool(term.truncated())),
+        View::Owned(Json::Bool(term.truncated() || t.source_truncated)),
     );
     View::Object(o)
 }

@@ -19,6 +19,7 @@ from ..._contract import (
 from .._args import Unpicklable, str_arg
 from ..terminal import Terminal, _locked
 from .snapshot import snapshot as _snapshot
+from .turns import _Turn, kept_before, remap_turns
 
 # What one terminal of a store may hold alone by default.
 _TERMINAL_MAX_BYTES = 16 * 1024 * 1024
@@ -47,12 +48,14 @@ class _TerminalEntry:
     """A terminal of a session: its fields, the live Terminal, and what it held when the store
     last wrote to it."""
 
-    __slots__ = ("fields", "held", "term")
+    __slots__ = ("fields", "held", "source_truncated", "term")
 
     def __init__(self, fields: dict, term: Terminal) -> None:
         self.fields = fields
         self.term = term
         self.held = 0
+        # A v1 client terminal's last terminal/output said the client dropped output.
+        self.source_truncated = False
 
 
 class _StoreLock:
@@ -144,8 +147,10 @@ class Session(Unpicklable):
         "_timeline_holes",
         "_tool_calls",
         "_turn_cancelled_to",
+        "_turn_record",
         "_turn_refused",
         "_turn_start",
+        "_turns",
         "_update_extras",
         "_usage",
         "_version",
@@ -198,6 +203,9 @@ class Session(Unpicklable):
         self._turn_start: int | None = None
         self._turn_refused = 0
         self._turn_cancelled_to = 0
+        # Its record in `_turns`, every prompt turn in order.
+        self._turn_record = 0
+        self._turns: list[_Turn] = []
         self._notices: deque = deque(maxlen=MAX_NOTICES)
         self._other: list = []
         # (type, id, role) in first-seen order; None where a removed plan's entry was.
@@ -237,6 +245,8 @@ class Session(Unpicklable):
         timeline[at] = None
         self._timeline_holes += 1
         if self._timeline_holes > MAX_HOLES and self._timeline_holes * 2 > len(timeline):
+            if self._turns:
+                remap_turns(self, kept_before(timeline))
             timeline = self._timeline = [t for t in timeline if t is not None]
             self._timeline_dropped += self._timeline_holes
             self._timeline_holes = 0

@@ -19,6 +19,7 @@ from .._args import Unpicklable, at_most, buffer_bytes, size
 from ..framing import DEFAULT_MAX_FRAME_BYTES, FrameDecoder
 from ..json import DIGITS_TO_ZERO, MIN_DEEP_SIZE, ZEROS, has_long_digit_run, maybe_too_deep
 from ..terminal import MAX_COLS, _locked
+from .client_terminals import _ClientTerminals
 from .check import _needs_repair, _Refused, _repair
 from .json import _normalize
 from .model import _TERMINAL_MAX_BYTES, Session, _StoreLock, _TerminalEntry
@@ -26,7 +27,7 @@ from .rpc import _AGENT, _Pending, _Rpc, _sender
 from .snapshot import _error_dict
 from .tables import OTHER_VERSION, UNKNOWN, V1, V2
 from .updates import _Updates
-from .updates.messages import _CHUNK_ROLES, _FAST_ROLES, _UPSERT_ROLES
+from .updates.messages import _CHANGE_KINDS, _CHUNK_ROLES, _FAST_ROLES, _UPSERT_ROLES
 from .updates.session_state import _REPLACE_FIELDS
 
 _EMPTY_BATCH = "empty batch"
@@ -56,7 +57,7 @@ class _Framer(FrameDecoder):
         FrameDecoder._emit(self, line, out, inline)
 
 
-class Sessions(_Updates, _Rpc, Unpicklable):
+class Sessions(_Updates, _Rpc, _ClientTerminals, Unpicklable):
     """All sessions of one connection or trace, keyed by ``params.sessionId``.
 
     Args:
@@ -318,7 +319,7 @@ class Sessions(_Updates, _Rpc, Unpicklable):
         s._current = index
         m = s._messages[index]
         m.append(content)
-        self._changes[(sid, "message", mid)] = None
+        self._changes[(sid, _CHANGE_KINDS[role], mid)] = None
         return (s, index, m)
 
     def _reduce_frame(self, line: bytes, number: int, offset: int) -> None:

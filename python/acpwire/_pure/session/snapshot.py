@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .json import _copy
+from .turns import kept_before
 
 if TYPE_CHECKING:
     from .model import Session
@@ -19,6 +20,28 @@ if TYPE_CHECKING:
 def _error_dict(record: tuple) -> dict:
     line, offset, sid, reason = record
     return {"line": line, "offset": offset, "sessionId": sid, "reason": reason}
+
+
+def _turns_view(s: Session) -> list:
+    """``turns``, with timeline indices as the snapshot's timeline counts them."""
+    shown = kept_before(s._timeline)
+    out = []
+    for t in s._turns:
+        o: dict = {"requestId": _copy(t.request_id), "prompt": _copy(t.prompt)}
+        if t.message_id is not None:
+            o["messageId"] = t.message_id
+        o["stopReason"] = t.stop_reason
+        o["cancelRequested"] = t.cancel_requested
+        if t.usage is not None:
+            o["usage"] = _copy(t.usage)
+        if t.has_error:
+            o["error"] = _copy(t.error)
+        if t.joined:
+            o["joined"] = _copy(t.joined)
+        o["start"] = shown[t.start]
+        o["end"] = None if t.end is None else shown[t.end]
+        out.append(o)
+    return out
 
 
 def snapshot(s: Session) -> dict:
@@ -37,13 +60,17 @@ def snapshot(s: Session) -> dict:
         o = _copy(entry.fields)
         o["text"] = term.text
         o["bytes"] = term.bytes_fed
-        o["truncated"] = term.truncated
+        o["truncated"] = term.truncated or entry.source_truncated
         terminals[tid] = o
     timeline = []
+    turns = s._turns
     for item in s._timeline:
         if item is None:
             continue
         kind, eid, role = item
+        if kind == "turn":
+            # A turn's entry shows its request id.
+            eid = _copy(turns[eid].request_id)
         entry = {"type": kind, "id": eid}
         if role is not None:
             entry["role"] = role
@@ -65,6 +92,7 @@ def snapshot(s: Session) -> dict:
         "currentModeId": s._current_mode_id,
         "permissions": _copy(s._permissions),
         "prompts": _copy(s._prompts),
+        "turns": _turns_view(s) if turns else [],
         "notices": _copy(list(s._notices)),
         "other": _copy(s._other),
         "timeline": timeline,

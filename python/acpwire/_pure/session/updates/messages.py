@@ -13,6 +13,13 @@ _CHUNK_ROLES = {
     "session_message_chunk": "session",
 }
 _FAST_ROLES = {k: v for k, v in _CHUNK_ROLES.items() if v != "session"}
+# The entity type of a change to a message, by its role.
+_CHANGE_KINDS = {
+    "user": "userMessage",
+    "agent": "agentMessage",
+    "thought": "thought",
+    "session": "sessionMessage",
+}
 _UPSERT_ROLES = {
     "user_message": "user",
     "agent_message": "agent",
@@ -88,7 +95,7 @@ class _Messages:
                 if value is not None:
                     m.fields[key] = value
         m.append(content)
-        self._change(sid, "message", m.id)
+        self._change(sid, _CHANGE_KINDS[role], m.id)
 
     def _upsert_message(self, sid: str, kind: str, u: dict) -> None:
         role = _UPSERT_ROLES[kind]
@@ -115,4 +122,4 @@ class _Messages:
                     m.fields[k] = v
             else:
                 _patch(m.fields, k, v)
-        self._changes[(sid, "message", mid)] = None
+        self._changes[(sid, _CHANGE_KINDS[role], mid)] = None

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ..fields import _patch, _set_extras, _without
 from ..tables import V1
+from ..turns import close_turn
 
 _U64 = 1 << 64
 
@@ -75,12 +76,18 @@ class _SessionState:
             self._error(sid, "state_update: state must be a string")
             return
         s = self._sessions[sid]
+        closed = False
         # `stopReason` is an idle state's; on another it is an unknown field, kept raw.
         if state == "idle":
             stop = u.get("stopReason")
             if type(stop) is not str:
                 stop = None
-            s._turn_start = None
+            if s._turn_start is not None:
+                # The idle report closes the turn going on, with its stop reason and usage.
+                s._turn_start = None
+                usage = u.get("usage")
+                close_turn(s, s._turn_record, stop, usage if type(usage) is dict else None)
+                closed = True
             skip = _STATE_SKIP
         else:
             stop = None
@@ -99,6 +106,8 @@ class _SessionState:
             self._changes[(sid, "session", "stopReason")] = None
         if moved:
             self._changes[(sid, "session", "updateExtras")] = None
+        if closed:
+            self._changes[(sid, "session", "turns")] = None
 
     def _notice(self, sid: str, kind: str, u: dict) -> None:
         if type(u.get("severity")) is not str:

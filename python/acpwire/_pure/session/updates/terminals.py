@@ -17,13 +17,15 @@ class _Terminals:
 
     __slots__ = ()
 
-    def _terminal_entry(self, sid: str, tid: str) -> _TerminalEntry:
+    def _terminal_entry(self, sid: str, tid: str, source: str = "agent") -> _TerminalEntry:
+        """The terminal ``tid``, made (and placed on the timeline) on first sight, run by
+        ``source``: "agent" (v2 terminal updates) or "client" (v1 terminal/create)."""
         s = self._sessions[sid]
         entry = s._terminals.get(tid)
         if entry is None:
             cols, scrollback, max_bytes = s._term_args
             term = Terminal(cols=cols, scrollback=scrollback, max_bytes=max_bytes)
-            entry = _TerminalEntry({"terminalId": tid}, term)
+            entry = _TerminalEntry({"terminalId": tid, "source": source}, term)
             s._terminals[tid] = entry
             s._timeline.append(("terminal", tid, None))
         return entry
