@@ -109,8 +109,8 @@ impl Reducer {
             return;
         };
         let entry = self.session(sid).terminal_entry(tid, "client");
-        for (key, value) in fields.iter() {
-            entry.fields.set(key, value.clone());
+        for (key, value) in fields.into_obj() {
+            entry.fields.set(&key, value);
         }
         self.change(sid, "terminal", tid);
     }
@@ -149,12 +149,11 @@ impl Reducer {
                     );
                     return;
                 };
-                let truncated = match member(r, "truncated") {
-                    Some(JsonValue::Bool(b)) => Some(*b),
-                    _ => {
-                        notes.push("terminal/output: result.truncated must be a boolean (ignored)");
-                        None
-                    }
+                let truncated = if let Some(JsonValue::Bool(b)) = member(r, "truncated") {
+                    Some(*b)
+                } else {
+                    notes.push("terminal/output: result.truncated must be a boolean (ignored)");
+                    None
                 };
                 let exit_status = match member(r, "exitStatus") {
                     None | Some(JsonValue::Null) => None,
@@ -178,11 +177,8 @@ impl Reducer {
                 }
                 self.reset_terminal(sidx, tid, output.as_bytes());
             }
-            (_, None) => {
-                self.error(Some(sid), format!("{method}: result must be an object"));
-                return;
-            }
-            (ask, Some(_)) => {
+            // Any result says it was done (a void result may be written `null`).
+            (TerminalAsk::Kill | TerminalAsk::Release, _) | (TerminalAsk::WaitForExit, Some(_)) => {
                 let (key, value) = match ask {
                     TerminalAsk::WaitForExit => ("exitStatus", Json::from_value(result)),
                     TerminalAsk::Kill => ("killed", Json::Bool(true)),
@@ -193,6 +189,10 @@ impl Reducer {
                     .get_mut(tid)
                     .expect("checked above");
                 entry.fields.set(key, value);
+            }
+            (TerminalAsk::Output | TerminalAsk::WaitForExit, None) => {
+                self.error(Some(sid), format!("{method}: result must be an object"));
+                return;
             }
         }
         for note in notes {

@@ -340,6 +340,31 @@ impl Reducer {
         }
     }
 
+    /// A `session/cancel`: marks the turn going on, if one is.
+    fn cancel(&mut self, id: Option<&JsonValue<'_>>, params: Option<&JsonValue<'_>>) {
+        let method = "session/cancel";
+        self.track_if_contested(Side::Client, id, method);
+        let Some(sid) = self.params_session(method, params) else {
+            return;
+        };
+        let s = self.session(sid);
+        // Only an ongoing turn can be cancelled, and in it only the prompts not
+        // answered with an error: a finished one stays as it was.
+        if let Some(turn) = &mut s.turn {
+            // Each prompt once, however many cancels a turn sees.
+            for prompt in &mut s.prompts[turn.cancelled_to..] {
+                if prompt.get("error").is_none() {
+                    prompt.set("cancelRequested", Json::Bool(true));
+                }
+            }
+            turn.cancelled_to = s.prompts.len();
+            let record = turn.record;
+            s.cancel_turn(record);
+            self.change(sid, "session", "prompts");
+            self.change(sid, "session", "turns");
+        }
+    }
+
     pub(super) fn request(
         &mut self,
         method: &str,
@@ -375,28 +400,7 @@ impl Reducer {
                     Pending::Permission(sid.to_owned(), index),
                 );
             }
-            "session/cancel" => {
-                self.track_if_contested(Side::Client, id, method);
-                let Some(sid) = self.params_session(method, params) else {
-                    return;
-                };
-                let s = self.session(sid);
-                // Only an ongoing turn can be cancelled, and in it only the prompts not
-                // answered with an error: a finished one stays as it was.
-                if let Some(turn) = &mut s.turn {
-                    // Each prompt once, however many cancels a turn sees.
-                    for prompt in &mut s.prompts[turn.cancelled_to..] {
-                        if prompt.get("error").is_none() {
-                            prompt.set("cancelRequested", Json::Bool(true));
-                        }
-                    }
-                    turn.cancelled_to = s.prompts.len();
-                    let record = turn.record;
-                    s.cancel_turn(record);
-                    self.change(sid, "session", "prompts");
-                    self.change(sid, "session", "turns");
-                }
-            }
+            "session/cancel" => self.cancel(id, params),
             "initialize" => {
                 if let Some(JsonValue::Object(p)) = params {
                     self.set_version("params", member(p, "protocolVersion"));

@@ -14,6 +14,9 @@ from .rpc import _OTHER, _TERMINAL_ASK, _TERMINAL_CREATE, _Pending
 
 # The members of a terminal/create request kept on its terminal, as sent.
 _CREATE_FIELDS = ("command", "args", "cwd", "env", "outputByteLimit")
+# The requests whose result must be an object; any result says a kill or release was done (a
+# void result may be written `null`).
+_RESULT_OBJECTS = frozenset(("terminal/output", "terminal/wait_for_exit"))
 
 
 class _ClientTerminals:
@@ -69,7 +72,7 @@ class _ClientTerminals:
         if entry is None:
             self._error(sid, f"{method}: params.terminalId names no terminal of the session")
             return
-        if type(result) is not dict:
+        if type(result) is not dict and method in _RESULT_OBJECTS:
             self._error(sid, f"{method}: result must be an object")
             return
         notes = []

@@ -19,8 +19,8 @@ from .._args import Unpicklable, at_most, buffer_bytes, size
 from ..framing import DEFAULT_MAX_FRAME_BYTES, FrameDecoder
 from ..json import DIGITS_TO_ZERO, MIN_DEEP_SIZE, ZEROS, has_long_digit_run, maybe_too_deep
 from ..terminal import MAX_COLS, _locked
-from .client_terminals import _ClientTerminals
 from .check import _needs_repair, _Refused, _repair
+from .client_terminals import _ClientTerminals
 from .json import _normalize
 from .model import _TERMINAL_MAX_BYTES, Session, _StoreLock, _TerminalEntry
 from .rpc import _AGENT, _Pending, _Rpc, _sender

@@ -12,8 +12,8 @@ from typing import Any
 
 from ..._contract import MAX_PENDING
 from .check import _CONFIG_OPTION, _repair_items
-from .turns import answer_turn, close_turn, join_turn, open_turn
 from .tables import AGENT_METHODS, CLIENT_METHODS, RESPONSE_KEYS, UNKNOWN, V1, V2, V2_PROMPT_KEYS
+from .turns import answer_turn, close_turn, join_turn, open_turn
 
 _CLIENT, _AGENT = 0, 1
 _SENDERS = {"client": _CLIENT, "agent": _AGENT}
