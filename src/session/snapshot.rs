@@ -16,15 +16,18 @@ impl Session {
     ///
     /// `sessionId`, `protocolVersion` (int or null), `state`, `stopReason`, `messages` (list
     /// of `{id, role, content?, _meta?, …}` in timeline order), `toolCalls` (by id),
-    /// `terminals` (by id: `terminalId`, `command?`, `cwd?`, `exitStatus?`, `_meta?`, `text`,
-    /// `bytes`, `truncated`), `plans` (by planId), `compactions` (by id), `usage` (the last
-    /// `usage_update` or null), `info` (patched `session_info_update` fields),
-    /// `availableCommands`, `configOptions`, `currentModeId` (null until set), `permissions`
-    /// and `prompts` (lists in request order, with `response` or `error` once answered),
-    /// `notices` (the last 100), `other` (raw unknown updates), `timeline` (`{type, id}` plus
-    /// `role` for messages, first-seen order), `errors` (this session's, the last 1000),
-    /// `subagents` (by id) and `updateExtras` (`_meta` and unknown fields of the
-    /// session-level replace variants and of plan updates and removals, by variant name).
+    /// `terminals` (by id: `terminalId`, `source` (`agent` or `client`), `command?`, `cwd?`,
+    /// `exitStatus?`, `_meta?`, `text`, `bytes`, `truncated`), `plans` (by planId),
+    /// `compactions` (by id), `usage` (the last `usage_update` or null), `info` (patched
+    /// `session_info_update` fields), `availableCommands`, `configOptions`, `currentModeId`
+    /// (null until set), `permissions` and `prompts` (lists in request order, with `response`
+    /// or `error` once answered), `turns` (one per prompt turn: `requestId`, `prompt`,
+    /// `messageId?`, `stopReason`, `cancelRequested`, `usage?`, `error?`, `joined?`, and
+    /// `start`/`end` in `timeline`), `notices` (the last 100), `other` (raw unknown updates),
+    /// `timeline` (`{type, id}` plus `role` for messages, first-seen order; a turn's id is its
+    /// request id), `errors` (this session's, the last 1000), `subagents` (by id) and
+    /// `updateExtras` (`_meta` and unknown fields of the session-level replace variants and
+    /// of plan updates and removals, by variant name).
     ///
     /// Inside entities, a field never set or cleared is absent.
     pub fn snapshot(&self) -> Json {

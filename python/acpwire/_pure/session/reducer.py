@@ -451,9 +451,12 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, Unpicklable):
     def changes(self) -> list[tuple[str, str, str]]:
         """(sessionId, entity type, id) of everything changed since the last call.
 
-        Deduplicated, in first-change order. Entity types: ``message``, ``toolCall``,
-        ``terminal``, ``plan``, ``compaction``, ``other`` (id: index in ``other``),
-        ``subagent``, and ``session`` (id: the snapshot key that moved).
+        Deduplicated, in first-change order. Entity types: a message's by its role,
+        ``userMessage``, ``agentMessage``, ``thought`` or ``sessionMessage`` (the roles
+        ``message_text`` takes: ``user``, ``agent``, ``thought``, ``session``; id: the
+        messageId), ``toolCall``, ``terminal``, ``plan``, ``compaction``, ``other`` (id: index
+        in ``other``), ``subagent``, and ``session`` (id: the snapshot key that moved, such as
+        ``state``, ``prompts`` or ``turns``).
         """
         with self._lock.changing():
             out = list(self._changes)
