@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .parts import _StoreParts
 from .rpc import _OTHER, _TERMINAL_ASK, _TERMINAL_CREATE, _Pending
 
 # The members of a terminal/create request kept on its terminal, as sent.
@@ -19,7 +20,7 @@ _CREATE_FIELDS = ("command", "args", "cwd", "env", "outputByteLimit")
 _RESULT_OBJECTS = frozenset(("terminal/output", "terminal/wait_for_exit"))
 
 
-class _ClientTerminals:
+class _ClientTerminals(_StoreParts):
     """The handlers of terminal/* requests and their answers (a part of Sessions)."""
 
     __slots__ = ()

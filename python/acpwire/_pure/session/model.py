@@ -298,16 +298,17 @@ class Session(Unpicklable):
 
         Top-level keys, always present: ``sessionId``, ``protocolVersion``, ``state``,
         ``stopReason``, ``messages`` (list of ``{id, role, content?, _meta?, ...}`` in timeline
-        order), ``toolCalls`` (by id), ``terminals`` (by id: ``terminalId``, ``command?``,
-        ``cwd?``, ``exitStatus?``, ``_meta?``, ``text``, ``bytes``, ``truncated``; ``source``
-        is ``agent`` or ``client``), ``plans``
-        (by planId), ``compactions`` (by id), ``usage``, ``info``, ``availableCommands``,
-        ``configOptions``, ``currentModeId``, ``permissions`` and ``prompts`` (request order,
-        with ``response`` or ``error`` once answered), ``turns`` (one per prompt turn:
-        ``requestId``, ``prompt``, ``messageId?``, ``stopReason``, ``cancelRequested``,
-        ``usage?``, ``error?``, ``joined?``, ``start`` and ``end`` in the timeline), ``notices`` (the last 100), ``other``
-        (raw unknown updates), ``timeline`` (``{type, id}`` plus ``role`` for messages),
-        ``errors`` (this session's, the last 1000), ``subagents`` (by id) and ``updateExtras``.
+        order), ``toolCalls`` (by id), ``terminals`` (by id: ``terminalId``, ``source``
+        (``agent`` or ``client``), ``command?``, ``cwd?``, ``exitStatus?``, ``_meta?``,
+        ``text``, ``bytes``, ``truncated``), ``plans`` (by planId), ``compactions`` (by id),
+        ``usage``, ``info``, ``availableCommands``, ``configOptions``, ``currentModeId``,
+        ``permissions`` and ``prompts`` (request order, with ``response`` or ``error`` once
+        answered), ``turns`` (one per prompt turn: ``requestId``, ``prompt``, ``messageId?``,
+        ``stopReason``, ``cancelRequested``, ``usage?``, ``error?``, ``joined?``, ``start`` and
+        ``end`` in the timeline), ``notices`` (the last 100), ``other`` (raw unknown updates),
+        ``timeline`` (``{type, id}`` plus ``role`` for messages; a turn's id is its request
+        id), ``errors`` (this session's, the last 1000), ``subagents`` (by id) and
+        ``updateExtras``.
         Inside entities, a field never set or cleared is absent.
         """
         return _snapshot(self)

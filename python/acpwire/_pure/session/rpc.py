@@ -12,6 +12,7 @@ from typing import Any
 
 from ..._contract import MAX_PENDING
 from .check import _CONFIG_OPTION, _repair_items
+from .parts import _StoreParts
 from .tables import AGENT_METHODS, CLIENT_METHODS, RESPONSE_KEYS, UNKNOWN, V1, V2, V2_PROMPT_KEYS
 from .turns import answer_turn, close_turn, join_turn, open_turn
 
@@ -125,7 +126,7 @@ class _Pending:
         # `keys` is set by `_track`, which alone stores an entry.
 
 
-class _Rpc:
+class _Rpc(_StoreParts):
     """Requests and responses: the methods of Sessions that track and answer them."""
 
     __slots__ = ()

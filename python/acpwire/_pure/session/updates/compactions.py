@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from ..fields import _patch, _push_item
+from ..parts import _StoreParts
 
 
-class _Compactions:
+class _Compactions(_StoreParts):
     """The handlers of compaction updates (a part of Sessions)."""
 
     __slots__ = ()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..fields import _patch
 from ..model import Session, _Message
+from ..parts import _StoreParts
 from ..tables import V2
 
 _CHUNK_ROLES = {
@@ -28,7 +29,7 @@ _UPSERT_ROLES = {
 }
 
 
-class _Messages:
+class _Messages(_StoreParts):
     """The handlers of message updates (a part of Sessions)."""
 
     __slots__ = ()

@@ -11,6 +11,7 @@ from ..check import (
     _repair_members,
 )
 from ..fields import _set_extras, _without
+from ..parts import _StoreParts
 
 _PLAN_UPDATE_SKIP = frozenset(("sessionUpdate", "plan"))
 _PLAN_REMOVED_SKIP = frozenset(("sessionUpdate", "planId"))
@@ -24,7 +25,7 @@ _PLAN_REQUIRED = {
 }
 
 
-class _Plans:
+class _Plans(_StoreParts):
     """The handlers of plan updates (a part of Sessions)."""
 
     __slots__ = ()

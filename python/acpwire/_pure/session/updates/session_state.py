@@ -6,6 +6,7 @@ Commands, config options and mode, info, usage, the foreground state, notices an
 from __future__ import annotations
 
 from ..fields import _patch, _set_extras, _without
+from ..parts import _StoreParts
 from ..tables import V1
 from ..turns import close_turn
 
@@ -24,7 +25,7 @@ _STATE_SKIP = frozenset(("sessionUpdate", "state", "stopReason"))
 _STATE_SKIP_NOT_IDLE = frozenset(("sessionUpdate", "state"))
 
 
-class _SessionState:
+class _SessionState(_StoreParts):
     """The handlers of session-level updates (a part of Sessions)."""
 
     __slots__ = ()

@@ -10,9 +10,10 @@ from ...._errors import TerminalDataError
 from ...terminal import Terminal, _decode_base64
 from ..fields import _patch
 from ..model import _TerminalEntry
+from ..parts import _StoreParts
 
 
-class _Terminals:
+class _Terminals(_StoreParts):
     """The handlers of terminal updates (a part of Sessions)."""
 
     __slots__ = ()

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from ..fields import _push_item
+from ..parts import _StoreParts
 from ..tables import V1
 
 
-class _ToolCalls:
+class _ToolCalls(_StoreParts):
     """The handlers of tool call updates (a part of Sessions)."""
 
     __slots__ = ()
