@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from .parts import JsonObject, JsonValue
 from .tables import ANY_TYPE, DEFAULT, FIELD_RULES, FIELD_TYPES, INNER, OPT, REQ
 
 # The rules a handler applies itself, as the tables hold them for the variants they belong to: a
@@ -33,7 +34,7 @@ def _at(name: str, index: int | None) -> str:
     return name if index is None else f"{name}[{index}]"
 
 
-def _members_fit(o: dict, fields: tuple) -> bool:
+def _members_fit(o: JsonObject, fields: tuple) -> bool:
     """Whether every member of object o fits its field of fields (`_mismatch` finds nothing).
     Members are checked by type only: the rules stop here, one level down."""
     for name, types, _, need, _ in fields:
@@ -53,7 +54,7 @@ def _item_fits(v: Any, item: tuple, mode: int) -> bool:
     )
 
 
-def _type_members_fit(v: dict, by_type: tuple, mode: int) -> bool:
+def _type_members_fit(v: JsonObject, by_type: tuple, mode: int) -> bool:
     """Whether object v fits the members its `type` has under mode, as by_type lists them."""
     tag = v.get("type")
     for t, version, fields in by_type:
@@ -81,7 +82,7 @@ def _items_fit(v: Any, item: tuple, mode: int) -> bool:
     return True
 
 
-def _present_fields(kind: str, u: dict) -> Iterator[tuple]:
+def _present_fields(kind: str, u: JsonObject) -> Iterator[tuple]:
     """(value, name, types, want, need, inside) of each field of update u (of variant kind) that
     its rules look at: an update's own fields are optional or the handler's, so absent and null
     pass (but a null required array is one that does not fit), and the members of an idle
@@ -97,7 +98,7 @@ def _present_fields(kind: str, u: dict) -> Iterator[tuple]:
         yield (v, *field)
 
 
-def _needs_repair(kind: str, u: dict, mode: int) -> bool:
+def _needs_repair(kind: str, u: JsonObject, mode: int) -> bool:
     """Whether a field of update u (of variant kind) does not fit its rule under mode (the
     fields _present_fields gives), found by walking the names that have rules (most kinds
     have as few as an update has keys, or fewer) and testing the update for each."""
@@ -146,8 +147,8 @@ class _Refused(Exception):
 
 
 def _repair_members(
-    kind: str, name: str, index: int | None, o: dict, fields: tuple, notes: list
-) -> dict:
+    kind: str, name: str, index: int | None, o: JsonObject, fields: tuple, notes: list[JsonValue]
+) -> JsonObject:
     """Object o (field name, or its item index) with each optional member of fields that does
     not fit left out, each noted; o itself when all fit. Raises _Refused for a required one."""
     fixed = None
@@ -167,14 +168,14 @@ def _repair_members(
 
 
 def _repair_item(
-    kind: str, name: str, index: int | None, v: Any, item: tuple, mode: int, notes: list
+    kind: str, name: str, index: int | None, v: Any, item: tuple, mode: int, notes: list[JsonValue]
 ) -> Any:
     """One item (field name, or its item index) against item, repaired as _repair_members
     repairs an object. Raises _Refused when it cannot be read."""
     if type(v) is not dict:
         raise _Refused(f"{kind}: {_at(name, index)} must be an object")
     members, by_type = item
-    own: list = []
+    own: list[JsonValue] = []
     v = _repair_members(kind, name, index, v, members, own)
     for t, version, fields in by_type:
         if t in (ANY_TYPE, v.get("type")) and (version is None or version == mode):
@@ -183,7 +184,9 @@ def _repair_item(
     return v
 
 
-def _repair_items(kind: str, name: str, v: list, item: tuple, mode: int, notes: list) -> list:
+def _repair_items(
+    kind: str, name: str, v: list[JsonValue], item: tuple, mode: int, notes: list[JsonValue]
+) -> list[JsonValue]:
     """The items of array v (field name) that can be read, each repaired; v itself when all fit
     as they are. An item that cannot be read is left out and noted."""
     if _items_fit(v, item, mode):
@@ -202,11 +205,11 @@ def _repair_items(kind: str, name: str, v: list, item: tuple, mode: int, notes: 
     return v if out is None else out
 
 
-def _repair(kind: str, u: dict, mode: int) -> tuple[dict, list]:
+def _repair(kind: str, u: JsonObject, mode: int) -> tuple[JsonObject, list]:
     """Update u (of variant kind, with a field _field_error finds wrong) with what does not fit
     its rules repaired, and one reason per part left out. Raises _Refused when a required part
     cannot be read."""
-    notes: list = []
+    notes: list[JsonValue] = []
     fixed = dict(u)
     for v, name, types, want, need, inside in _present_fields(kind, u):
         new = v
@@ -220,7 +223,7 @@ def _repair(kind: str, u: dict, mode: int) -> tuple[dict, list]:
             how, rules = inside
             if how == "shaped":
                 if type(v) is dict:
-                    own: list = []
+                    own: list[JsonValue] = []
                     try:
                         new = _repair_members(kind, name, None, v, rules, own)
                         notes.extend(own)

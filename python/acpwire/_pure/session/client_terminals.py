@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .parts import _StoreParts
+from .parts import JsonObject, _StoreParts
 from .rpc import _OTHER, _TERMINAL_ASK, _TERMINAL_CREATE, _Pending
 
 # The members of a terminal/create request kept on its terminal, as sent.
@@ -50,7 +50,9 @@ class _ClientTerminals(_StoreParts):
         what.tid = tid
         return what
 
-    def _terminal_created(self, sid: str, fields: dict, has_result: bool, result: Any) -> None:
+    def _terminal_created(
+        self, sid: str, fields: JsonObject, has_result: bool, result: Any
+    ) -> None:
         """A result with a terminalId makes the terminal (an error answer makes none)."""
         if not has_result:
             return

@@ -18,6 +18,7 @@ from ..._contract import (
 )
 from .._args import Unpicklable, str_arg
 from ..terminal import Terminal, _locked
+from .parts import JsonObject, JsonValue
 from .snapshot import snapshot as _snapshot
 from .turns import _Turn, kept_before, remap_turns
 
@@ -31,10 +32,10 @@ class _Message:
     def __init__(self, mid: str, role: str) -> None:
         self.id = mid
         self.role = role
-        self.content: list | None = None
-        self.fields: dict = {}
+        self.content: list[JsonValue] | None = None
+        self.fields: JsonObject = {}
 
-    def append(self, block: dict) -> list:
+    def append(self, block: JsonObject) -> list[JsonValue]:
         """Append one chunk's content block; return the content list."""
         content = self.content
         if content is None:
@@ -50,7 +51,7 @@ class _TerminalEntry:
 
     __slots__ = ("fields", "held", "source_truncated", "term")
 
-    def __init__(self, fields: dict, term: Terminal) -> None:
+    def __init__(self, fields: JsonObject, term: Terminal) -> None:
         self.fields = fields
         self.term = term
         self.held = 0
@@ -163,12 +164,14 @@ class Session(Unpicklable):
         raise TypeError("cannot create 'acpwire.Session' instances")
 
     @classmethod
-    def _of_store(cls, sid: str, version: list, term_args: tuple, lock: _StoreLock) -> Session:
+    def _of_store(
+        cls, sid: str, version: list[JsonValue], term_args: tuple, lock: _StoreLock
+    ) -> Session:
         session = cls.__new__(cls)
         session._init(sid, version, term_args, lock)
         return session
 
-    def _init(self, sid: str, version: list, term_args: tuple, lock: _StoreLock) -> None:
+    def _init(self, sid: str, version: list[JsonValue], term_args: tuple, lock: _StoreLock) -> None:
         self._id = sid
         self._lock = lock
         # The store's protocol version, in a one-item list every session shares: every session
@@ -187,14 +190,14 @@ class Session(Unpicklable):
         self._plans: dict[str, dict] = {}
         self._compactions: dict[str, dict] = {}
         self._subagents: dict[str, dict] = {}
-        self._usage: dict | None = None
-        self._info: dict = {}
-        self._available_commands: list | None = None
-        self._config_options: list | None = None
+        self._usage: JsonObject | None = None
+        self._info: JsonObject = {}
+        self._available_commands: list[JsonValue] | None = None
+        self._config_options: list[JsonValue] | None = None
         self._current_mode_id: str | None = None
-        self._update_extras: dict = {}
-        self._permissions: list[dict] = []
-        self._prompts: list[dict] = []
+        self._update_extras: JsonObject = {}
+        self._permissions: list[JsonObject] = []
+        self._prompts: list[JsonObject] = []
         # The turn going on, if one is: until the last prompt's v1 response or error response,
         # or (v2) an idle state_update or an error answer to each of its prompts. In v2 a
         # prompt sent meanwhile joins the turn (the work it contributes to). Only an ongoing
@@ -207,7 +210,7 @@ class Session(Unpicklable):
         self._turn_record = 0
         self._turns: list[_Turn] = []
         self._notices: deque = deque(maxlen=MAX_NOTICES)
-        self._other: list = []
+        self._other: list[JsonValue] = []
         # (type, id, role) in first-seen order; None where a removed plan's entry was.
         self._timeline: list[tuple | None] = []
         # Where each plan's entry is in the timeline, so that removing a plan is O(1).
@@ -293,7 +296,7 @@ class Session(Unpicklable):
         return "".join(parts)
 
     @_locked
-    def snapshot(self) -> dict:
+    def snapshot(self) -> JsonObject:
         """The session as a JSON-serializable dict (a copy).
 
         Top-level keys, always present: ``sessionId``, ``protocolVersion``, ``state``,

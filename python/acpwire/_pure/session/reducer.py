@@ -23,6 +23,7 @@ from .check import _needs_repair, _Refused, _repair
 from .client_terminals import _ClientTerminals
 from .json import _normalize
 from .model import _TERMINAL_MAX_BYTES, Session, _StoreLock, _TerminalEntry
+from .parts import JsonObject, JsonValue
 from .rpc import _AGENT, _Pending, _Rpc, _sender
 from .snapshot import _error_dict
 from .tables import OTHER_VERSION, UNKNOWN, V1, V2
@@ -51,7 +52,7 @@ class _Framer(FrameDecoder):
 
     __slots__ = ()
 
-    def _emit(self, line: bytes, out: list, inline: bool) -> None:
+    def _emit(self, line: bytes, out: list[JsonValue], inline: bool) -> None:
         # JSON values are never tuples, so the marker cannot be mistaken for a message.
         out.append((self._line, self._line_start))
         FrameDecoder._emit(self, line, out, inline)
@@ -130,7 +131,7 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, Unpicklable):
         self._version: int | None = None
         # `_version` as every session reads it; the first sessions (in `_order`) whose version
         # change is in `_changes` already.
-        self._shared_version: list = [None]
+        self._shared_version: list[JsonValue] = [None]
         self._version_changes_named = 0
         # The rules in force: UNKNOWN before `initialize`, then V1 or V2.
         self._mode = UNKNOWN
@@ -144,7 +145,7 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, Unpicklable):
         self._errors_dropped = 0
         # Error records for the parts of the update being applied that were left out: recorded
         # once its handler has applied it, dropped if the handler refuses it (its one record).
-        self._notes: list = []
+        self._notes: list[JsonValue] = []
         # Deduplicated, in first-change order: a dict as an ordered set (setting a key that is
         # there already leaves it where it is).
         self._changes: dict[tuple[str, str, str], None] = {}
@@ -218,7 +219,7 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, Unpicklable):
         # The message the previous line appended to: the next chunk of the same message only
         # appends (its session, message, current message and change record are in place).
         last_sid = last_role = last_mid = None
-        last_content: list = []
+        last_content: list[JsonValue] = []
         # Where sessions (or one session's messages) interleave, every message a chunk in this
         # block went to, by (session, role, messageId), as (session, index, message): a later
         # chunk of it appends and makes it current (the change record, made by the first
@@ -305,7 +306,7 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, Unpicklable):
             self._block = (first_line, base, lines, starts)
         return first_line + i, starts[i] + i
 
-    def _append_chunk(self, sid: str, role: str, mid: str, content: dict) -> tuple:
+    def _append_chunk(self, sid: str, role: str, mid: str, content: JsonObject) -> tuple:
         """Apply a message chunk with an id and object content, as `_chunk` does.
 
         Returns (session, message index, message).
@@ -328,18 +329,18 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, Unpicklable):
         decoder._line = number
         decoder._line_start = offset
         decoder._frames -= 1
-        out: list = []
+        out: list[JsonValue] = []
         decoder._emit(line, out, True)
         self._run(out)
 
-    def _batch(self, items: list) -> None:
+    def _batch(self, items: list[JsonValue]) -> None:
         if not items:
             self._error(None, _EMPTY_BATCH)
             return
         for item in items:
             self._message(item)
 
-    def _run(self, items: list) -> None:
+    def _run(self, items: list[JsonValue]) -> None:
         message = self._message
         update = self._session_update
         for item in items:
@@ -431,11 +432,11 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, Unpicklable):
 
     @property
     @_locked
-    def errors(self) -> list[dict]:
+    def errors(self) -> list[JsonObject]:
         """Error records not yet taken, oldest first: ``{line, offset, sessionId, reason}``."""
         return [_error_dict(e) for e in self._errors]
 
-    def take_errors(self) -> list[dict]:
+    def take_errors(self) -> list[JsonObject]:
         """Return the error records and forget them."""
         with self._lock.changing():
             taken = self.errors
@@ -499,7 +500,7 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, Unpicklable):
             self._change(sid, "session", "sessionId")
         return session
 
-    def _set_version(self, part: str, message: dict) -> None:
+    def _set_version(self, part: str, message: JsonObject) -> None:
         # A uint16 in the schema: any other value present is an error record, and the rules stay.
         if "protocolVersion" not in message:
             return
@@ -569,7 +570,7 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, Unpicklable):
             return
         self._dispatch(sid, kind, u)
 
-    def _dispatch(self, sid: str, kind: str, u: dict) -> None:
+    def _dispatch(self, sid: str, kind: str, u: JsonObject) -> None:
         """Apply a well-typed update to its session (created on first sight)."""
         if sid not in self._sessions:
             self._session(sid)

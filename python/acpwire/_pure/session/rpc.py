@@ -12,7 +12,7 @@ from typing import Any
 
 from ..._contract import MAX_PENDING
 from .check import _CONFIG_OPTION, _repair_items
-from .parts import _StoreParts
+from .parts import JsonObject, JsonValue, _StoreParts
 from .tables import AGENT_METHODS, CLIENT_METHODS, RESPONSE_KEYS, UNKNOWN, V1, V2, V2_PROMPT_KEYS
 from .turns import answer_turn, close_turn, join_turn, open_turn
 
@@ -69,7 +69,7 @@ def _sender(sender: Any) -> int | None:
     return side
 
 
-def _request_entry(rid: Any, params: dict, has_id: bool) -> dict:
+def _request_entry(rid: Any, params: JsonObject, has_id: bool) -> JsonObject:
     """The params of a request naming its session after its id, less the _ENTRY_KEYS."""
     entry = {"requestId": rid if has_id else None}
     for key, value in params.items():
@@ -78,7 +78,7 @@ def _request_entry(rid: Any, params: dict, has_id: bool) -> dict:
     return entry
 
 
-def _answer(entry: dict, has_result: bool, result: Any, error: Any) -> None:
+def _answer(entry: JsonObject, has_result: bool, result: Any, error: Any) -> None:
     if has_result:
         entry["response"] = result
     else:
@@ -106,12 +106,13 @@ class _Pending:
     def __init__(
         self,
         kind: int,
-        sid: str | None = None,
-        index: int | None = None,
-        mode: int | None = None,
-        method: str | None = None,
-        mode_id: str | None = None,
+        sid: str = "",
+        index: int = 0,
+        mode: int = UNKNOWN,
+        method: str = "",
+        mode_id: str = "",
     ) -> None:
+        # A kind reads only the members it sets; the others keep these defaults.
         self.kind = kind
         self.sid = sid
         self.index = index
@@ -119,11 +120,12 @@ class _Pending:
         self.method = method
         self.mode_id = mode_id
         # The turn a prompt opened or joined (see `turns`), the terminal a terminal/* request
-        # names.
+        # names, and the fields a terminal/create asked for.
         self.slot: tuple[int, int | None] = (0, None)
-        self.tid: str | None = None
-        self.fields: dict = {}
-        # `keys` is set by `_track`, which alone stores an entry.
+        self.tid = ""
+        self.fields: JsonObject = {}
+        # Set by `_track`, which alone stores an entry.
+        self.keys: tuple[str, ...] = ()
 
 
 class _Rpc(_StoreParts):
@@ -173,7 +175,7 @@ class _Rpc(_StoreParts):
             return None
         return sid
 
-    def _check_request(self, sid: str, method: str, params: dict) -> None:
+    def _check_request(self, sid: str, method: str, params: JsonObject) -> None:
         """An error record for each member a session/prompt or session/request_permission
         request must have and lacks (its schema's required params, of the version in use);
         the request is kept as it came, and its answer is still awaited."""
@@ -438,7 +440,7 @@ class _Rpc(_StoreParts):
             self._session(sid)._current_mode_id = what.mode_id
             self._change(sid, "session", "currentModeId")
 
-    def _prompt_usage(self, sid: str, result: Any) -> dict | None:
+    def _prompt_usage(self, sid: str, result: Any) -> JsonObject | None:
         """``usage`` of a v1 prompt result (the unstable schema's), if it is an object; another
         value is an error record and is ignored."""
         usage = result.get("usage") if type(result) is dict else None
@@ -447,13 +449,13 @@ class _Rpc(_StoreParts):
         self._error(sid, "session/prompt: result.usage must be an object or null (ignored)")
         return None
 
-    def _session_setup(self, sid: str, method: str, r: dict) -> None:
+    def _session_setup(self, sid: str, method: str, r: JsonObject) -> None:
         """configOptions and modes.currentModeId of the result of session setup method (new,
         fork, load, resume, set_config_option), read as the schemas say: an option that cannot
         be read is left out, a field of the wrong type is ignored, each with an error record,
         as in a config_option_update."""
         s = self._session(sid)
-        notes: list = []
+        notes: list[JsonValue] = []
         options = r.get("configOptions")
         if type(options) is list:
             options = _repair_items(

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .json import _copy
+from .parts import JsonObject, JsonValue
 from .turns import kept_before
 
 if TYPE_CHECKING:
@@ -17,17 +18,17 @@ if TYPE_CHECKING:
 # An error record: (line, offset, sessionId, reason), line and offset None for a message given
 # to `apply`. A tuple rather than a slotted class: one is made for each refused frame or update,
 # and making a class instance instead slowed a stream of refused updates by about a tenth.
-def _error_dict(record: tuple) -> dict:
+def _error_dict(record: tuple) -> JsonObject:
     line, offset, sid, reason = record
     return {"line": line, "offset": offset, "sessionId": sid, "reason": reason}
 
 
-def _turns_view(s: Session) -> list:
+def _turns_view(s: Session) -> list[JsonValue]:
     """``turns``, with timeline indices as the snapshot's timeline counts them."""
     shown = kept_before(s._timeline)
     out = []
     for t in s._turns:
-        o: dict = {"requestId": _copy(t.request_id), "prompt": _copy(t.prompt)}
+        o: JsonObject = {"requestId": _copy(t.request_id), "prompt": _copy(t.prompt)}
         if t.message_id is not None:
             o["messageId"] = t.message_id
         o["stopReason"] = t.stop_reason
@@ -44,11 +45,11 @@ def _turns_view(s: Session) -> list:
     return out
 
 
-def snapshot(s: Session) -> dict:
+def snapshot(s: Session) -> JsonObject:
     """The snapshot of session ``s`` (see ``Session.snapshot``)."""
     messages = []
     for m in s._messages:
-        o: dict = {"id": m.id, "role": m.role}
+        o: JsonObject = {"id": m.id, "role": m.role}
         if m.content is not None:
             o["content"] = _copy(m.content)
         for k, v in m.fields.items():

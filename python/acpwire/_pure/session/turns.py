@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .parts import JsonObject, JsonValue
+
 if TYPE_CHECKING:
     from .model import Session
 
@@ -38,7 +40,7 @@ class _Turn:
         self.message_id: str | None = None
         self.stop_reason: str | None = None
         self.cancel_requested = False
-        self.usage: dict | None = None
+        self.usage: JsonObject | None = None
         self.error: Any = None
         self.has_error = False
         self.joined: list[dict[str, Any]] = []
@@ -46,12 +48,12 @@ class _Turn:
         self.end: int | None = None
 
 
-def _sent(rid: Any, has_id: bool, params: dict) -> tuple[Any, Any]:
+def _sent(rid: Any, has_id: bool, params: JsonObject) -> tuple[Any, Any]:
     """The request id and prompt of a session/prompt, as sent (None when absent)."""
     return (rid if has_id else None, params.get("prompt"))
 
 
-def open_turn(s: Session, rid: Any, has_id: bool, params: dict) -> tuple[int, int | None]:
+def open_turn(s: Session, rid: Any, has_id: bool, params: JsonObject) -> tuple[int, int | None]:
     """A turn opened by the prompt, its entry placed last on the timeline: (turn, None)."""
     request_id, prompt = _sent(rid, has_id, params)
     turn = len(s._turns)
@@ -61,7 +63,7 @@ def open_turn(s: Session, rid: Any, has_id: bool, params: dict) -> tuple[int, in
 
 
 def join_turn(
-    s: Session, turn: int, rid: Any, has_id: bool, params: dict
+    s: Session, turn: int, rid: Any, has_id: bool, params: JsonObject
 ) -> tuple[int, int | None]:
     """The prompt joins turn ``turn``, which is running: (turn, its place in ``joined``)."""
     request_id, prompt = _sent(rid, has_id, params)
@@ -70,7 +72,7 @@ def join_turn(
     return (turn, len(joined) - 1)
 
 
-def close_turn(s: Session, turn: int, stop_reason: str | None, usage: dict | None) -> None:
+def close_turn(s: Session, turn: int, stop_reason: str | None, usage: JsonObject | None) -> None:
     """Close turn ``turn`` (once) with its stop reason and usage, at the timeline's end."""
     record = s._turns[turn]
     if record.end is not None:
@@ -112,7 +114,7 @@ def remap_turns(s: Session, kept_before: list[int]) -> None:
             record.end = kept_before[record.end]
 
 
-def kept_before(timeline: list) -> list[int]:
+def kept_before(timeline: list[JsonValue]) -> list[int]:
     """For each index of ``timeline`` and its length, how many entries before it are not
     holes: where an entry is once the holes are gone."""
     out = []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..fields import _patch
 from ..model import Session, _Message
-from ..parts import _StoreParts
+from ..parts import JsonObject, _StoreParts
 from ..tables import V2
 
 _CHUNK_ROLES = {
@@ -59,7 +59,7 @@ class _Messages(_StoreParts):
         s._place_message(index, mid, role)
         return index
 
-    def _chunk(self, sid: str, kind: str, u: dict) -> None:
+    def _chunk(self, sid: str, kind: str, u: JsonObject) -> None:
         role = _CHUNK_ROLES[kind]
         content = u.get("content")
         if type(content) is not dict:
@@ -98,7 +98,7 @@ class _Messages(_StoreParts):
         m.append(content)
         self._change(sid, _CHANGE_KINDS[role], m.id)
 
-    def _upsert_message(self, sid: str, kind: str, u: dict) -> None:
+    def _upsert_message(self, sid: str, kind: str, u: JsonObject) -> None:
         role = _UPSERT_ROLES[kind]
         mid = u.get("messageId")
         if type(mid) is not str:

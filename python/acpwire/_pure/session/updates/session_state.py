@@ -6,7 +6,7 @@ Commands, config options and mode, info, usage, the foreground state, notices an
 from __future__ import annotations
 
 from ..fields import _patch, _set_extras, _without
-from ..parts import _StoreParts
+from ..parts import JsonObject, _StoreParts
 from ..tables import V1
 from ..turns import close_turn
 
@@ -30,7 +30,7 @@ class _SessionState(_StoreParts):
 
     __slots__ = ()
 
-    def _replace(self, sid: str, kind: str, u: dict) -> None:
+    def _replace(self, sid: str, kind: str, u: JsonObject) -> None:
         field = _REPLACE_FIELDS[kind]
         value = u.get(field)
         if field == "currentModeId":
@@ -52,14 +52,14 @@ class _SessionState(_StoreParts):
         if moved:
             self._change(sid, "session", "updateExtras")
 
-    def _info(self, sid: str, kind: str, u: dict) -> None:
+    def _info(self, sid: str, kind: str, u: JsonObject) -> None:
         info = self._sessions[sid]._info
         for k, v in u.items():
             if k != "sessionUpdate":
                 _patch(info, k, v)
         self._change(sid, "session", "info")
 
-    def _usage(self, sid: str, kind: str, u: dict) -> None:
+    def _usage(self, sid: str, kind: str, u: JsonObject) -> None:
         for field in ("used", "size"):
             value = u.get(field)
             if type(value) is not int or value < 0:
@@ -71,7 +71,7 @@ class _SessionState(_StoreParts):
         self._sessions[sid]._usage = _without(u, ("sessionUpdate",))
         self._change(sid, "session", "usage")
 
-    def _state(self, sid: str, kind: str, u: dict) -> None:
+    def _state(self, sid: str, kind: str, u: JsonObject) -> None:
         state = u.get("state")
         if type(state) is not str:
             self._error(sid, "state_update: state must be a string")
@@ -110,7 +110,7 @@ class _SessionState(_StoreParts):
         if closed:
             self._changes[(sid, "session", "turns")] = None
 
-    def _notice(self, sid: str, kind: str, u: dict) -> None:
+    def _notice(self, sid: str, kind: str, u: JsonObject) -> None:
         if type(u.get("severity")) is not str:
             self._error(sid, "notice: severity must be a string")
             return
@@ -121,7 +121,7 @@ class _SessionState(_StoreParts):
         self._sessions[sid]._notices.append(_without(u, ("sessionUpdate",)))
         self._change(sid, "session", "notices")
 
-    def _subagent(self, sid: str, kind: str, u: dict) -> None:
+    def _subagent(self, sid: str, kind: str, u: JsonObject) -> None:
         aid = u.get("subagentSessionId")
         if type(aid) is not str:
             aid = u.get("sessionId")

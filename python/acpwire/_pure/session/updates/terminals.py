@@ -10,7 +10,7 @@ from ...._errors import TerminalDataError
 from ...terminal import Terminal, _decode_base64
 from ..fields import _patch
 from ..model import _TerminalEntry
-from ..parts import _StoreParts
+from ..parts import JsonObject, _StoreParts
 
 
 class _Terminals(_StoreParts):
@@ -31,7 +31,7 @@ class _Terminals(_StoreParts):
             s._timeline.append(("terminal", tid, None))
         return entry
 
-    def _terminal_update(self, sid: str, kind: str, u: dict) -> None:
+    def _terminal_update(self, sid: str, kind: str, u: JsonObject) -> None:
         tid = u.get("terminalId")
         if type(tid) is not str:
             self._error(sid, "terminal_update: terminalId must be a string")
@@ -74,7 +74,7 @@ class _Terminals(_StoreParts):
             self._hold_terminal_output(sid, tid, entry, entry.term._reset_for_store(snapshot))
         self._change(sid, "terminal", tid)
 
-    def _terminal_chunk(self, sid: str, kind: str, u: dict) -> None:
+    def _terminal_chunk(self, sid: str, kind: str, u: JsonObject) -> None:
         tid = u.get("terminalId")
         if type(tid) is not str:
             self._error(sid, "terminal_output_chunk: terminalId must be a string")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..fields import _push_item
-from ..parts import _StoreParts
+from ..parts import JsonObject, _StoreParts
 from ..tables import V1
 
 
@@ -12,7 +12,7 @@ class _ToolCalls(_StoreParts):
 
     __slots__ = ()
 
-    def _tool_call(self, sid: str, kind: str, u: dict) -> None:
+    def _tool_call(self, sid: str, kind: str, u: JsonObject) -> None:
         create = kind == "tool_call"
         tid = u.get("toolCallId")
         if type(tid) is not str:
@@ -45,7 +45,7 @@ class _ToolCalls(_StoreParts):
             s._timeline.append(("toolCall", tid, None))
         self._changes[(sid, "toolCall", tid)] = None
 
-    def _tool_call_chunk(self, sid: str, kind: str, u: dict) -> None:
+    def _tool_call_chunk(self, sid: str, kind: str, u: JsonObject) -> None:
         tid = u.get("toolCallId")
         if type(tid) is not str:
             self._error(sid, "tool_call_content_chunk: toolCallId must be a string")
