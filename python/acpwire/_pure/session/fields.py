@@ -26,7 +26,7 @@ def _push_item(obj: JsonObject, key: str, item: Any) -> None:
         obj[key] = [item]
 
 
-def _without(u: JsonObject, skip: tuple | frozenset) -> JsonObject:
+def _without(u: JsonObject, skip: tuple[str, ...] | frozenset[str]) -> JsonObject:
     """The members of ``u`` except ``skip`` and nulls (a field cleared is absent)."""
     return {k: v for k, v in u.items() if k not in skip and v is not None}
 

@@ -17,8 +17,8 @@ from ..._contract import (
     MAX_SESSION_ERRORS,
 )
 from .._args import Unpicklable, str_arg
-from ..terminal import Terminal, _locked
-from .parts import JsonObject, JsonValue
+from ..terminal import Terminal
+from .parts import ErrorRecord, JsonObject, JsonValue, TermArgs, TimelineEntry, locked
 from .snapshot import snapshot as _snapshot
 from .turns import _Turn, kept_before, remap_turns
 
@@ -165,13 +165,15 @@ class Session(Unpicklable):
 
     @classmethod
     def _of_store(
-        cls, sid: str, version: list[JsonValue], term_args: tuple, lock: _StoreLock
+        cls, sid: str, version: list[JsonValue], term_args: TermArgs, lock: _StoreLock
     ) -> Session:
         session = cls.__new__(cls)
         session._init(sid, version, term_args, lock)
         return session
 
-    def _init(self, sid: str, version: list[JsonValue], term_args: tuple, lock: _StoreLock) -> None:
+    def _init(
+        self, sid: str, version: list[JsonValue], term_args: TermArgs, lock: _StoreLock
+    ) -> None:
         self._id = sid
         self._lock = lock
         # The store's protocol version, in a one-item list every session shares: every session
@@ -182,14 +184,14 @@ class Session(Unpicklable):
         self._messages: list[_Message] = []
         # (role, messageId) -> index in _messages; anonymous messages under
         # (role, messageId, True), kept apart so that a real id never reaches one.
-        self._message_index: dict[tuple, int] = {}
+        self._message_index: dict[tuple[str, str] | tuple[str, str, bool], int] = {}
         self._current: int | None = None
         self._anonymous = 0
-        self._tool_calls: dict[str, dict] = {}
+        self._tool_calls: dict[str, JsonObject] = {}
         self._terminals: dict[str, _TerminalEntry] = {}
-        self._plans: dict[str, dict] = {}
-        self._compactions: dict[str, dict] = {}
-        self._subagents: dict[str, dict] = {}
+        self._plans: dict[str, JsonObject] = {}
+        self._compactions: dict[str, JsonObject] = {}
+        self._subagents: dict[str, JsonObject] = {}
         self._usage: JsonObject | None = None
         self._info: JsonObject = {}
         self._available_commands: list[JsonValue] | None = None
@@ -209,10 +211,10 @@ class Session(Unpicklable):
         # Its record in `_turns`, every prompt turn in order.
         self._turn_record = 0
         self._turns: list[_Turn] = []
-        self._notices: deque = deque(maxlen=MAX_NOTICES)
+        self._notices: deque[JsonObject] = deque(maxlen=MAX_NOTICES)
         self._other: list[JsonValue] = []
         # (type, id, role) in first-seen order; None where a removed plan's entry was.
-        self._timeline: list[tuple | None] = []
+        self._timeline: list[TimelineEntry | None] = []
         # Where each plan's entry is in the timeline, so that removing a plan is O(1).
         self._plan_at: dict[str, int] = {}
         self._timeline_holes = 0
@@ -221,7 +223,7 @@ class Session(Unpicklable):
         # The message placed last and the count of entries placed once it was: while that
         # count has not moved, the message is the timeline's last entry.
         self._tail_message: tuple[int, int] | None = None
-        self._errors: deque = deque(maxlen=MAX_SESSION_ERRORS)
+        self._errors: deque[ErrorRecord] = deque(maxlen=MAX_SESSION_ERRORS)
         self._term_args = term_args
 
     @property
@@ -256,7 +258,7 @@ class Session(Unpicklable):
             self._plan_at = {t[1]: i for i, t in enumerate(timeline) if t[0] == "plan"}
 
     @property
-    @_locked
+    @locked
     def state(self) -> str | None:
         """The foreground state (``running``, ``idle``, ``requires_action`` or any other string
         sent), None before the first report. In v1 a prompt sets ``running``, its response
@@ -264,18 +266,18 @@ class Session(Unpicklable):
         return self.state_
 
     @property
-    @_locked
+    @locked
     def stop_reason(self) -> str | None:
         """Why the last turn stopped (only while idle)."""
         return self.stop_reason_
 
-    @_locked
+    @locked
     def terminal(self, terminal_id: str) -> Terminal | None:
         """The live Terminal ``terminal_id`` (None if the session has no such terminal)."""
         entry = self._terminals.get(str_arg(terminal_id))
         return None if entry is None else entry.term
 
-    @_locked
+    @locked
     def message_text(self, message_id: str, role: str = "agent") -> str | None:
         """The concatenated text blocks of message (role, message_id), None if absent.
 
@@ -295,7 +297,7 @@ class Session(Unpicklable):
                     parts.append(text)
         return "".join(parts)
 
-    @_locked
+    @locked
     def snapshot(self) -> JsonObject:
         """The session as a JSON-serializable dict (a copy).
 
@@ -316,6 +318,6 @@ class Session(Unpicklable):
         """
         return _snapshot(self)
 
-    @_locked
+    @locked
     def __repr__(self) -> str:
         return f"Session({self._id!r}, state={self.state_!r}, messages={len(self._messages)})"

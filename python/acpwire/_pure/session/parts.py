@@ -9,7 +9,10 @@ that each handler is checked against them; at run time it adds nothing (no slots
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from ..terminal import _locked as _untyped_locked
 
 # A decoded JSON value, and a JSON object: what messages, updates and entities are made of.
 JsonValue = Any
@@ -21,6 +24,17 @@ if TYPE_CHECKING:
 
 # The key of a tracked request id: a string or an integer as it is, ("f", hex) for a float.
 IdKey = str | int | tuple[str, str]
+# An error record: (line, offset, sessionId, reason); line and offset None for `apply`.
+ErrorRecord = tuple[int | None, int | None, str | None, str]
+# A timeline entry: (type, id, role); a turn's id is its index in the session's turns.
+TimelineEntry = tuple[str, str | int, str | None]
+# A store's terminal options: (cols, scrollback, max_bytes).
+TermArgs = tuple[int | None, int, int]
+
+_Method = TypeVar("_Method", bound=Callable[..., Any])
+# The terminal's `_locked` (run a method holding `self._lock`), as the type checker sees it: it
+# keeps the method's signature.
+locked: Callable[[_Method], _Method] = _untyped_locked
 
 
 class _StoreParts:

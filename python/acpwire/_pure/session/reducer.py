@@ -13,17 +13,16 @@ from typing import Any
 
 import orjson
 
-from ..._contract import DEFAULT_MAX_TERMINAL_BYTES, MAX_ERRORS
+from ..._contract import DEFAULT_MAX_FRAME_BYTES, DEFAULT_MAX_TERMINAL_BYTES, MAX_COLS, MAX_ERRORS
 from ..._errors import FrameError
 from .._args import Unpicklable, at_most, buffer_bytes, size
-from ..framing import DEFAULT_MAX_FRAME_BYTES, FrameDecoder
+from ..framing import FrameDecoder
 from ..json import DIGITS_TO_ZERO, MIN_DEEP_SIZE, ZEROS, has_long_digit_run, maybe_too_deep
-from ..terminal import MAX_COLS, _locked
 from .check import _needs_repair, _Refused, _repair
 from .client_terminals import _ClientTerminals
 from .json import _normalize
-from .model import _TERMINAL_MAX_BYTES, Session, _StoreLock, _TerminalEntry
-from .parts import JsonObject, JsonValue
+from .model import _TERMINAL_MAX_BYTES, Session, _Message, _StoreLock, _TerminalEntry
+from .parts import ErrorRecord, JsonObject, JsonValue, locked
 from .rpc import _AGENT, _Pending, _Rpc, _sender
 from .snapshot import _error_dict
 from .tables import OTHER_VERSION, UNKNOWN, V1, V2
@@ -141,7 +140,7 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, Unpicklable):
         # Oldest first: past MAX_PENDING the oldest is forgotten. An OrderedDict, because
         # dropping the first entry of a plain dict over and over makes finding it O(n).
         self._pending: OrderedDict[tuple, _Pending] = OrderedDict()
-        self._errors: deque = deque()
+        self._errors: deque[ErrorRecord] = deque()
         self._errors_dropped = 0
         # Error records for the parts of the update being applied that were left out: recorded
         # once its handler has applied it, dropped if the handler refuses it (its one record).
@@ -306,7 +305,9 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, Unpicklable):
             self._block = (first_line, base, lines, starts)
         return first_line + i, starts[i] + i
 
-    def _append_chunk(self, sid: str, role: str, mid: str, content: JsonObject) -> tuple:
+    def _append_chunk(
+        self, sid: str, role: str, mid: str, content: JsonObject
+    ) -> tuple[Session, int, _Message]:
         """Apply a message chunk with an id and object content, as `_chunk` does.
 
         Returns (session, message index, message).
@@ -369,7 +370,7 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, Unpicklable):
         with self._lock.changing():
             self._apply_at(message, sender, None, None)
 
-    @_locked
+    @locked
     def _apply_at(self, message: Any, sender: str | None, line: Any, offset: Any) -> None:
         """``apply``, with error records placed at (line, offset): a message of a trace."""
         side = _sender(sender)
@@ -392,7 +393,7 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, Unpicklable):
         finally:
             self._sender = None
 
-    @_locked
+    @locked
     def _record_error(self, reason: str, line: int, offset: int) -> None:
         """Record an error at (line, offset) for a frame of a trace that could not be applied."""
         self._pos = (line, offset)
@@ -400,38 +401,38 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, Unpicklable):
 
     # -- queries -----------------------------------------------------------------------------
 
-    @_locked
+    @locked
     def ids(self) -> list[str]:
         """Session ids in first-seen order."""
         return list(self._order)
 
-    @_locked
+    @locked
     def __len__(self) -> int:
         return len(self._order)
 
-    @_locked
+    @locked
     def __contains__(self, session_id: object) -> bool:
         # Any other key is absent, hashable or not, as in the native store.
         return isinstance(session_id, str) and session_id in self._sessions
 
-    @_locked
+    @locked
     def __getitem__(self, session_id: str) -> Session:
         if not isinstance(session_id, str):
             raise KeyError(session_id)
         return self._sessions[session_id]
 
-    @_locked
+    @locked
     def __iter__(self):
         return iter(list(self._order))
 
     @property
-    @_locked
+    @locked
     def protocol_version(self) -> int | None:
         """The negotiated protocol version, None before ``initialize``."""
         return self._version
 
     @property
-    @_locked
+    @locked
     def errors(self) -> list[JsonObject]:
         """Error records not yet taken, oldest first: ``{line, offset, sessionId, reason}``."""
         return [_error_dict(e) for e in self._errors]
@@ -444,7 +445,7 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, Unpicklable):
         return taken
 
     @property
-    @_locked
+    @locked
     def errors_dropped(self) -> int:
         """Errors dropped because more than 10,000 were waiting to be taken."""
         return self._errors_dropped
@@ -465,7 +466,7 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, Unpicklable):
             self._version_changes_named = 0
         return out
 
-    @_locked
+    @locked
     def __repr__(self) -> str:
         return f"Sessions({len(self._order)} sessions)"
 

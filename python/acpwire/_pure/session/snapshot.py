@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .json import _copy
-from .parts import JsonObject, JsonValue
+from .parts import ErrorRecord, JsonObject, JsonValue
 from .turns import kept_before
 
 if TYPE_CHECKING:
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 # An error record: (line, offset, sessionId, reason), line and offset None for a message given
 # to `apply`. A tuple rather than a slotted class: one is made for each refused frame or update,
 # and making a class instance instead slowed a stream of refused updates by about a tenth.
-def _error_dict(record: tuple) -> JsonObject:
+def _error_dict(record: ErrorRecord) -> JsonObject:
     line, offset, sid, reason = record
     return {"line": line, "offset": offset, "sessionId": sid, "reason": reason}
 

@@ -7,7 +7,8 @@ bounded by ``max_terminal_bytes``, past which the ones written least recently ar
 from __future__ import annotations
 
 from ...._errors import TerminalDataError
-from ...terminal import Terminal, _decode_base64
+from ...base64 import _decode_base64
+from ...terminal import Terminal
 from ..fields import _patch
 from ..model import _TerminalEntry
 from ..parts import JsonObject, _StoreParts
