@@ -31,7 +31,7 @@ def _without(u: JsonObject, skip: tuple[str, ...] | frozenset[str]) -> JsonObjec
     return {k: v for k, v in u.items() if k not in skip and v is not None}
 
 
-def _set_extras(extras: JsonObject, kind: str, u: JsonObject, skip: frozenset) -> bool:
+def _set_extras(extras: JsonObject, kind: str, u: JsonObject, skip: frozenset[str]) -> bool:
     """Store the rest of update ``u`` as ``extras[kind]``; return whether ``updateExtras`` was
     touched (it had or now has an entry for ``kind``), as any entity touched is a change."""
     # Most updates have no member past `skip`: a set comparison in C tells, without a copy.

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 from collections import deque
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -82,7 +83,7 @@ class _StoreLock:
         self._lock.release()
 
     @contextmanager
-    def feeding(self):
+    def feeding(self) -> Iterator[None]:
         # The lock is reentrant, so failing to take it means another thread holds it.
         if not self._lock.acquire(blocking=False):
             if self._feeding:
@@ -99,7 +100,7 @@ class _StoreLock:
             self._lock.release()
 
     @contextmanager
-    def changing(self):
+    def changing(self) -> Iterator[None]:
         """A change other than a feed: other threads' calls wait for it, as for a feed."""
         self._lock.acquire()
         self._refuse_nested()
@@ -255,7 +256,11 @@ class Session(Unpicklable):
             timeline = self._timeline = [t for t in timeline if t is not None]
             self._timeline_dropped += self._timeline_holes
             self._timeline_holes = 0
-            self._plan_at = {t[1]: i for i, t in enumerate(timeline) if t[0] == "plan"}
+            self._plan_at = {
+                t[1]: i
+                for i, t in enumerate(timeline)
+                if t is not None and t[0] == "plan" and type(t[1]) is str
+            }
 
     @property
     @locked

@@ -41,7 +41,10 @@ class _StoreParts:
     """What the handler classes of ``Sessions`` read and call (defined by ``Sessions`` and by
     the handler classes themselves)."""
 
-    __slots__ = ()
+    # Slotless at run time, as each handler class is; the type checker, seeing no slots here,
+    # takes the attributes declared below as ones the handlers may set.
+    if not TYPE_CHECKING:
+        __slots__ = ()
 
     if TYPE_CHECKING:
         _sessions: dict[str, Session]

@@ -8,6 +8,7 @@ shorter path (``_reduce_lines``). Requests and responses are ``rpc``'s, updates 
 from __future__ import annotations
 
 from collections import OrderedDict, deque
+from collections.abc import Callable, Iterator
 from itertools import accumulate
 from typing import Any
 
@@ -22,7 +23,7 @@ from .check import _needs_repair, _Refused, _repair
 from .client_terminals import _ClientTerminals
 from .json import _normalize
 from .model import _TERMINAL_MAX_BYTES, Session, _Message, _StoreLock, _TerminalEntry
-from .parts import ErrorRecord, JsonObject, JsonValue, locked
+from .parts import ErrorRecord, IdKey, JsonObject, JsonValue, locked
 from .rpc import _AGENT, _Pending, _Rpc, _sender
 from .snapshot import _error_dict
 from .tables import OTHER_VERSION, UNKNOWN, V1, V2
@@ -55,6 +56,10 @@ class _Framer(FrameDecoder):
         # JSON values are never tuples, so the marker cannot be mistaken for a message.
         out.append((self._line, self._line_start))
         FrameDecoder._emit(self, line, out, inline)
+
+
+# A session/update handler: (store, sessionId, variant, update).
+_Handler = Callable[["Sessions", str, str, JsonObject], None]
 
 
 class Sessions(_Updates, _Rpc, _ClientTerminals, Unpicklable):
@@ -134,25 +139,25 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, Unpicklable):
         self._version_changes_named = 0
         # The rules in force: UNKNOWN before `initialize`, then V1 or V2.
         self._mode = UNKNOWN
-        self._handlers = _MODE_HANDLERS[UNKNOWN]
+        self._handlers: dict[str, _Handler] = _MODE_HANDLERS[UNKNOWN]
         self._sessions: dict[str, Session] = {}
         self._order: list[str] = []
         # Oldest first: past MAX_PENDING the oldest is forgotten. An OrderedDict, because
         # dropping the first entry of a plain dict over and over makes finding it O(n).
-        self._pending: OrderedDict[tuple, _Pending] = OrderedDict()
+        self._pending: OrderedDict[tuple[int, IdKey], _Pending] = OrderedDict()
         self._errors: deque[ErrorRecord] = deque()
         self._errors_dropped = 0
         # Error records for the parts of the update being applied that were left out: recorded
         # once its handler has applied it, dropped if the handler refuses it (its one record).
-        self._notes: list[JsonValue] = []
+        self._notes: list[str] = []
         # Deduplicated, in first-change order: a dict as an ordered set (setting a key that is
         # there already leaves it where it is).
         self._changes: dict[tuple[str, str, str], None] = {}
         # Where the message being applied is: (line, offset), None (one given to `apply`), or
         # the index of a line of the block `_reduce_lines` is reducing (see `_block_pos`).
-        self._pos: tuple | int | None = None
+        self._pos: tuple[int, int] | int | None = None
         # (first line number, its offset, the lines, where they start or None) of that block.
-        self._block: tuple | None = None
+        self._block: tuple[int, int, list[bytes], list[int] | None] | None = None
         # Who sent the message being applied, when the caller says (_CLIENT or _AGENT).
         self._sender: int | None = None
         self._lock = _StoreLock()
@@ -223,7 +228,9 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, Unpicklable):
         # block went to, by (session, role, messageId), as (session, index, message): a later
         # chunk of it appends and makes it current (the change record, made by the first
         # chunk, cannot have been taken during the block).
-        chunk_targets: dict[tuple[str, str, str], tuple] = {}
+        chunk_targets: dict[
+            tuple[str, str, str], tuple[Session, int, _Message, list[JsonValue]]
+        ] = {}
         dispatch = self._dispatch
         for i, line in enumerate(lines):
             if check_each and (len(line) > cap or ZEROS in line.translate(DIGITS_TO_ZERO)):
@@ -277,15 +284,10 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, Unpicklable):
                     target = chunk_targets.get(key)
                     if target is not None:
                         target[0]._current = target[1]
-                        m = target[2]
-                        last_content = m.content
-                        if last_content is None:
-                            last_content = m.content = [content]
-                        else:
-                            last_content.append(content)
+                        last_content = target[2].append(content)
                     else:
                         target = chunk_targets[key] = self._append_chunk(sid, role, mid, content)
-                        last_content = target[2].content
+                        last_content = target[3]
                     last_sid, last_role, last_mid = sid, role, mid
                     continue
             last_sid = None
@@ -298,6 +300,7 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, Unpicklable):
 
     def _block_pos(self, i: int) -> tuple[int, int]:
         """(line number, offset) of line ``i`` of the block `_reduce_lines` is reducing."""
+        assert self._block is not None, "only while a block is reduced"
         first_line, base, lines, starts = self._block
         if starts is None:
             # Where each line starts, less the newlines before it: computed once a block.
@@ -307,10 +310,10 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, Unpicklable):
 
     def _append_chunk(
         self, sid: str, role: str, mid: str, content: JsonObject
-    ) -> tuple[Session, int, _Message]:
+    ) -> tuple[Session, int, _Message, list[JsonValue]]:
         """Apply a message chunk with an id and object content, as `_chunk` does.
 
-        Returns (session, message index, message).
+        Returns (session, message index, message, its content).
         """
         s = self._sessions.get(sid)
         if s is None:
@@ -320,9 +323,9 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, Unpicklable):
             index = self._message_index(sid, role, mid)
         s._current = index
         m = s._messages[index]
-        m.append(content)
+        blocks = m.append(content)
         self._changes[(sid, _CHANGE_KINDS[role], mid)] = None
-        return (s, index, m)
+        return (s, index, m, blocks)
 
     def _reduce_frame(self, line: bytes, number: int, offset: int) -> None:
         """One line, by the decoder's rules, as line ``number`` starting at byte ``offset``."""
@@ -422,7 +425,7 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, Unpicklable):
         return self._sessions[session_id]
 
     @locked
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return iter(list(self._order))
 
     @property
@@ -477,9 +480,11 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, Unpicklable):
         if self._notes:
             self._notes = []
         pos = self._pos
-        if type(pos) is int:
+        if isinstance(pos, int):
             pos = self._block_pos(pos)
-        record = (None, None, sid, reason) if pos is None else (pos[0], pos[1], sid, reason)
+        record: ErrorRecord = (
+            (None, None, sid, reason) if pos is None else (pos[0], pos[1], sid, reason)
+        )
         if sid is not None:
             self._session(sid)._errors.append(record)
             self._change(sid, "session", "errors")
@@ -600,7 +605,7 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, Unpicklable):
                 self._error(sid, note)
 
 
-_HANDLERS = {
+_HANDLERS: dict[str, _Handler] = {
     **{k: Sessions._chunk for k in _CHUNK_ROLES},
     **{k: Sessions._upsert_message for k in _UPSERT_ROLES},
     "tool_call": Sessions._tool_call,

@@ -69,13 +69,13 @@ def snapshot(s: Session) -> JsonObject:
         if item is None:
             continue
         kind, eid, role = item
-        if kind == "turn":
+        shown: JsonObject = {"type": kind, "id": eid}
+        if kind == "turn" and type(eid) is int:
             # A turn's entry shows its request id.
-            eid = _copy(turns[eid].request_id)
-        entry = {"type": kind, "id": eid}
+            shown["id"] = _copy(turns[eid].request_id)
         if role is not None:
-            entry["role"] = role
-        timeline.append(entry)
+            shown["role"] = role
+        timeline.append(shown)
     return {
         "sessionId": s._id,
         "protocolVersion": s._version[0],

@@ -98,7 +98,7 @@ class _Plans(_StoreParts):
         self._set_plan(sid, pid, plan)
         self._plan_extras(sid, kind, u, _PLAN_UPDATE_SKIP)
 
-    def _plan_extras(self, sid: str, kind: str, u: JsonObject, skip: frozenset) -> None:
+    def _plan_extras(self, sid: str, kind: str, u: JsonObject, skip: frozenset[str]) -> None:
         """The update's own _meta and unknown fields (beside the plan or plan id) go to
         updateExtras, the last of each kind, as a session-level update's do."""
         if _set_extras(self._sessions[sid]._update_extras, kind, u, skip):

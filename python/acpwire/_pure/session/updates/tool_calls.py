@@ -23,11 +23,13 @@ class _ToolCalls(_StoreParts):
             return
         null_clears = self._mode != V1
         s = self._sessions[sid]
-        call = s._tool_calls.get(tid)
-        new = call is None
-        if new or create:
-            call = {"toolCallId": tid}
+        found = s._tool_calls.get(tid)
+        new = found is None
+        if found is None or create:
+            call: JsonObject = {"toolCallId": tid}
             s._tool_calls[tid] = call
+        else:
+            call = found
         for k, v in u.items():
             if v is None:
                 if null_clears and k != "sessionUpdate" and k != "toolCallId":
