@@ -10,7 +10,7 @@ from typing import Any
 
 from ..._contract import MAX_INT_DIGITS
 from ..json import MAX_DECODE_DEPTH
-from .parts import JsonObject
+from .parts import JsonObject, JsonValue
 
 _INT64 = 1 << 63
 
@@ -68,7 +68,8 @@ def _normalize(message: Any) -> Any:
     Depth first and in order, as the binding walks it, so that the first fault found is the
     same; with a stack of its own, so that a deep message cannot exhaust Python's.
     """
-    root: JsonObject = {}
+    # The copy's holder: the message is its item 0.
+    root: dict[int | str, JsonValue] = {}
     # (what is left of a container, its copy, the depth of its items)
     stack: list[tuple[Any, Any, int]] = [(iter([(0, message)]), root, 0)]
     while stack:
@@ -77,6 +78,7 @@ def _normalize(message: Any) -> Any:
             if depth > MAX_APPLY_DEPTH:
                 raise ValueError("message nests too deeply")
             child = None
+            out: JsonValue
             if value is None or isinstance(value, bool):
                 out = value if value is None else bool(value)
             elif isinstance(value, str):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from ..terminal import _locked as _untyped_locked
 
@@ -30,6 +30,14 @@ ErrorRecord = tuple[int | None, int | None, str | None, str]
 TimelineEntry = tuple[str, str | int, str | None]
 # A store's terminal options: (cols, scrollback, max_bytes).
 TermArgs = tuple[int | None, int, int]
+
+# The protocol tables' field rules (tables.py): (name, types, type name, need, inside), inside
+# being None, ("shaped", fields), ("items", item) or ("one", item); an item is (members,
+# by_type), by_type holding (type, version or None for both, fields).
+FieldRule = tuple[str, tuple[type, ...], str, int, "RuleInside | None"]
+FieldRules = tuple[FieldRule, ...]
+ItemRule = tuple[FieldRules, tuple[tuple[str, int | None, FieldRules], ...]]
+RuleInside = tuple[Literal["shaped"], FieldRules] | tuple[Literal["items", "one"], ItemRule]
 
 _Method = TypeVar("_Method", bound=Callable[..., Any])
 # The terminal's `_locked` (run a method holding `self._lock`), as the type checker sees it: it

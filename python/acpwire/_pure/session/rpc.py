@@ -12,7 +12,7 @@ from typing import Any
 
 from ..._contract import MAX_PENDING
 from .check import _CONFIG_OPTION, _repair_items
-from .parts import JsonObject, JsonValue, _StoreParts
+from .parts import JsonObject, _StoreParts
 from .tables import AGENT_METHODS, CLIENT_METHODS, RESPONSE_KEYS, UNKNOWN, V1, V2, V2_PROMPT_KEYS
 from .turns import answer_turn, close_turn, join_turn, open_turn
 
@@ -455,7 +455,7 @@ class _Rpc(_StoreParts):
         be read is left out, a field of the wrong type is ignored, each with an error record,
         as in a config_option_update."""
         s = self._session(sid)
-        notes: list[JsonValue] = []
+        notes: list[str] = []
         options = r.get("configOptions")
         if type(options) is list:
             options = _repair_items(
