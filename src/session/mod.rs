@@ -2,9 +2,9 @@
 //!
 //! [`Sessions`] takes NDJSON bytes ([`Sessions::feed`]) or decoded messages
 //! ([`Sessions::apply`]) of both directions and keeps, per `params.sessionId`, what a client
-//! renders: messages, tool calls, terminals (live [`Terminal`]s), plans, compactions, usage,
-//! session info, commands, config, permissions, prompts, notices and unknown updates. Each
-//! frame is parsed once and reduced straight from the parse tree; streamed chunks are appended
+//! renders: prompt turns, messages, tool calls, terminals (live [`Terminal`]s, v2's and v1's
+//! client terminals), plans, compactions, usage, session info, commands, config,
+//! permissions, prompts, notices and unknown updates. Each frame is parsed once and reduced straight from the parse tree; streamed chunks are appended
 //! in place, so a message built from a million chunks costs time linear in its bytes.
 //!
 //! The rules (protocol versions, patch fields, repairs, message keys, response matching) are
