@@ -280,6 +280,26 @@ def _random_update(rng: random.Random) -> dict:
     return u
 
 
+def _terminal_result(rng: random.Random, method: str) -> Any:
+    if method == "terminal/create":
+        return {"terminalId": "t1"}
+    if method == "terminal/output":
+        output = rng.choice(["\x1b[1;32mok\x1b[0m\n", "line\r\nmore", 5])
+        return {"output": output, "truncated": rng.random() < 0.3, "exitStatus": None}
+    if method == "terminal/wait_for_exit":
+        return {"exitCode": rng.choice([0, 1]), "signal": None}
+    return rng.choice([{}, None])
+
+
+TERMINAL_METHODS = [
+    "terminal/create",
+    "terminal/output",
+    "terminal/wait_for_exit",
+    "terminal/kill",
+    "terminal/release",
+]
+
+
 def random_stream(rng: random.Random, n: int = 60) -> list[Any]:
     """Messages of both directions with the odd malformed frame; JSON values or raw bytes."""
     sids = ["s1", "s2"]
@@ -289,8 +309,22 @@ def random_stream(rng: random.Random, n: int = 60) -> list[Any]:
     for _ in range(n):
         r = rng.random()
         sid = rng.choice(sids)
-        if r < 0.75:
+        if r < 0.65:
             out.append(upd(_random_update(rng), sid=sid))
+        elif r < 0.75:
+            # v1 client terminals: the agent's requests, answered among the responses below.
+            method = rng.choice(TERMINAL_METHODS)
+            params: dict[str, Any] = {"sessionId": sid}
+            if method == "terminal/create":
+                params["command"] = _maybe(rng, "ls")
+                params["args"] = ["-l"]
+            else:
+                params["terminalId"] = _maybe(rng, "t1")
+            rid = rng.randint(5, 6)
+            out.append({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
+            if rng.random() < 0.6:
+                # Answered at once, as clients mostly do.
+                out.append({"jsonrpc": "2.0", "id": rid, "result": _terminal_result(rng, method)})
         elif r < 0.8:
             out.append(
                 {
@@ -315,11 +349,15 @@ def random_stream(rng: random.Random, n: int = 60) -> list[Any]:
                     {"stopReason": "end_turn"},
                     {"messageId": "u1"},
                     {"outcome": {"outcome": "cancelled"}},
+                    {"terminalId": rng.choice(["t1", "t2"])},
+                    {"output": "\x1b[31mred\x1b[0m\n", "truncated": rng.random() < 0.5},
+                    {"output": "done\n", "truncated": False, "exitStatus": {"exitCode": 0}},
+                    {"exitCode": 1, "signal": None},
                     {},
                     None,
                 ]
             )
-            resp = {"jsonrpc": "2.0", "id": rng.randint(1, 4)}
+            resp = {"jsonrpc": "2.0", "id": rng.randint(1, 6)}
             if result is None:
                 resp["error"] = {"code": 1, "message": "x"}
             else:

@@ -234,7 +234,15 @@ class Sessions:
     @property
     def errors_dropped(self) -> int: ...
     def changes(self) -> list[tuple[str, str, str]]:
-        """(sessionId, entity type, id) of everything changed since the last call."""
+        """(sessionId, entity type, id) of everything changed since the last call.
+
+        Deduplicated, in first-change order. Entity types: a message's by its role,
+        ``userMessage``, ``agentMessage``, ``thought`` or ``sessionMessage`` (the roles
+        ``message_text`` takes: ``user``, ``agent``, ``thought``, ``session``; id: the
+        messageId), ``toolCall``, ``terminal``, ``plan``, ``compaction``, ``other`` (id: index
+        in ``other``), ``subagent``, and ``session`` (id: the snapshot key that moved, such as
+        ``state``, ``prompts`` or ``turns``).
+        """
 
 @final
 class Session:
@@ -253,11 +261,24 @@ class Session:
     @property
     def stop_reason(self) -> str | None: ...
     def snapshot(self) -> dict[str, Any]:
-        """The session as a JSON-serializable dict (a copy); see docs/behaviour/sessions.md."""
+        """The session as a JSON-serializable dict (a copy); see docs/behaviour/sessions.md.
+
+        Among its keys: ``turns``, one per prompt turn in order, ``{requestId, prompt,
+        messageId?, stopReason, cancelRequested, usage?, error?, joined?, start, end}``
+        (``start``: the index in ``timeline`` of the turn's ``{type: "turn", id: requestId}``
+        entry; ``end``: the timeline's length when the turn closed, None while it runs), and
+        ``terminals``, each with ``source``: ``"agent"`` (v2 updates) or ``"client"`` (v1
+        ``terminal/create``, with ``command``, ``args``, ``cwd``, ``env``, ``outputByteLimit``
+        as sent, and ``exitStatus``, ``killed``, ``released`` once answered).
+        """
     def terminal(self, terminal_id: str) -> Terminal | None:
         """The live terminal of ``terminal_id``, or None."""
     def message_text(self, message_id: str, role: str = "agent") -> str | None:
-        """The concatenated text of a message, or None."""
+        """The concatenated text of message (``role``, ``message_id``), or None.
+
+        ``role`` is ``"user"``, ``"agent"``, ``"thought"`` or ``"session"``: a change of type
+        ``userMessage``, ``agentMessage``, ``thought`` or ``sessionMessage`` names it.
+        """
 
 def reduce_ndjson(source: str | PathLike[str] | IO[bytes], **options: Any) -> Sessions:
     """Reduce a whole NDJSON trace (a path or a binary file) into a new Sessions."""

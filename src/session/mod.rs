@@ -2,9 +2,9 @@
 //!
 //! [`Sessions`] takes NDJSON bytes ([`Sessions::feed`]) or decoded messages
 //! ([`Sessions::apply`]) of both directions and keeps, per `params.sessionId`, what a client
-//! renders: messages, tool calls, terminals (live [`Terminal`]s), plans, compactions, usage,
-//! session info, commands, config, permissions, prompts, notices and unknown updates. Each
-//! frame is parsed once and reduced straight from the parse tree; streamed chunks are appended
+//! renders: prompt turns, messages, tool calls, terminals (live [`Terminal`]s, v2's and v1's
+//! client terminals), plans, compactions, usage, session info, commands, config,
+//! permissions, prompts, notices and unknown updates. Each frame is parsed once and reduced straight from the parse tree; streamed chunks are appended
 //! in place, so a message built from a million chunks costs time linear in its bytes.
 //!
 //! The rules (protocol versions, patch fields, repairs, message keys, response matching) are
@@ -16,6 +16,7 @@
 //! work is done by:
 //! - `reducer`: the `Reducer` state, and the dispatch of frames and JSON-RPC messages;
 //! - `rpc`: requests awaiting responses, matching a response to its request, prompt turns;
+//! - `turns`: the record of each prompt turn; `client_terminals`: v1's `terminal/*` requests;
 //! - `updates`: the `session/update` variants, one file per entity family;
 //! - `model` and `snapshot`: a session's state and its snapshot views;
 //! - `check`: the field types of the known variants, and repairs of what does not fit;
@@ -25,6 +26,7 @@
 #[cfg(test)]
 mod cases;
 mod check;
+mod client_terminals;
 mod fields;
 mod json;
 mod model;
@@ -37,6 +39,7 @@ mod snapshot;
 mod tables;
 #[cfg(test)]
 mod tests;
+mod turns;
 mod updates;
 
 use std::collections::VecDeque;
@@ -147,9 +150,10 @@ impl ErrorRecord {
 
 /// Something that changed: (sessionId, entity type, id).
 ///
-/// Entity types: `message`, `toolCall`, `terminal`, `plan`, `compaction`, `other` (id: its
-/// index in `other`), `subagent`, and `session` whose id names the snapshot key that moved
-/// (`state`, `usage`, `info`, `prompts`, `errors`, ...).
+/// Entity types: a message's by its role (`userMessage`, `agentMessage`, `thought`,
+/// `sessionMessage`: see [`Role::change_kind`]), `toolCall`, `terminal`, `plan`,
+/// `compaction`, `other` (id: its index in `other`), `subagent`, and `session` whose id names
+/// the snapshot key that moved (`state`, `usage`, `info`, `prompts`, `turns`, `errors`, ...).
 pub type Change = (String, &'static str, String);
 
 /// All sessions of one connection or trace, keyed by `params.sessionId`.

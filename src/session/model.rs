@@ -11,6 +11,7 @@ use jiter::JsonValue;
 use super::fields::{Fields, Keyed};
 use super::json::{Json, Obj, obj_get};
 use super::rpc::Turn;
+use super::turns::TurnRecord;
 use super::{ErrorRecord, HashMap, MAX_HOLES};
 use crate::terminal::{Terminal, TerminalConfig};
 
@@ -42,6 +43,17 @@ impl Role {
             "thought" => Some(Role::Thought),
             "session" => Some(Role::Session),
             _ => None,
+        }
+    }
+
+    /// The entity type of a change to a message of this role (see [`super::Change`]):
+    /// `userMessage`, `agentMessage`, `thought` or `sessionMessage`.
+    pub fn change_kind(self) -> &'static str {
+        match self {
+            Role::User => "userMessage",
+            Role::Agent => "agentMessage",
+            Role::Thought => "thought",
+            Role::Session => "sessionMessage",
         }
     }
 
@@ -167,6 +179,8 @@ pub(super) struct TerminalEntry {
     /// was created or cleared), and what it held then.
     pub(super) written: u64,
     pub(super) held: usize,
+    /// A v1 client terminal's last `terminal/output` said the client dropped output.
+    pub(super) source_truncated: bool,
 }
 
 /// A terminal's lock, poisoned or not, as everywhere in the store.
@@ -246,6 +260,8 @@ pub struct Session {
     /// prompt sent meanwhile joins the turn (the work it contributes to). Only an ongoing turn
     /// can be cancelled.
     pub(super) turn: Option<Turn>,
+    /// Every prompt turn, in order (see [`TurnRecord`]).
+    pub(super) turns: Vec<TurnRecord>,
     pub(super) notices: VecDeque<Json>,
     pub(super) other: Vec<Json>,
     /// (type, id, role) in first-seen order; a removed plan's entry has type [`REMOVED`].
@@ -265,6 +281,19 @@ pub struct Session {
 
 /// The type of a timeline entry whose plan was removed (skipped by the snapshot).
 pub(super) const REMOVED: &str = "";
+
+/// For each index of `timeline` and its length, how many entries before it are not
+/// [`REMOVED`]: where an entry is once the removed ones are gone.
+pub(super) fn kept_before(timeline: &[(&'static str, String, Option<Role>)]) -> Vec<usize> {
+    let mut kept = 0;
+    let mut out = Vec::with_capacity(timeline.len() + 1);
+    for (kind, _, _) in timeline {
+        out.push(kept);
+        kept += usize::from(*kind != REMOVED);
+    }
+    out.push(kept);
+    out
+}
 
 impl Session {
     /// Appends an empty message `id` of `role`, indexed (apart when `anonymous`) and placed in
@@ -309,6 +338,9 @@ impl Session {
         self.timeline[at].0 = REMOVED;
         self.timeline_holes += 1;
         if self.timeline_holes > MAX_HOLES && self.timeline_holes * 2 > self.timeline.len() {
+            if !self.turns.is_empty() {
+                self.remap_turns(&kept_before(&self.timeline));
+            }
             self.timeline.retain(|(kind, _, _)| *kind != REMOVED);
             self.timeline_dropped += self.timeline_holes;
             self.timeline_holes = 0;
@@ -320,14 +352,21 @@ impl Session {
         }
     }
 
-    /// The terminal `id`, made (and placed on the timeline) on first sight.
-    pub(super) fn terminal_entry(&mut self, id: &str) -> &mut TerminalEntry {
+    /// The terminal `id`, made (and placed on the timeline) on first sight, run by `source`:
+    /// `"agent"` (v2 terminal updates) or `"client"` (v1 `terminal/create`).
+    pub(super) fn terminal_entry(&mut self, id: &str, source: &str) -> &mut TerminalEntry {
         let config = self.terminal_config;
         let (entry, new) = self.terminals.entry(id, || TerminalEntry {
-            fields: [("terminalId".to_owned(), id.into())].into_iter().collect(),
+            fields: [
+                ("terminalId".to_owned(), id.into()),
+                ("source".to_owned(), source.into()),
+            ]
+            .into_iter()
+            .collect(),
             term: Arc::new(Mutex::new(Terminal::new(config))),
             written: 0,
             held: 0,
+            source_truncated: false,
         });
         if new {
             self.timeline.push(("terminal", id.to_owned(), None));
@@ -364,6 +403,7 @@ impl Session {
             permissions: Vec::new(),
             prompts: Vec::new(),
             turn: None,
+            turns: Vec::new(),
             notices: VecDeque::new(),
             other: Vec::new(),
             timeline: Vec::new(),

@@ -7,9 +7,11 @@ use std::sync::atomic::Ordering;
 
 use jiter::JsonValue;
 
+use super::client_terminals::TerminalAsk;
 use super::fields::Fields;
 use super::json::{Json, Members, as_str, dedup, member};
 use super::reducer::Reducer;
+use super::turns::TurnSlot;
 use super::{HashMap, MAX_PENDING, check, tables};
 
 /// Which rules apply: before `initialize` (0), v1 (1) or v2 (2).
@@ -76,6 +78,8 @@ pub(super) struct Turn {
     pub(super) refused: usize,
     /// Its prompts before this one are marked by a cancel already.
     pub(super) cancelled_to: usize,
+    /// Its record in the session's `turns`.
+    pub(super) record: usize,
 }
 
 #[derive(Clone, Debug)]
@@ -87,13 +91,18 @@ pub(super) enum Pending {
     /// (its result is the full set of options): the result's setup state applies. The session
     /// and the method.
     LoadSession(String, String),
-    /// The session, the prompt's index, and the rules in force when it was sent, which its
-    /// answer is read by (a connection initialized again meanwhile changes them).
-    Prompt(String, usize, Mode),
+    /// The session, the prompt's index, the rules in force when it was sent, which its
+    /// answer is read by (a connection initialized again meanwhile changes them), and the
+    /// turn it opened or joined.
+    Prompt(String, usize, Mode, TurnSlot),
     Permission(String, usize),
     /// `session/set_mode` (v1): the session and the mode it asks for, current once answered
     /// with a result.
     SetMode(String, String),
+    /// `terminal/create` (v1): the session and the terminal's fields as asked.
+    TerminalCreate(String, Fields),
+    /// Another `terminal/*` request (v1): the session, the terminal and what is asked.
+    TerminalAsk(String, String, TerminalAsk),
     Other,
 }
 
@@ -225,7 +234,13 @@ impl Reducer {
 
     /// Remember request `id` of `method` until its response. `side` is the sender the
     /// method implies, unless the caller named the sender.
-    fn track(&mut self, side: Side, id: Option<&JsonValue<'_>>, method: &str, what: Pending) {
+    pub(super) fn track(
+        &mut self,
+        side: Side,
+        id: Option<&JsonValue<'_>>,
+        method: &str,
+        what: Pending,
+    ) {
         if let Some(key) = id.and_then(id_key) {
             let side = self.sender.unwrap_or(side);
             let keys = response_keys(method, self.mode());
@@ -259,13 +274,19 @@ impl Reducer {
         let s = self.session(sid);
         s.prompts.push(entry);
         let index = s.prompts.len() - 1;
-        if mode != Mode::V2 || s.turn.is_none() {
-            s.turn = Some(Turn {
-                start: index,
-                refused: 0,
-                cancelled_to: index,
-            });
-        }
+        let slot = match s.turn {
+            Some(turn) if mode == Mode::V2 => s.join_turn(turn.record, id, params),
+            _ => {
+                let slot = s.open_turn(id, params);
+                s.turn = Some(Turn {
+                    start: index,
+                    refused: 0,
+                    cancelled_to: index,
+                    record: slot.turn,
+                });
+                slot
+            }
+        };
         // The user's turn: v1 chunks without an id that follow start a new message.
         s.current = None;
         if mode != Mode::V2 {
@@ -277,12 +298,13 @@ impl Reducer {
             }
         }
         self.change(sid, "session", "prompts");
+        self.change(sid, "session", "turns");
         self.check_request(sid, method, params);
         self.track(
             Side::Client,
             id,
             method,
-            Pending::Prompt(sid.to_owned(), index, mode),
+            Pending::Prompt(sid.to_owned(), index, mode, slot),
         );
     }
 
@@ -318,6 +340,31 @@ impl Reducer {
         }
     }
 
+    /// A `session/cancel`: marks the turn going on, if one is.
+    fn cancel(&mut self, id: Option<&JsonValue<'_>>, params: Option<&JsonValue<'_>>) {
+        let method = "session/cancel";
+        self.track_if_contested(Side::Client, id, method);
+        let Some(sid) = self.params_session(method, params) else {
+            return;
+        };
+        let s = self.session(sid);
+        // Only an ongoing turn can be cancelled, and in it only the prompts not
+        // answered with an error: a finished one stays as it was.
+        if let Some(turn) = &mut s.turn {
+            // Each prompt once, however many cancels a turn sees.
+            for prompt in &mut s.prompts[turn.cancelled_to..] {
+                if prompt.get("error").is_none() {
+                    prompt.set("cancelRequested", Json::Bool(true));
+                }
+            }
+            turn.cancelled_to = s.prompts.len();
+            let record = turn.record;
+            s.cancel_turn(record);
+            self.change(sid, "session", "prompts");
+            self.change(sid, "session", "turns");
+        }
+    }
+
     pub(super) fn request(
         &mut self,
         method: &str,
@@ -330,6 +377,11 @@ impl Reducer {
                 self.session_update(params);
             }
             "session/prompt" => self.prompt(id, params),
+            "terminal/create"
+            | "terminal/output"
+            | "terminal/wait_for_exit"
+            | "terminal/kill"
+            | "terminal/release" => self.terminal_request(method, id, params),
             "session/request_permission" => {
                 let Some(sid) = self.params_session(method, params) else {
                     self.track(Side::Agent, id, method, Pending::Other);
@@ -348,25 +400,7 @@ impl Reducer {
                     Pending::Permission(sid.to_owned(), index),
                 );
             }
-            "session/cancel" => {
-                self.track_if_contested(Side::Client, id, method);
-                let Some(sid) = self.params_session(method, params) else {
-                    return;
-                };
-                let s = self.session(sid);
-                // Only an ongoing turn can be cancelled, and in it only the prompts not
-                // answered with an error: a finished one stays as it was.
-                if let Some(turn) = &mut s.turn {
-                    // Each prompt once, however many cancels a turn sees.
-                    for prompt in &mut s.prompts[turn.cancelled_to..] {
-                        if prompt.get("error").is_none() {
-                            prompt.set("cancelRequested", Json::Bool(true));
-                        }
-                    }
-                    turn.cancelled_to = s.prompts.len();
-                    self.change(sid, "session", "prompts");
-                }
-            }
+            "session/cancel" => self.cancel(id, params),
             "initialize" => {
                 if let Some(JsonValue::Object(p)) = params {
                     self.set_version("params", member(p, "protocolVersion"));
@@ -496,8 +530,8 @@ impl Reducer {
                     self.session_setup(&sid, &method, r);
                 }
             }
-            Pending::Prompt(sid, index, asked) => {
-                self.prompt_answer(&sid, index, asked, result, error);
+            Pending::Prompt(sid, index, asked, slot) => {
+                self.prompt_answer(&sid, index, (asked, slot), result, error);
             }
             Pending::Permission(sid, index) => {
                 let s = self.session(&sid);
@@ -511,16 +545,19 @@ impl Reducer {
                     self.change(&sid, "session", "currentModeId");
                 }
             }
+            Pending::TerminalCreate(sid, fields) => self.terminal_created(&sid, fields, result),
+            Pending::TerminalAsk(sid, tid, ask) => self.terminal_answered(&sid, &tid, ask, result),
             Pending::Other => {}
         }
     }
 
-    /// The answer to prompt `index` of session `sid`, sent under the rules `asked`.
+    /// The answer to prompt `index` of session `sid`, sent under the rules `asked`, in the
+    /// turn `slot`.
     fn prompt_answer(
         &mut self,
         sid: &str,
         index: usize,
-        asked: Mode,
+        (asked, slot): (Mode, TurnSlot),
         result: Option<&JsonValue<'_>>,
         error: Option<&JsonValue<'_>>,
     ) {
@@ -558,8 +595,19 @@ impl Reducer {
                 "session/prompt: result.messageId must be a string".to_owned(),
             );
         }
+        // v1: the answer closes the prompt's turn, with the usage it reports.
+        let members = r.map(|r| &r[..]);
+        let usage = if v1 {
+            self.prompt_usage(sid, members)
+        } else {
+            None
+        };
         let s = self.session(sid);
         answer(&mut s.prompts[index], result, error);
+        s.answer_turn(slot, members, error);
+        if v1 {
+            s.close_turn(slot.turn, stop, usage);
+        }
         // A v2 result only acknowledges the prompt: its turn ends with an idle update,
         // or once every prompt of it was refused with an error.
         let prompts = s.prompts.len();
@@ -576,7 +624,12 @@ impl Reducer {
                 .is_some_and(|turn| turn.refused == prompts - turn.start)
         };
         if ended {
-            s.turn = None;
+            // v2: each of its prompts refused, the turn is over.
+            if let Some(turn) = s.turn.take()
+                && !v1
+            {
+                s.close_turn(turn.record, None, None);
+            }
         }
         // v1: any answer ends the turn (a response carries a result or an error); the
         // answer to an earlier prompt than the last one ends no turn that is going on.
@@ -592,6 +645,7 @@ impl Reducer {
             }
         }
         self.change(sid, "session", "prompts");
+        self.change(sid, "session", "turns");
     }
 
     /// `configOptions` and `modes.currentModeId` of the result of session setup `method`

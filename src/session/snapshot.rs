@@ -7,22 +7,27 @@ use super::ErrorRecord;
 use super::NO_VERSION;
 use super::fields::{Fields, Keyed};
 use super::json::{Json, View, view_set};
-use super::model::{BlockRef, Content, Message, REMOVED, Session, TerminalEntry, lock};
+use super::model::{
+    BlockRef, Content, Message, REMOVED, Session, TerminalEntry, kept_before, lock,
+};
 
 impl Session {
     /// The session as one JSON object. Top-level keys, always present:
     ///
     /// `sessionId`, `protocolVersion` (int or null), `state`, `stopReason`, `messages` (list
     /// of `{id, role, content?, _meta?, …}` in timeline order), `toolCalls` (by id),
-    /// `terminals` (by id: `terminalId`, `command?`, `cwd?`, `exitStatus?`, `_meta?`, `text`,
-    /// `bytes`, `truncated`), `plans` (by planId), `compactions` (by id), `usage` (the last
-    /// `usage_update` or null), `info` (patched `session_info_update` fields),
-    /// `availableCommands`, `configOptions`, `currentModeId` (null until set), `permissions`
-    /// and `prompts` (lists in request order, with `response` or `error` once answered),
-    /// `notices` (the last 100), `other` (raw unknown updates), `timeline` (`{type, id}` plus
-    /// `role` for messages, first-seen order), `errors` (this session's, the last 1000),
-    /// `subagents` (by id) and `updateExtras` (`_meta` and unknown fields of the
-    /// session-level replace variants and of plan updates and removals, by variant name).
+    /// `terminals` (by id: `terminalId`, `source` (`agent` or `client`), `command?`, `cwd?`,
+    /// `exitStatus?`, `_meta?`, `text`, `bytes`, `truncated`), `plans` (by planId),
+    /// `compactions` (by id), `usage` (the last `usage_update` or null), `info` (patched
+    /// `session_info_update` fields), `availableCommands`, `configOptions`, `currentModeId`
+    /// (null until set), `permissions` and `prompts` (lists in request order, with `response`
+    /// or `error` once answered), `turns` (one per prompt turn: `requestId`, `prompt`,
+    /// `messageId?`, `stopReason`, `cancelRequested`, `usage?`, `error?`, `joined?`, and
+    /// `start`/`end` in `timeline`), `notices` (the last 100), `other` (raw unknown updates),
+    /// `timeline` (`{type, id}` plus `role` for messages, first-seen order; a turn's id is its
+    /// request id), `errors` (this session's, the last 1000), `subagents` (by id) and
+    /// `updateExtras` (`_meta` and unknown fields of the session-level replace variants and
+    /// of plan updates and removals, by variant name).
     ///
     /// Inside entities, a field never set or cleared is absent.
     pub fn snapshot(&self) -> Json {
@@ -45,12 +50,20 @@ impl Session {
                 .map(|(id, t)| (id.as_str(), terminal_view(t)))
                 .collect(),
         );
+        // A turn's entry shows its request id; turns are placed in order, one entry each.
+        let mut turn = 0;
         let timeline = self
             .timeline
             .iter()
             .filter(|(kind, _, _)| *kind != REMOVED)
             .map(|(kind, id, role)| {
-                let mut o = vec![("type", View::Str(kind)), ("id", View::Str(id))];
+                let id = if *kind == "turn" {
+                    turn += 1;
+                    View::Json(self.turn_request_id(turn - 1))
+                } else {
+                    View::Str(id)
+                };
+                let mut o = vec![("type", View::Str(kind)), ("id", id)];
                 if let Some(role) = role {
                     o.push(("role", View::Str(role.as_str())));
                 }
@@ -91,6 +104,7 @@ impl Session {
             ),
             ("permissions", objs(&self.permissions)),
             ("prompts", objs(&self.prompts)),
+            ("turns", self.turns_view(&kept_before(&self.timeline))),
             (
                 "notices",
                 View::Array(self.notices.iter().map(View::Json).collect()),
@@ -131,7 +145,7 @@ fn terminal_view(t: &TerminalEntry) -> View<'_> {
     view_set(
         &mut o,
         "truncated",
-        View::Owned(Json::Bool(term.truncated())),
+        View::Owned(Json::Bool(term.truncated() || t.source_truncated)),
     );
     View::Object(o)
 }

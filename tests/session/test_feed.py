@@ -130,13 +130,15 @@ def test_interleaved_chunks_in_one_feed(backend):
     assert store["s2"].message_text("m2") == "g"
     assert store.changes() == [
         ("s1", "session", "sessionId"),
-        ("s1", "message", "m1"),
+        ("s1", "agentMessage", "m1"),
         ("s2", "session", "sessionId"),
-        ("s2", "message", "m1"),
-        ("s2", "message", "m2"),
+        ("s2", "agentMessage", "m1"),
+        # The thought of the same id is its own entity, named by its role.
+        ("s1", "thought", "m1"),
+        ("s2", "agentMessage", "m2"),
     ]
     store.feed(ndjson([chunk("m1", "i", "s1")]))
-    assert store.changes() == [("s1", "message", "m1")]
+    assert store.changes() == [("s1", "agentMessage", "m1")]
     reference = store_of(backend, [*messages, chunk("m1", "i", "s1")])
     for sid in ("s1", "s2"):
         assert store[sid].snapshot() == reference[sid].snapshot()
@@ -181,7 +183,7 @@ def test_chunk_errors_keep_line_and_offset(backend):
     ]
     assert store.changes() == [
         ("s", "session", "sessionId"),
-        ("s", "message", "m"),
+        ("s", "agentMessage", "m"),
         ("s", "session", "errors"),
     ]
 

@@ -133,7 +133,7 @@ def test_many_chunks_append_in_place(backend):
     store = backend.Sessions()
     assert store.feed(line * n) == n
     assert store[SID].message_text("m") == "ab" * n
-    assert store.changes() == [(SID, "session", "sessionId"), (SID, "message", "m")]
+    assert store.changes() == [(SID, "session", "sessionId"), (SID, "agentMessage", "m")]
 
 
 def test_chunks_after_an_upsert_append_to_its_content(backend):
@@ -151,5 +151,5 @@ def test_chunks_after_an_upsert_append_to_its_content(backend):
     assert store["s"].message_text("m") == "new bc"
     store.changes()
     store.feed(chunk_json(b'"d"') + b"\n")
-    assert store.changes() == [("s", "message", "m")]
+    assert store.changes() == [("s", "agentMessage", "m")]
     assert store["s"].message_text("m") == "new bcd"

@@ -90,7 +90,7 @@ impl Reducer {
             .get_or_insert_with(Box::default)
             .push(content.expect("checked above"));
         let id = m.id.clone();
-        self.change(sid, "message", &id);
+        self.change(sid, role.change_kind(), &id);
     }
 
     pub(super) fn upsert_message(&mut self, sid: &str, kind: &str, role: Role, u: &Members<'_>) {
@@ -127,7 +127,7 @@ impl Reducer {
         if !ops.is_empty() {
             m.fields_mut().apply(ops);
         }
-        self.change(sid, "message", id);
+        self.change(sid, role.change_kind(), id);
     }
 
     /// The streaming hot path: a plain-text message chunk with a `messageId`, reduced without
@@ -157,7 +157,7 @@ impl Reducer {
         // Sessions and messages are never removed, so the indices name the same message
         // until the changes are taken.
         if self.message_changed != Some((si, index)) {
-            self.change(chunk.session_id, "message", chunk.message_id);
+            self.change(chunk.session_id, chunk.role.change_kind(), chunk.message_id);
             self.message_changed = Some((si, index));
         }
     }

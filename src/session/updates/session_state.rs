@@ -91,10 +91,13 @@ impl Reducer {
         };
         // Named when set, also to the value it had, or cleared.
         let stopped = stop.is_some() || s.stop_reason.is_some();
-        s.stop_reason = stop;
+        s.stop_reason.clone_from(&stop);
         s.state = Some(state.to_owned());
-        if state == "idle" {
-            s.turn = None;
+        // The idle report closes the turn going on, with its stop reason and usage.
+        let closed = state == "idle" && s.turn.is_some();
+        if let Some(turn) = s.turn.take_if(|_| state == "idle") {
+            let usage = member(u, "usage").filter(|v| matches!(v, JsonValue::Object(_)));
+            s.close_turn(turn.record, stop.as_deref(), usage);
         }
         // `stopReason` is an idle state's; on another it is an unknown field, kept raw.
         let skip: &[&str] = if state == "idle" {
@@ -109,6 +112,9 @@ impl Reducer {
         }
         if moved {
             self.change(sid, "session", "updateExtras");
+        }
+        if closed {
+            self.change(sid, "session", "turns");
         }
     }
 

@@ -1,5 +1,6 @@
 //! Terminals (v2): `terminal_update` and `terminal_output_chunk` (also on the byte fast
-//! path) feed live terminals, within the store's bound on what they hold together.
+//! path) feed live terminals, within the store's bound on what they hold together. v1's
+//! client terminals (`client_terminals`) are rendered by the same means.
 
 use jiter::JsonValue;
 
@@ -59,7 +60,7 @@ impl Reducer {
             _ => {}
         }
         let sidx = self.session_index(sid);
-        let entry = self.sessions[sidx].terminal_entry(id);
+        let entry = self.sessions[sidx].terminal_entry(id, "agent");
         let mut ops: Vec<_> = dedup(u)
             .into_iter()
             .filter(|(k, _)| !matches!(*k, "sessionUpdate" | "terminalId" | "output"))
@@ -70,15 +71,24 @@ impl Reducer {
         }
         entry.fields.apply(ops);
         if let Some(output) = output {
-            let held = {
-                let mut term = lock(&entry.term);
-                term.reset(&output);
-                term.settle()
-            };
-            self.terminal_budget.written(entry, sidx, id, held);
-            self.clear_past_terminal_bound();
+            self.reset_terminal(sidx, id, &output);
         }
         self.change(sid, "terminal", id);
+    }
+
+    /// Resets terminal `id` of session `sidx` (which has it) to `output`, within the store's
+    /// bound.
+    pub(in crate::session) fn reset_terminal(&mut self, sidx: usize, id: &str, output: &[u8]) {
+        let Some(entry) = self.sessions[sidx].terminals.get_mut(id) else {
+            return;
+        };
+        let held = {
+            let mut term = lock(&entry.term);
+            term.reset(output);
+            term.settle()
+        };
+        self.terminal_budget.written(entry, sidx, id, held);
+        self.clear_past_terminal_bound();
     }
 
     pub(super) fn terminal_chunk(&mut self, sid: &str, u: &Members<'_>) {
@@ -109,7 +119,7 @@ impl Reducer {
     /// Feed one decoded chunk of terminal output.
     fn terminal_output(&mut self, sid: &str, id: &str, bytes: &[u8]) {
         let sidx = self.session_index(sid);
-        let entry = self.sessions[sidx].terminal_entry(id);
+        let entry = self.sessions[sidx].terminal_entry(id, "agent");
         let held = {
             let mut term = lock(&entry.term);
             term.feed(bytes);

@@ -16,7 +16,7 @@ _SESSIONS_OPTIONS = frozenset(
 )
 
 
-def reduce_ndjson(source: str | os.PathLike | BinaryIO, **options: Any) -> Sessions:
+def reduce_ndjson(source: str | os.PathLike[str] | BinaryIO, **options: Any) -> Sessions:
     """Reduce a whole NDJSON trace (a path or a binary file) into a new Sessions.
 
     ``options`` are Sessions' keyword arguments.

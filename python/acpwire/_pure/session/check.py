@@ -7,19 +7,34 @@ record, and a required part that does not fit refuses the update.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterator, Mapping
+from typing import Any, cast
 
+from .parts import FieldRule, FieldRules, ItemRule, JsonObject, JsonValue, RuleInside
 from .tables import ANY_TYPE, DEFAULT, FIELD_RULES, FIELD_TYPES, INNER, OPT, REQ
+
+# The generated tables, as their rules' types say: their literals infer plain `str` tags, which
+# cannot tell a rule's "shaped" members from its items.
+_FIELD_TYPES = cast("Mapping[str, FieldRules]", FIELD_TYPES)
+_FIELD_RULES = cast("Mapping[str, Mapping[str, FieldRule]]", FIELD_RULES)
+
+
+def _item_rule(field: FieldRule) -> ItemRule:
+    """The rule of the items of array field ``field`` (or of its one item)."""
+    inside = field[4]
+    if inside is None or inside[0] == "shaped":
+        raise LookupError(f"{field[0]} has no item rule")
+    return inside[1]
+
 
 # The rules a handler applies itself, as the tables hold them for the variants they belong to: a
 # plan_update's plan and its entries (those of a v1 plan), a session setup's configOptions.
-_ONLY_META = FIELD_TYPES["plan_update"]
-_PLAN_ENTRY = FIELD_RULES["plan"]["entries"][4][1]
-_CONFIG_OPTION = FIELD_RULES["config_option_update"]["configOptions"][4][1]
+_ONLY_META = _FIELD_TYPES["plan_update"]
+_PLAN_ENTRY = _item_rule(_FIELD_RULES["plan"]["entries"])
+_CONFIG_OPTION = _item_rule(_FIELD_RULES["config_option_update"]["configOptions"])
 
 
-def _mismatch(v: Any, field: tuple) -> str | None:
+def _mismatch(v: Any, field: FieldRule) -> str | None:
     """What value v (None when absent or null) should have been if it does not fit field, by
     type only."""
     _, types, name, need, _ = field
@@ -33,7 +48,7 @@ def _at(name: str, index: int | None) -> str:
     return name if index is None else f"{name}[{index}]"
 
 
-def _members_fit(o: dict, fields: tuple) -> bool:
+def _members_fit(o: JsonObject, fields: FieldRules) -> bool:
     """Whether every member of object o fits its field of fields (`_mismatch` finds nothing).
     Members are checked by type only: the rules stop here, one level down."""
     for name, types, _, need, _ in fields:
@@ -43,7 +58,7 @@ def _members_fit(o: dict, fields: tuple) -> bool:
     return True
 
 
-def _item_fits(v: Any, item: tuple, mode: int) -> bool:
+def _item_fits(v: Any, item: ItemRule, mode: int) -> bool:
     """Whether one item fits item under mode (`_repair_item` would keep it as it is)."""
     members, by_type = item
     return (
@@ -53,7 +68,9 @@ def _item_fits(v: Any, item: tuple, mode: int) -> bool:
     )
 
 
-def _type_members_fit(v: dict, by_type: tuple, mode: int) -> bool:
+def _type_members_fit(
+    v: JsonObject, by_type: tuple[tuple[str, int | None, FieldRules], ...], mode: int
+) -> bool:
     """Whether object v fits the members its `type` has under mode, as by_type lists them."""
     tag = v.get("type")
     for t, version, fields in by_type:
@@ -66,7 +83,7 @@ def _type_members_fit(v: dict, by_type: tuple, mode: int) -> bool:
     return True
 
 
-def _items_fit(v: Any, item: tuple, mode: int) -> bool:
+def _items_fit(v: Any, item: ItemRule, mode: int) -> bool:
     """Whether every item of v, when it is an array, fits item under mode."""
     if type(v) is list:
         # `_item_fits` for each item, inline: arrays of content blocks and entries are common.
@@ -81,13 +98,15 @@ def _items_fit(v: Any, item: tuple, mode: int) -> bool:
     return True
 
 
-def _present_fields(kind: str, u: dict) -> Iterator[tuple]:
+def _present_fields(
+    kind: str, u: JsonObject
+) -> Iterator[tuple[Any, str, tuple[type, ...], str, int, RuleInside | None]]:
     """(value, name, types, want, need, inside) of each field of update u (of variant kind) that
     its rules look at: an update's own fields are optional or the handler's, so absent and null
     pass (but a null required array is one that does not fit), and the members of an idle
     state_update are unknown fields on another state."""
     not_idle = kind == "state_update" and u.get("state") != "idle"
-    for field in FIELD_TYPES[kind]:
+    for field in _FIELD_TYPES[kind]:
         name, _, _, need, _ = field
         v = u.get(name)
         if (v is None and (need != DEFAULT or name not in u)) or (
@@ -97,11 +116,11 @@ def _present_fields(kind: str, u: dict) -> Iterator[tuple]:
         yield (v, *field)
 
 
-def _needs_repair(kind: str, u: dict, mode: int) -> bool:
+def _needs_repair(kind: str, u: JsonObject, mode: int) -> bool:
     """Whether a field of update u (of variant kind) does not fit its rule under mode (the
     fields _present_fields gives), found by walking the names that have rules (most kinds
     have as few as an update has keys, or fewer) and testing the update for each."""
-    rules = FIELD_RULES[kind]
+    rules = _FIELD_RULES[kind]
     not_idle = kind == "state_update" and u.get("state") != "idle"
     for name in rules:
         if name not in u or (not_idle and name in _IDLE_MEMBERS):
@@ -116,14 +135,13 @@ def _needs_repair(kind: str, u: dict, mode: int) -> bool:
             return True
         if inside is None:
             continue
-        how, inner = inside
-        if how == "shaped":
-            if type(v) is dict and not _members_fit(v, inner):
+        if inside[0] == "shaped":
+            if type(v) is dict and not _members_fit(v, inside[1]):
                 return True
-        elif how == "items":
-            if not _items_fit(v, inner, mode):
+        elif inside[0] == "items":
+            if not _items_fit(v, inside[1], mode):
                 return True
-        elif type(v) is dict and not _item_fits(v, inner, mode):
+        elif type(v) is dict and not _item_fits(v, inside[1], mode):
             return True
     return False
 
@@ -146,8 +164,8 @@ class _Refused(Exception):
 
 
 def _repair_members(
-    kind: str, name: str, index: int | None, o: dict, fields: tuple, notes: list
-) -> dict:
+    kind: str, name: str, index: int | None, o: JsonObject, fields: FieldRules, notes: list[str]
+) -> JsonObject:
     """Object o (field name, or its item index) with each optional member of fields that does
     not fit left out, each noted; o itself when all fit. Raises _Refused for a required one."""
     fixed = None
@@ -167,14 +185,14 @@ def _repair_members(
 
 
 def _repair_item(
-    kind: str, name: str, index: int | None, v: Any, item: tuple, mode: int, notes: list
+    kind: str, name: str, index: int | None, v: Any, item: ItemRule, mode: int, notes: list[str]
 ) -> Any:
     """One item (field name, or its item index) against item, repaired as _repair_members
     repairs an object. Raises _Refused when it cannot be read."""
     if type(v) is not dict:
         raise _Refused(f"{kind}: {_at(name, index)} must be an object")
     members, by_type = item
-    own: list = []
+    own: list[str] = []
     v = _repair_members(kind, name, index, v, members, own)
     for t, version, fields in by_type:
         if t in (ANY_TYPE, v.get("type")) and (version is None or version == mode):
@@ -183,7 +201,9 @@ def _repair_item(
     return v
 
 
-def _repair_items(kind: str, name: str, v: list, item: tuple, mode: int, notes: list) -> list:
+def _repair_items(
+    kind: str, name: str, v: list[JsonValue], item: ItemRule, mode: int, notes: list[str]
+) -> list[JsonValue]:
     """The items of array v (field name) that can be read, each repaired; v itself when all fit
     as they are. An item that cannot be read is left out and noted."""
     if _items_fit(v, item, mode):
@@ -202,11 +222,11 @@ def _repair_items(kind: str, name: str, v: list, item: tuple, mode: int, notes: 
     return v if out is None else out
 
 
-def _repair(kind: str, u: dict, mode: int) -> tuple[dict, list]:
+def _repair(kind: str, u: JsonObject, mode: int) -> tuple[JsonObject, list[str]]:
     """Update u (of variant kind, with a field _field_error finds wrong) with what does not fit
     its rules repaired, and one reason per part left out. Raises _Refused when a required part
     cannot be read."""
-    notes: list = []
+    notes: list[str] = []
     fixed = dict(u)
     for v, name, types, want, need, inside in _present_fields(kind, u):
         new = v
@@ -217,21 +237,20 @@ def _repair(kind: str, u: dict, mode: int) -> tuple[dict, list]:
             notes.append(f"{kind}: {name} must be {want} or null{_IGNORED}")
             new = _ABSENT
         elif inside is not None:
-            how, rules = inside
-            if how == "shaped":
+            if inside[0] == "shaped":
                 if type(v) is dict:
-                    own: list = []
+                    own: list[str] = []
                     try:
-                        new = _repair_members(kind, name, None, v, rules, own)
+                        new = _repair_members(kind, name, None, v, inside[1], own)
                         notes.extend(own)
                     except _Refused as refused:
                         notes.append(f"{refused} ({name} ignored)")
                         new = _ABSENT
-            elif how == "items":
+            elif inside[0] == "items":
                 if type(v) is list:
-                    new = _repair_items(kind, name, v, rules, mode, notes)
+                    new = _repair_items(kind, name, v, inside[1], mode, notes)
             elif type(v) is dict:  # "one": a required item
-                new = _repair_item(kind, name, None, v, rules, mode, notes)
+                new = _repair_item(kind, name, None, v, inside[1], mode, notes)
         if new is _ABSENT:
             del fixed[name]
         elif new is not v:

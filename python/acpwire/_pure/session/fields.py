@@ -8,15 +8,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from .parts import JsonObject
 
-def _patch(obj: dict, key: str, value: Any) -> None:
+
+def _patch(obj: JsonObject, key: str, value: Any) -> None:
     if value is None:
         obj.pop(key, None)
     else:
         obj[key] = value
 
 
-def _push_item(obj: dict, key: str, item: Any) -> None:
+def _push_item(obj: JsonObject, key: str, item: Any) -> None:
     items = obj.get(key)
     if type(items) is list:
         items.append(item)
@@ -24,12 +26,12 @@ def _push_item(obj: dict, key: str, item: Any) -> None:
         obj[key] = [item]
 
 
-def _without(u: dict, skip: tuple | frozenset) -> dict:
+def _without(u: JsonObject, skip: tuple[str, ...] | frozenset[str]) -> JsonObject:
     """The members of ``u`` except ``skip`` and nulls (a field cleared is absent)."""
     return {k: v for k, v in u.items() if k not in skip and v is not None}
 
 
-def _set_extras(extras: dict, kind: str, u: dict, skip: frozenset) -> bool:
+def _set_extras(extras: JsonObject, kind: str, u: JsonObject, skip: frozenset[str]) -> bool:
     """Store the rest of update ``u`` as ``extras[kind]``; return whether ``updateExtras`` was
     touched (it had or now has an entry for ``kind``), as any entity touched is a change."""
     # Most updates have no member past `skip`: a set comparison in C tells, without a copy.

@@ -10,6 +10,7 @@ from typing import Any
 
 from ..._contract import MAX_INT_DIGITS
 from ..json import MAX_DECODE_DEPTH
+from .parts import JsonObject, JsonValue
 
 _INT64 = 1 << 63
 
@@ -39,7 +40,7 @@ _RECURSIVE_COPY_DEPTH = 64
 MAX_APPLY_DEPTH = MAX_DECODE_DEPTH
 
 
-def _str_keyed(value: dict) -> Any:
+def _str_keyed(value: JsonObject) -> Any:
     # The stored entries and text, as the binding reads them: methods a subclass overrides
     # (`items`, `__str__`: a `(str, Enum)` member's str() is its name) are not called.
     for k, v in dict.items(value):
@@ -67,7 +68,8 @@ def _normalize(message: Any) -> Any:
     Depth first and in order, as the binding walks it, so that the first fault found is the
     same; with a stack of its own, so that a deep message cannot exhaust Python's.
     """
-    root: dict = {}
+    # The copy's holder: the message is its item 0.
+    root: dict[int | str, JsonValue] = {}
     # (what is left of a container, its copy, the depth of its items)
     stack: list[tuple[Any, Any, int]] = [(iter([(0, message)]), root, 0)]
     while stack:
@@ -76,6 +78,7 @@ def _normalize(message: Any) -> Any:
             if depth > MAX_APPLY_DEPTH:
                 raise ValueError("message nests too deeply")
             child = None
+            out: JsonValue
             if value is None or isinstance(value, bool):
                 out = value if value is None else bool(value)
             elif isinstance(value, str):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 from collections import deque
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -17,8 +18,10 @@ from ..._contract import (
     MAX_SESSION_ERRORS,
 )
 from .._args import Unpicklable, str_arg
-from ..terminal import Terminal, _locked
+from ..terminal import Terminal
+from .parts import ErrorRecord, JsonObject, JsonValue, TermArgs, TimelineEntry, locked
 from .snapshot import snapshot as _snapshot
+from .turns import _Turn, kept_before, remap_turns
 
 # What one terminal of a store may hold alone by default.
 _TERMINAL_MAX_BYTES = 16 * 1024 * 1024
@@ -30,10 +33,10 @@ class _Message:
     def __init__(self, mid: str, role: str) -> None:
         self.id = mid
         self.role = role
-        self.content: list | None = None
-        self.fields: dict = {}
+        self.content: list[JsonValue] | None = None
+        self.fields: JsonObject = {}
 
-    def append(self, block: dict) -> list:
+    def append(self, block: JsonObject) -> list[JsonValue]:
         """Append one chunk's content block; return the content list."""
         content = self.content
         if content is None:
@@ -47,12 +50,14 @@ class _TerminalEntry:
     """A terminal of a session: its fields, the live Terminal, and what it held when the store
     last wrote to it."""
 
-    __slots__ = ("fields", "held", "term")
+    __slots__ = ("fields", "held", "source_truncated", "term")
 
-    def __init__(self, fields: dict, term: Terminal) -> None:
+    def __init__(self, fields: JsonObject, term: Terminal) -> None:
         self.fields = fields
         self.term = term
         self.held = 0
+        # A v1 client terminal's last terminal/output said the client dropped output.
+        self.source_truncated = False
 
 
 class _StoreLock:
@@ -78,7 +83,7 @@ class _StoreLock:
         self._lock.release()
 
     @contextmanager
-    def feeding(self):
+    def feeding(self) -> Iterator[None]:
         # The lock is reentrant, so failing to take it means another thread holds it.
         if not self._lock.acquire(blocking=False):
             if self._feeding:
@@ -95,7 +100,7 @@ class _StoreLock:
             self._lock.release()
 
     @contextmanager
-    def changing(self):
+    def changing(self) -> Iterator[None]:
         """A change other than a feed: other threads' calls wait for it, as for a feed."""
         self._lock.acquire()
         self._refuse_nested()
@@ -144,8 +149,10 @@ class Session(Unpicklable):
         "_timeline_holes",
         "_tool_calls",
         "_turn_cancelled_to",
+        "_turn_record",
         "_turn_refused",
         "_turn_start",
+        "_turns",
         "_update_extras",
         "_usage",
         "_version",
@@ -158,12 +165,16 @@ class Session(Unpicklable):
         raise TypeError("cannot create 'acpwire.Session' instances")
 
     @classmethod
-    def _of_store(cls, sid: str, version: list, term_args: tuple, lock: _StoreLock) -> Session:
+    def _of_store(
+        cls, sid: str, version: list[JsonValue], term_args: TermArgs, lock: _StoreLock
+    ) -> Session:
         session = cls.__new__(cls)
         session._init(sid, version, term_args, lock)
         return session
 
-    def _init(self, sid: str, version: list, term_args: tuple, lock: _StoreLock) -> None:
+    def _init(
+        self, sid: str, version: list[JsonValue], term_args: TermArgs, lock: _StoreLock
+    ) -> None:
         self._id = sid
         self._lock = lock
         # The store's protocol version, in a one-item list every session shares: every session
@@ -174,22 +185,22 @@ class Session(Unpicklable):
         self._messages: list[_Message] = []
         # (role, messageId) -> index in _messages; anonymous messages under
         # (role, messageId, True), kept apart so that a real id never reaches one.
-        self._message_index: dict[tuple, int] = {}
+        self._message_index: dict[tuple[str, str] | tuple[str, str, bool], int] = {}
         self._current: int | None = None
         self._anonymous = 0
-        self._tool_calls: dict[str, dict] = {}
+        self._tool_calls: dict[str, JsonObject] = {}
         self._terminals: dict[str, _TerminalEntry] = {}
-        self._plans: dict[str, dict] = {}
-        self._compactions: dict[str, dict] = {}
-        self._subagents: dict[str, dict] = {}
-        self._usage: dict | None = None
-        self._info: dict = {}
-        self._available_commands: list | None = None
-        self._config_options: list | None = None
+        self._plans: dict[str, JsonObject] = {}
+        self._compactions: dict[str, JsonObject] = {}
+        self._subagents: dict[str, JsonObject] = {}
+        self._usage: JsonObject | None = None
+        self._info: JsonObject = {}
+        self._available_commands: list[JsonValue] | None = None
+        self._config_options: list[JsonValue] | None = None
         self._current_mode_id: str | None = None
-        self._update_extras: dict = {}
-        self._permissions: list[dict] = []
-        self._prompts: list[dict] = []
+        self._update_extras: JsonObject = {}
+        self._permissions: list[JsonObject] = []
+        self._prompts: list[JsonObject] = []
         # The turn going on, if one is: until the last prompt's v1 response or error response,
         # or (v2) an idle state_update or an error answer to each of its prompts. In v2 a
         # prompt sent meanwhile joins the turn (the work it contributes to). Only an ongoing
@@ -198,10 +209,13 @@ class Session(Unpicklable):
         self._turn_start: int | None = None
         self._turn_refused = 0
         self._turn_cancelled_to = 0
-        self._notices: deque = deque(maxlen=MAX_NOTICES)
-        self._other: list = []
+        # Its record in `_turns`, every prompt turn in order.
+        self._turn_record = 0
+        self._turns: list[_Turn] = []
+        self._notices: deque[JsonObject] = deque(maxlen=MAX_NOTICES)
+        self._other: list[JsonValue] = []
         # (type, id, role) in first-seen order; None where a removed plan's entry was.
-        self._timeline: list[tuple | None] = []
+        self._timeline: list[TimelineEntry | None] = []
         # Where each plan's entry is in the timeline, so that removing a plan is O(1).
         self._plan_at: dict[str, int] = {}
         self._timeline_holes = 0
@@ -210,7 +224,7 @@ class Session(Unpicklable):
         # The message placed last and the count of entries placed once it was: while that
         # count has not moved, the message is the timeline's last entry.
         self._tail_message: tuple[int, int] | None = None
-        self._errors: deque = deque(maxlen=MAX_SESSION_ERRORS)
+        self._errors: deque[ErrorRecord] = deque(maxlen=MAX_SESSION_ERRORS)
         self._term_args = term_args
 
     @property
@@ -237,13 +251,19 @@ class Session(Unpicklable):
         timeline[at] = None
         self._timeline_holes += 1
         if self._timeline_holes > MAX_HOLES and self._timeline_holes * 2 > len(timeline):
+            if self._turns:
+                remap_turns(self, kept_before(timeline))
             timeline = self._timeline = [t for t in timeline if t is not None]
             self._timeline_dropped += self._timeline_holes
             self._timeline_holes = 0
-            self._plan_at = {t[1]: i for i, t in enumerate(timeline) if t[0] == "plan"}
+            self._plan_at = {
+                t[1]: i
+                for i, t in enumerate(timeline)
+                if t is not None and t[0] == "plan" and type(t[1]) is str
+            }
 
     @property
-    @_locked
+    @locked
     def state(self) -> str | None:
         """The foreground state (``running``, ``idle``, ``requires_action`` or any other string
         sent), None before the first report. In v1 a prompt sets ``running``, its response
@@ -251,18 +271,18 @@ class Session(Unpicklable):
         return self.state_
 
     @property
-    @_locked
+    @locked
     def stop_reason(self) -> str | None:
         """Why the last turn stopped (only while idle)."""
         return self.stop_reason_
 
-    @_locked
+    @locked
     def terminal(self, terminal_id: str) -> Terminal | None:
         """The live Terminal ``terminal_id`` (None if the session has no such terminal)."""
         entry = self._terminals.get(str_arg(terminal_id))
         return None if entry is None else entry.term
 
-    @_locked
+    @locked
     def message_text(self, message_id: str, role: str = "agent") -> str | None:
         """The concatenated text blocks of message (role, message_id), None if absent.
 
@@ -282,23 +302,27 @@ class Session(Unpicklable):
                     parts.append(text)
         return "".join(parts)
 
-    @_locked
-    def snapshot(self) -> dict:
+    @locked
+    def snapshot(self) -> JsonObject:
         """The session as a JSON-serializable dict (a copy).
 
         Top-level keys, always present: ``sessionId``, ``protocolVersion``, ``state``,
         ``stopReason``, ``messages`` (list of ``{id, role, content?, _meta?, ...}`` in timeline
-        order), ``toolCalls`` (by id), ``terminals`` (by id: ``terminalId``, ``command?``,
-        ``cwd?``, ``exitStatus?``, ``_meta?``, ``text``, ``bytes``, ``truncated``), ``plans``
-        (by planId), ``compactions`` (by id), ``usage``, ``info``, ``availableCommands``,
-        ``configOptions``, ``currentModeId``, ``permissions`` and ``prompts`` (request order,
-        with ``response`` or ``error`` once answered), ``notices`` (the last 100), ``other``
-        (raw unknown updates), ``timeline`` (``{type, id}`` plus ``role`` for messages),
-        ``errors`` (this session's, the last 1000), ``subagents`` (by id) and ``updateExtras``.
+        order), ``toolCalls`` (by id), ``terminals`` (by id: ``terminalId``, ``source``
+        (``agent`` or ``client``), ``command?``, ``cwd?``, ``exitStatus?``, ``_meta?``,
+        ``text``, ``bytes``, ``truncated``), ``plans`` (by planId), ``compactions`` (by id),
+        ``usage``, ``info``, ``availableCommands``, ``configOptions``, ``currentModeId``,
+        ``permissions`` and ``prompts`` (request order, with ``response`` or ``error`` once
+        answered), ``turns`` (one per prompt turn: ``requestId``, ``prompt``, ``messageId?``,
+        ``stopReason``, ``cancelRequested``, ``usage?``, ``error?``, ``joined?``, ``start`` and
+        ``end`` in the timeline), ``notices`` (the last 100), ``other`` (raw unknown updates),
+        ``timeline`` (``{type, id}`` plus ``role`` for messages; a turn's id is its request
+        id), ``errors`` (this session's, the last 1000), ``subagents`` (by id) and
+        ``updateExtras``.
         Inside entities, a field never set or cleared is absent.
         """
         return _snapshot(self)
 
-    @_locked
+    @locked
     def __repr__(self) -> str:
         return f"Session({self._id!r}, state={self.state_!r}, messages={len(self._messages)})"

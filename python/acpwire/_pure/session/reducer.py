@@ -8,25 +8,27 @@ shorter path (``_reduce_lines``). Requests and responses are ``rpc``'s, updates 
 from __future__ import annotations
 
 from collections import OrderedDict, deque
+from collections.abc import Callable, Iterator
 from itertools import accumulate
 from typing import Any
 
 import orjson
 
-from ..._contract import DEFAULT_MAX_TERMINAL_BYTES, MAX_ERRORS
+from ..._contract import DEFAULT_MAX_FRAME_BYTES, DEFAULT_MAX_TERMINAL_BYTES, MAX_COLS, MAX_ERRORS
 from ..._errors import FrameError
 from .._args import Unpicklable, at_most, buffer_bytes, size
-from ..framing import DEFAULT_MAX_FRAME_BYTES, FrameDecoder
+from ..framing import FrameDecoder
 from ..json import DIGITS_TO_ZERO, MIN_DEEP_SIZE, ZEROS, has_long_digit_run, maybe_too_deep
-from ..terminal import MAX_COLS, _locked
 from .check import _needs_repair, _Refused, _repair
+from .client_terminals import _ClientTerminals
 from .json import _normalize
-from .model import _TERMINAL_MAX_BYTES, Session, _StoreLock, _TerminalEntry
+from .model import _TERMINAL_MAX_BYTES, Session, _Message, _StoreLock, _TerminalEntry
+from .parts import ErrorRecord, IdKey, JsonObject, JsonValue, locked
 from .rpc import _AGENT, _Pending, _Rpc, _sender
 from .snapshot import _error_dict
 from .tables import OTHER_VERSION, UNKNOWN, V1, V2
 from .updates import _Updates
-from .updates.messages import _CHUNK_ROLES, _FAST_ROLES, _UPSERT_ROLES
+from .updates.messages import _CHANGE_KINDS, _CHUNK_ROLES, _FAST_ROLES, _UPSERT_ROLES
 from .updates.session_state import _REPLACE_FIELDS
 
 _EMPTY_BATCH = "empty batch"
@@ -50,13 +52,17 @@ class _Framer(FrameDecoder):
 
     __slots__ = ()
 
-    def _emit(self, line: bytes, out: list, inline: bool) -> None:
+    def _emit(self, line: bytes, out: list[JsonValue], inline: bool) -> None:
         # JSON values are never tuples, so the marker cannot be mistaken for a message.
         out.append((self._line, self._line_start))
         FrameDecoder._emit(self, line, out, inline)
 
 
-class Sessions(_Updates, _Rpc, Unpicklable):
+# A session/update handler: (store, sessionId, variant, update).
+_Handler = Callable[["Sessions", str, str, JsonObject], None]
+
+
+class Sessions(_Updates, _Rpc, _ClientTerminals, Unpicklable):
     """All sessions of one connection or trace, keyed by ``params.sessionId``.
 
     Args:
@@ -129,29 +135,29 @@ class Sessions(_Updates, _Rpc, Unpicklable):
         self._version: int | None = None
         # `_version` as every session reads it; the first sessions (in `_order`) whose version
         # change is in `_changes` already.
-        self._shared_version: list = [None]
+        self._shared_version: list[JsonValue] = [None]
         self._version_changes_named = 0
         # The rules in force: UNKNOWN before `initialize`, then V1 or V2.
         self._mode = UNKNOWN
-        self._handlers = _MODE_HANDLERS[UNKNOWN]
+        self._handlers: dict[str, _Handler] = _MODE_HANDLERS[UNKNOWN]
         self._sessions: dict[str, Session] = {}
         self._order: list[str] = []
         # Oldest first: past MAX_PENDING the oldest is forgotten. An OrderedDict, because
         # dropping the first entry of a plain dict over and over makes finding it O(n).
-        self._pending: OrderedDict[tuple, _Pending] = OrderedDict()
-        self._errors: deque = deque()
+        self._pending: OrderedDict[tuple[int, IdKey], _Pending] = OrderedDict()
+        self._errors: deque[ErrorRecord] = deque()
         self._errors_dropped = 0
         # Error records for the parts of the update being applied that were left out: recorded
         # once its handler has applied it, dropped if the handler refuses it (its one record).
-        self._notes: list = []
+        self._notes: list[str] = []
         # Deduplicated, in first-change order: a dict as an ordered set (setting a key that is
         # there already leaves it where it is).
         self._changes: dict[tuple[str, str, str], None] = {}
         # Where the message being applied is: (line, offset), None (one given to `apply`), or
         # the index of a line of the block `_reduce_lines` is reducing (see `_block_pos`).
-        self._pos: tuple | int | None = None
+        self._pos: tuple[int, int] | int | None = None
         # (first line number, its offset, the lines, where they start or None) of that block.
-        self._block: tuple | None = None
+        self._block: tuple[int, int, list[bytes], list[int] | None] | None = None
         # Who sent the message being applied, when the caller says (_CLIENT or _AGENT).
         self._sender: int | None = None
         self._lock = _StoreLock()
@@ -217,12 +223,14 @@ class Sessions(_Updates, _Rpc, Unpicklable):
         # The message the previous line appended to: the next chunk of the same message only
         # appends (its session, message, current message and change record are in place).
         last_sid = last_role = last_mid = None
-        last_content: list = []
+        last_content: list[JsonValue] = []
         # Where sessions (or one session's messages) interleave, every message a chunk in this
         # block went to, by (session, role, messageId), as (session, index, message): a later
         # chunk of it appends and makes it current (the change record, made by the first
         # chunk, cannot have been taken during the block).
-        chunk_targets: dict[tuple[str, str, str], tuple] = {}
+        chunk_targets: dict[
+            tuple[str, str, str], tuple[Session, int, _Message, list[JsonValue]]
+        ] = {}
         dispatch = self._dispatch
         for i, line in enumerate(lines):
             if check_each and (len(line) > cap or ZEROS in line.translate(DIGITS_TO_ZERO)):
@@ -276,15 +284,10 @@ class Sessions(_Updates, _Rpc, Unpicklable):
                     target = chunk_targets.get(key)
                     if target is not None:
                         target[0]._current = target[1]
-                        m = target[2]
-                        last_content = m.content
-                        if last_content is None:
-                            last_content = m.content = [content]
-                        else:
-                            last_content.append(content)
+                        last_content = target[2].append(content)
                     else:
                         target = chunk_targets[key] = self._append_chunk(sid, role, mid, content)
-                        last_content = target[2].content
+                        last_content = target[3]
                     last_sid, last_role, last_mid = sid, role, mid
                     continue
             last_sid = None
@@ -297,6 +300,7 @@ class Sessions(_Updates, _Rpc, Unpicklable):
 
     def _block_pos(self, i: int) -> tuple[int, int]:
         """(line number, offset) of line ``i`` of the block `_reduce_lines` is reducing."""
+        assert self._block is not None, "only while a block is reduced"
         first_line, base, lines, starts = self._block
         if starts is None:
             # Where each line starts, less the newlines before it: computed once a block.
@@ -304,10 +308,12 @@ class Sessions(_Updates, _Rpc, Unpicklable):
             self._block = (first_line, base, lines, starts)
         return first_line + i, starts[i] + i
 
-    def _append_chunk(self, sid: str, role: str, mid: str, content: dict) -> tuple:
+    def _append_chunk(
+        self, sid: str, role: str, mid: str, content: JsonObject
+    ) -> tuple[Session, int, _Message, list[JsonValue]]:
         """Apply a message chunk with an id and object content, as `_chunk` does.
 
-        Returns (session, message index, message).
+        Returns (session, message index, message, its content).
         """
         s = self._sessions.get(sid)
         if s is None:
@@ -317,9 +323,9 @@ class Sessions(_Updates, _Rpc, Unpicklable):
             index = self._message_index(sid, role, mid)
         s._current = index
         m = s._messages[index]
-        m.append(content)
-        self._changes[(sid, "message", mid)] = None
-        return (s, index, m)
+        blocks = m.append(content)
+        self._changes[(sid, _CHANGE_KINDS[role], mid)] = None
+        return (s, index, m, blocks)
 
     def _reduce_frame(self, line: bytes, number: int, offset: int) -> None:
         """One line, by the decoder's rules, as line ``number`` starting at byte ``offset``."""
@@ -327,18 +333,18 @@ class Sessions(_Updates, _Rpc, Unpicklable):
         decoder._line = number
         decoder._line_start = offset
         decoder._frames -= 1
-        out: list = []
+        out: list[JsonValue] = []
         decoder._emit(line, out, True)
         self._run(out)
 
-    def _batch(self, items: list) -> None:
+    def _batch(self, items: list[JsonValue]) -> None:
         if not items:
             self._error(None, _EMPTY_BATCH)
             return
         for item in items:
             self._message(item)
 
-    def _run(self, items: list) -> None:
+    def _run(self, items: list[JsonValue]) -> None:
         message = self._message
         update = self._session_update
         for item in items:
@@ -367,7 +373,7 @@ class Sessions(_Updates, _Rpc, Unpicklable):
         with self._lock.changing():
             self._apply_at(message, sender, None, None)
 
-    @_locked
+    @locked
     def _apply_at(self, message: Any, sender: str | None, line: Any, offset: Any) -> None:
         """``apply``, with error records placed at (line, offset): a message of a trace."""
         side = _sender(sender)
@@ -390,7 +396,7 @@ class Sessions(_Updates, _Rpc, Unpicklable):
         finally:
             self._sender = None
 
-    @_locked
+    @locked
     def _record_error(self, reason: str, line: int, offset: int) -> None:
         """Record an error at (line, offset) for a frame of a trace that could not be applied."""
         self._pos = (line, offset)
@@ -398,43 +404,43 @@ class Sessions(_Updates, _Rpc, Unpicklable):
 
     # -- queries -----------------------------------------------------------------------------
 
-    @_locked
+    @locked
     def ids(self) -> list[str]:
         """Session ids in first-seen order."""
         return list(self._order)
 
-    @_locked
+    @locked
     def __len__(self) -> int:
         return len(self._order)
 
-    @_locked
+    @locked
     def __contains__(self, session_id: object) -> bool:
         # Any other key is absent, hashable or not, as in the native store.
         return isinstance(session_id, str) and session_id in self._sessions
 
-    @_locked
+    @locked
     def __getitem__(self, session_id: str) -> Session:
         if not isinstance(session_id, str):
             raise KeyError(session_id)
         return self._sessions[session_id]
 
-    @_locked
-    def __iter__(self):
+    @locked
+    def __iter__(self) -> Iterator[str]:
         return iter(list(self._order))
 
     @property
-    @_locked
+    @locked
     def protocol_version(self) -> int | None:
         """The negotiated protocol version, None before ``initialize``."""
         return self._version
 
     @property
-    @_locked
-    def errors(self) -> list[dict]:
+    @locked
+    def errors(self) -> list[JsonObject]:
         """Error records not yet taken, oldest first: ``{line, offset, sessionId, reason}``."""
         return [_error_dict(e) for e in self._errors]
 
-    def take_errors(self) -> list[dict]:
+    def take_errors(self) -> list[JsonObject]:
         """Return the error records and forget them."""
         with self._lock.changing():
             taken = self.errors
@@ -442,7 +448,7 @@ class Sessions(_Updates, _Rpc, Unpicklable):
         return taken
 
     @property
-    @_locked
+    @locked
     def errors_dropped(self) -> int:
         """Errors dropped because more than 10,000 were waiting to be taken."""
         return self._errors_dropped
@@ -450,9 +456,12 @@ class Sessions(_Updates, _Rpc, Unpicklable):
     def changes(self) -> list[tuple[str, str, str]]:
         """(sessionId, entity type, id) of everything changed since the last call.
 
-        Deduplicated, in first-change order. Entity types: ``message``, ``toolCall``,
-        ``terminal``, ``plan``, ``compaction``, ``other`` (id: index in ``other``),
-        ``subagent``, and ``session`` (id: the snapshot key that moved).
+        Deduplicated, in first-change order. Entity types: a message's by its role,
+        ``userMessage``, ``agentMessage``, ``thought`` or ``sessionMessage`` (the roles
+        ``message_text`` takes: ``user``, ``agent``, ``thought``, ``session``; id: the
+        messageId), ``toolCall``, ``terminal``, ``plan``, ``compaction``, ``other`` (id: index
+        in ``other``), ``subagent``, and ``session`` (id: the snapshot key that moved, such as
+        ``state``, ``prompts`` or ``turns``).
         """
         with self._lock.changing():
             out = list(self._changes)
@@ -460,7 +469,7 @@ class Sessions(_Updates, _Rpc, Unpicklable):
             self._version_changes_named = 0
         return out
 
-    @_locked
+    @locked
     def __repr__(self) -> str:
         return f"Sessions({len(self._order)} sessions)"
 
@@ -471,9 +480,11 @@ class Sessions(_Updates, _Rpc, Unpicklable):
         if self._notes:
             self._notes = []
         pos = self._pos
-        if type(pos) is int:
+        if isinstance(pos, int):
             pos = self._block_pos(pos)
-        record = (None, None, sid, reason) if pos is None else (pos[0], pos[1], sid, reason)
+        record: ErrorRecord = (
+            (None, None, sid, reason) if pos is None else (pos[0], pos[1], sid, reason)
+        )
         if sid is not None:
             self._session(sid)._errors.append(record)
             self._change(sid, "session", "errors")
@@ -495,7 +506,7 @@ class Sessions(_Updates, _Rpc, Unpicklable):
             self._change(sid, "session", "sessionId")
         return session
 
-    def _set_version(self, part: str, message: dict) -> None:
+    def _set_version(self, part: str, message: JsonObject) -> None:
         # A uint16 in the schema: any other value present is an error record, and the rules stay.
         if "protocolVersion" not in message:
             return
@@ -565,7 +576,7 @@ class Sessions(_Updates, _Rpc, Unpicklable):
             return
         self._dispatch(sid, kind, u)
 
-    def _dispatch(self, sid: str, kind: str, u: dict) -> None:
+    def _dispatch(self, sid: str, kind: str, u: JsonObject) -> None:
         """Apply a well-typed update to its session (created on first sight)."""
         if sid not in self._sessions:
             self._session(sid)
@@ -594,7 +605,7 @@ class Sessions(_Updates, _Rpc, Unpicklable):
                 self._error(sid, note)
 
 
-_HANDLERS = {
+_HANDLERS: dict[str, _Handler] = {
     **{k: Sessions._chunk for k in _CHUNK_ROLES},
     **{k: Sessions._upsert_message for k in _UPSERT_ROLES},
     "tool_call": Sessions._tool_call,

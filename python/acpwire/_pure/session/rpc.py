@@ -12,12 +12,33 @@ from typing import Any
 
 from ..._contract import MAX_PENDING
 from .check import _CONFIG_OPTION, _repair_items
+from .parts import JsonObject, _StoreParts
 from .tables import AGENT_METHODS, CLIENT_METHODS, RESPONSE_KEYS, UNKNOWN, V1, V2, V2_PROMPT_KEYS
+from .turns import answer_turn, close_turn, join_turn, open_turn
 
 _CLIENT, _AGENT = 0, 1
 _SENDERS = {"client": _CLIENT, "agent": _AGENT}
 # Pending request kinds.
-_INITIALIZE, _NEW, _LOAD, _PROMPT, _PERMISSION, _SET_MODE, _OTHER = range(7)
+(
+    _INITIALIZE,
+    _NEW,
+    _LOAD,
+    _PROMPT,
+    _PERMISSION,
+    _SET_MODE,
+    _TERMINAL_CREATE,
+    _TERMINAL_ASK,
+    _OTHER,
+) = range(9)
+_TERMINAL_METHODS = frozenset(
+    (
+        "terminal/create",
+        "terminal/output",
+        "terminal/wait_for_exit",
+        "terminal/kill",
+        "terminal/release",
+    )
+)
 
 
 # Keys of a prompt or permission entry that the reducer sets: params of those names are not
@@ -48,7 +69,7 @@ def _sender(sender: Any) -> int | None:
     return side
 
 
-def _request_entry(rid: Any, params: dict, has_id: bool) -> dict:
+def _request_entry(rid: Any, params: JsonObject, has_id: bool) -> JsonObject:
     """The params of a request naming its session after its id, less the _ENTRY_KEYS."""
     entry = {"requestId": rid if has_id else None}
     for key, value in params.items():
@@ -57,7 +78,7 @@ def _request_entry(rid: Any, params: dict, has_id: bool) -> dict:
     return entry
 
 
-def _answer(entry: dict, has_result: bool, result: Any, error: Any) -> None:
+def _answer(entry: JsonObject, has_result: bool, result: Any, error: Any) -> None:
     if has_result:
         entry["response"] = result
     else:
@@ -69,27 +90,45 @@ class _Pending:
     index of its prompt or permission entry, the rules in force when a prompt was sent, the
     method, the mode asked for), and the keys a result must have to be its response."""
 
-    __slots__ = ("index", "keys", "kind", "method", "mode", "mode_id", "sid")
+    __slots__ = (
+        "fields",
+        "index",
+        "keys",
+        "kind",
+        "method",
+        "mode",
+        "mode_id",
+        "sid",
+        "slot",
+        "tid",
+    )
 
     def __init__(
         self,
         kind: int,
-        sid: str | None = None,
-        index: int | None = None,
-        mode: int | None = None,
-        method: str | None = None,
-        mode_id: str | None = None,
+        sid: str = "",
+        index: int = 0,
+        mode: int = UNKNOWN,
+        method: str = "",
+        mode_id: str = "",
     ) -> None:
+        # A kind reads only the members it sets; the others keep these defaults.
         self.kind = kind
         self.sid = sid
         self.index = index
         self.mode = mode
         self.method = method
         self.mode_id = mode_id
-        # `keys` is set by `_track`, which alone stores an entry.
+        # The turn a prompt opened or joined (see `turns`), the terminal a terminal/* request
+        # names, and the fields a terminal/create asked for.
+        self.slot: tuple[int, int | None] = (0, None)
+        self.tid = ""
+        self.fields: JsonObject = {}
+        # Set by `_track`, which alone stores an entry.
+        self.keys: tuple[str, ...] = ()
 
 
-class _Rpc:
+class _Rpc(_StoreParts):
     """Requests and responses: the methods of Sessions that track and answer them."""
 
     __slots__ = ()
@@ -136,7 +175,7 @@ class _Rpc:
             return None
         return sid
 
-    def _check_request(self, sid: str, method: str, params: dict) -> None:
+    def _check_request(self, sid: str, method: str, params: JsonObject) -> None:
         """An error record for each member a session/prompt or session/request_permission
         request must have and lacks (its schema's required params, of the version in use);
         the request is kept as it came, and its answer is still awaited."""
@@ -171,9 +210,13 @@ class _Rpc:
             prompts = s._prompts
             prompts.append(entry)
             index = len(prompts) - 1
-            if mode != V2 or s._turn_start is None:
+            if mode == V2 and s._turn_start is not None:
+                slot = join_turn(s, s._turn_record, rid, has_id, params)
+            else:
+                slot = open_turn(s, rid, has_id, params)
                 s._turn_start = s._turn_cancelled_to = index
                 s._turn_refused = 0
+                s._turn_record = slot[0]
             # The user's turn: v1 chunks without an id that follow start a new message.
             s._current = None
             changes = self._changes
@@ -185,9 +228,14 @@ class _Rpc:
                 if stopped:
                     changes[(sid, "session", "stopReason")] = None
             changes[(sid, "session", "prompts")] = None
+            changes[(sid, "session", "turns")] = None
             if type(params.get("prompt")) is not list:
                 self._check_request(sid, method, params)
-            self._track(_CLIENT, has_id, rid, method, _Pending(_PROMPT, sid, index, mode))
+            what = _Pending(_PROMPT, sid, index, mode)
+            what.slot = slot
+            self._track(_CLIENT, has_id, rid, method, what)
+        elif method in _TERMINAL_METHODS:
+            self._track(_AGENT, has_id, rid, method, self._terminal_pending(method, params))
         elif method == "session/request_permission":
             sid = params.get("sessionId") if type(params) is dict else None
             if type(sid) is not str:
@@ -217,7 +265,9 @@ class _Rpc:
                     if "error" not in prompts[k]:
                         prompts[k]["cancelRequested"] = True
                 s._turn_cancelled_to = len(prompts)
+                s._turns[s._turn_record].cancel_requested = True
                 self._change(sid, "session", "prompts")
+                self._change(sid, "session", "turns")
         elif method == "initialize":
             if type(params) is dict:
                 self._set_version("params", params)
@@ -340,10 +390,15 @@ class _Rpc:
                 and (type(result) is not dict or type(result.get("messageId")) is not str)
             ):
                 self._error(sid, "session/prompt: result.messageId must be a string")
+            # v1: the answer closes the prompt's turn, with the usage it reports.
+            usage = self._prompt_usage(sid, result) if v1 and has_result else None
             if has_result:
                 s._prompts[index]["response"] = result
             else:
                 s._prompts[index]["error"] = error
+            answer_turn(s, what.slot, has_result, result, error)
+            if v1:
+                close_turn(s, what.slot[0], stop, usage)
             # A v2 result only acknowledges the prompt: its turn ends with an idle update, or
             # once every prompt of it was refused with an error.
             start = s._turn_start
@@ -355,6 +410,9 @@ class _Rpc:
                 ended = start is not None and s._turn_refused == len(s._prompts) - start
             if ended:
                 s._turn_start = None
+                if not v1:
+                    # v2: each of its prompts refused, the turn is over.
+                    close_turn(s, s._turn_record, None, None)
             # v1: any answer ends the turn (a response carries a result or an error); the answer
             # to an earlier prompt than the last one ends no turn that is going on.
             if v1 and index + 1 == len(s._prompts):
@@ -366,24 +424,38 @@ class _Rpc:
                 if moved:
                     self._change(sid, "session", "stopReason")
             self._changes[(sid, "session", "prompts")] = None
+            self._changes[(sid, "session", "turns")] = None
         elif kind == _PERMISSION:
             sid, index = what.sid, what.index
             s = self._sessions[sid]
             _answer(s._permissions[index], has_result, result, error)
             self._change(sid, "session", "permissions")
+        elif kind == _TERMINAL_CREATE:
+            self._terminal_created(what.sid, what.fields, has_result, result)
+        elif kind == _TERMINAL_ASK:
+            self._terminal_answered(what.sid, what.tid, what.method, has_result, result)
         elif kind == _SET_MODE and has_result and self._mode != V2:
             # v1 only, as current_mode_update: v2 has no modes.
             sid = what.sid
             self._session(sid)._current_mode_id = what.mode_id
             self._change(sid, "session", "currentModeId")
 
-    def _session_setup(self, sid: str, method: str, r: dict) -> None:
+    def _prompt_usage(self, sid: str, result: Any) -> JsonObject | None:
+        """``usage`` of a v1 prompt result (the unstable schema's), if it is an object; another
+        value is an error record and is ignored."""
+        usage = result.get("usage") if type(result) is dict else None
+        if usage is None or type(usage) is dict:
+            return usage
+        self._error(sid, "session/prompt: result.usage must be an object or null (ignored)")
+        return None
+
+    def _session_setup(self, sid: str, method: str, r: JsonObject) -> None:
         """configOptions and modes.currentModeId of the result of session setup method (new,
         fork, load, resume, set_config_option), read as the schemas say: an option that cannot
         be read is left out, a field of the wrong type is ignored, each with an error record,
         as in a config_option_update."""
         s = self._session(sid)
-        notes: list = []
+        notes: list[str] = []
         options = r.get("configOptions")
         if type(options) is list:
             options = _repair_items(

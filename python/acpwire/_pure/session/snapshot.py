@@ -8,6 +8,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .json import _copy
+from .parts import ErrorRecord, JsonObject, JsonValue
+from .turns import kept_before
 
 if TYPE_CHECKING:
     from .model import Session
@@ -16,16 +18,38 @@ if TYPE_CHECKING:
 # An error record: (line, offset, sessionId, reason), line and offset None for a message given
 # to `apply`. A tuple rather than a slotted class: one is made for each refused frame or update,
 # and making a class instance instead slowed a stream of refused updates by about a tenth.
-def _error_dict(record: tuple) -> dict:
+def _error_dict(record: ErrorRecord) -> JsonObject:
     line, offset, sid, reason = record
     return {"line": line, "offset": offset, "sessionId": sid, "reason": reason}
 
 
-def snapshot(s: Session) -> dict:
+def _turns_view(s: Session) -> list[JsonValue]:
+    """``turns``, with timeline indices as the snapshot's timeline counts them."""
+    shown = kept_before(s._timeline)
+    out = []
+    for t in s._turns:
+        o: JsonObject = {"requestId": _copy(t.request_id), "prompt": _copy(t.prompt)}
+        if t.message_id is not None:
+            o["messageId"] = t.message_id
+        o["stopReason"] = t.stop_reason
+        o["cancelRequested"] = t.cancel_requested
+        if t.usage is not None:
+            o["usage"] = _copy(t.usage)
+        if t.has_error:
+            o["error"] = _copy(t.error)
+        if t.joined:
+            o["joined"] = _copy(t.joined)
+        o["start"] = shown[t.start]
+        o["end"] = None if t.end is None else shown[t.end]
+        out.append(o)
+    return out
+
+
+def snapshot(s: Session) -> JsonObject:
     """The snapshot of session ``s`` (see ``Session.snapshot``)."""
     messages = []
     for m in s._messages:
-        o: dict = {"id": m.id, "role": m.role}
+        o: JsonObject = {"id": m.id, "role": m.role}
         if m.content is not None:
             o["content"] = _copy(m.content)
         for k, v in m.fields.items():
@@ -37,17 +61,21 @@ def snapshot(s: Session) -> dict:
         o = _copy(entry.fields)
         o["text"] = term.text
         o["bytes"] = term.bytes_fed
-        o["truncated"] = term.truncated
+        o["truncated"] = term.truncated or entry.source_truncated
         terminals[tid] = o
     timeline = []
+    turns = s._turns
     for item in s._timeline:
         if item is None:
             continue
         kind, eid, role = item
-        entry = {"type": kind, "id": eid}
+        shown: JsonObject = {"type": kind, "id": eid}
+        if kind == "turn" and type(eid) is int:
+            # A turn's entry shows its request id.
+            shown["id"] = _copy(turns[eid].request_id)
         if role is not None:
-            entry["role"] = role
-        timeline.append(entry)
+            shown["role"] = role
+        timeline.append(shown)
     return {
         "sessionId": s._id,
         "protocolVersion": s._version[0],
@@ -65,6 +93,7 @@ def snapshot(s: Session) -> dict:
         "currentModeId": s._current_mode_id,
         "permissions": _copy(s._permissions),
         "prompts": _copy(s._prompts),
+        "turns": _turns_view(s) if turns else [],
         "notices": _copy(list(s._notices)),
         "other": _copy(s._other),
         "timeline": timeline,

@@ -6,6 +6,7 @@ Each family's handlers are methods of a class of its module, all of them parts o
 
 from __future__ import annotations
 
+from ..parts import JsonObject
 from .compactions import _Compactions
 from .messages import _Messages
 from .plans import _Plans
@@ -19,7 +20,7 @@ class _Updates(_Messages, _ToolCalls, _Terminals, _Plans, _Compactions, _Session
 
     __slots__ = ()
 
-    def _other(self, sid: str, u: dict) -> None:
+    def _other(self, sid: str, u: JsonObject) -> None:
         s = self._sessions[sid]
         index = str(len(s._other))
         s._other.append(u)

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from ..fields import _patch, _push_item
+from ..parts import JsonObject, _StoreParts
 
 
-class _Compactions:
+class _Compactions(_StoreParts):
     """The handlers of compaction updates (a part of Sessions)."""
 
     __slots__ = ()
 
-    def _compaction_entry(self, sid: str, cid: str) -> dict:
+    def _compaction_entry(self, sid: str, cid: str) -> JsonObject:
         s = self._sessions[sid]
         entry = s._compactions.get(cid)
         if entry is None:
@@ -18,7 +19,7 @@ class _Compactions:
             s._timeline.append(("compaction", cid, None))
         return entry
 
-    def _compaction(self, sid: str, kind: str, u: dict) -> None:
+    def _compaction(self, sid: str, kind: str, u: JsonObject) -> None:
         cid = u.get("compactionId")
         if type(cid) is not str:
             self._error(sid, "compaction_update: compactionId must be a string")
@@ -42,7 +43,7 @@ class _Compactions:
                 _patch(c, k, v)
         self._change(sid, "compaction", cid)
 
-    def _compaction_chunk(self, sid: str, kind: str, u: dict) -> None:
+    def _compaction_chunk(self, sid: str, kind: str, u: JsonObject) -> None:
         cid = u.get("compactionId")
         if type(cid) is not str:
             self._error(sid, "compaction_summary_chunk: compactionId must be a string")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..fields import _patch
 from ..model import Session, _Message
+from ..parts import JsonObject, _StoreParts
 from ..tables import V2
 
 _CHUNK_ROLES = {
@@ -13,6 +14,13 @@ _CHUNK_ROLES = {
     "session_message_chunk": "session",
 }
 _FAST_ROLES = {k: v for k, v in _CHUNK_ROLES.items() if v != "session"}
+# The entity type of a change to a message, by its role.
+_CHANGE_KINDS = {
+    "user": "userMessage",
+    "agent": "agentMessage",
+    "thought": "thought",
+    "session": "sessionMessage",
+}
 _UPSERT_ROLES = {
     "user_message": "user",
     "agent_message": "agent",
@@ -21,7 +29,7 @@ _UPSERT_ROLES = {
 }
 
 
-class _Messages:
+class _Messages(_StoreParts):
     """The handlers of message updates (a part of Sessions)."""
 
     __slots__ = ()
@@ -51,7 +59,7 @@ class _Messages:
         s._place_message(index, mid, role)
         return index
 
-    def _chunk(self, sid: str, kind: str, u: dict) -> None:
+    def _chunk(self, sid: str, kind: str, u: JsonObject) -> None:
         role = _CHUNK_ROLES[kind]
         content = u.get("content")
         if type(content) is not dict:
@@ -88,9 +96,9 @@ class _Messages:
                 if value is not None:
                     m.fields[key] = value
         m.append(content)
-        self._change(sid, "message", m.id)
+        self._change(sid, _CHANGE_KINDS[role], m.id)
 
-    def _upsert_message(self, sid: str, kind: str, u: dict) -> None:
+    def _upsert_message(self, sid: str, kind: str, u: JsonObject) -> None:
         role = _UPSERT_ROLES[kind]
         mid = u.get("messageId")
         if type(mid) is not str:
@@ -115,4 +123,4 @@ class _Messages:
                     m.fields[k] = v
             else:
                 _patch(m.fields, k, v)
-        self._changes[(sid, "message", mid)] = None
+        self._changes[(sid, _CHANGE_KINDS[role], mid)] = None

@@ -11,6 +11,7 @@ from ..check import (
     _repair_members,
 )
 from ..fields import _set_extras, _without
+from ..parts import JsonObject, _StoreParts
 
 _PLAN_UPDATE_SKIP = frozenset(("sessionUpdate", "plan"))
 _PLAN_REMOVED_SKIP = frozenset(("sessionUpdate", "planId"))
@@ -24,12 +25,12 @@ _PLAN_REQUIRED = {
 }
 
 
-class _Plans:
+class _Plans(_StoreParts):
     """The handlers of plan updates (a part of Sessions)."""
 
     __slots__ = ()
 
-    def _set_plan(self, sid: str, pid: str, plan: dict) -> None:
+    def _set_plan(self, sid: str, pid: str, plan: JsonObject) -> None:
         s = self._sessions[sid]
         new = pid not in s._plans
         s._plans[pid] = plan
@@ -38,7 +39,7 @@ class _Plans:
             s._timeline.append(("plan", pid, None))
         self._change(sid, "plan", pid)
 
-    def _plan_v1(self, sid: str, kind: str, u: dict) -> None:
+    def _plan_v1(self, sid: str, kind: str, u: JsonObject) -> None:
         if type(u.get("entries")) is not list:
             self._error(sid, "plan: entries must be an array")
             return
@@ -50,7 +51,7 @@ class _Plans:
                 plan[k] = v
         self._set_plan(sid, "main", plan)
 
-    def _plan_update(self, sid: str, kind: str, u: dict) -> None:
+    def _plan_update(self, sid: str, kind: str, u: JsonObject) -> None:
         plan = u.get("plan")
         if type(plan) is not dict:
             self._error(sid, "plan_update: plan must be an object")
@@ -97,13 +98,13 @@ class _Plans:
         self._set_plan(sid, pid, plan)
         self._plan_extras(sid, kind, u, _PLAN_UPDATE_SKIP)
 
-    def _plan_extras(self, sid: str, kind: str, u: dict, skip: frozenset) -> None:
+    def _plan_extras(self, sid: str, kind: str, u: JsonObject, skip: frozenset[str]) -> None:
         """The update's own _meta and unknown fields (beside the plan or plan id) go to
         updateExtras, the last of each kind, as a session-level update's do."""
         if _set_extras(self._sessions[sid]._update_extras, kind, u, skip):
             self._change(sid, "session", "updateExtras")
 
-    def _plan_removed(self, sid: str, kind: str, u: dict) -> None:
+    def _plan_removed(self, sid: str, kind: str, u: JsonObject) -> None:
         pid = u.get("planId")
         if type(pid) is not str:
             self._error(sid, "plan_removed: planId must be a string")

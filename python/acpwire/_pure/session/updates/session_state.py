@@ -6,7 +6,9 @@ Commands, config options and mode, info, usage, the foreground state, notices an
 from __future__ import annotations
 
 from ..fields import _patch, _set_extras, _without
+from ..parts import JsonObject, _StoreParts
 from ..tables import V1
+from ..turns import close_turn
 
 _U64 = 1 << 64
 
@@ -23,12 +25,12 @@ _STATE_SKIP = frozenset(("sessionUpdate", "state", "stopReason"))
 _STATE_SKIP_NOT_IDLE = frozenset(("sessionUpdate", "state"))
 
 
-class _SessionState:
+class _SessionState(_StoreParts):
     """The handlers of session-level updates (a part of Sessions)."""
 
     __slots__ = ()
 
-    def _replace(self, sid: str, kind: str, u: dict) -> None:
+    def _replace(self, sid: str, kind: str, u: JsonObject) -> None:
         field = _REPLACE_FIELDS[kind]
         value = u.get(field)
         if field == "currentModeId":
@@ -50,14 +52,14 @@ class _SessionState:
         if moved:
             self._change(sid, "session", "updateExtras")
 
-    def _info(self, sid: str, kind: str, u: dict) -> None:
+    def _info(self, sid: str, kind: str, u: JsonObject) -> None:
         info = self._sessions[sid]._info
         for k, v in u.items():
             if k != "sessionUpdate":
                 _patch(info, k, v)
         self._change(sid, "session", "info")
 
-    def _usage(self, sid: str, kind: str, u: dict) -> None:
+    def _usage(self, sid: str, kind: str, u: JsonObject) -> None:
         for field in ("used", "size"):
             value = u.get(field)
             if type(value) is not int or value < 0:
@@ -69,18 +71,24 @@ class _SessionState:
         self._sessions[sid]._usage = _without(u, ("sessionUpdate",))
         self._change(sid, "session", "usage")
 
-    def _state(self, sid: str, kind: str, u: dict) -> None:
+    def _state(self, sid: str, kind: str, u: JsonObject) -> None:
         state = u.get("state")
         if type(state) is not str:
             self._error(sid, "state_update: state must be a string")
             return
         s = self._sessions[sid]
+        closed = False
         # `stopReason` is an idle state's; on another it is an unknown field, kept raw.
         if state == "idle":
             stop = u.get("stopReason")
             if type(stop) is not str:
                 stop = None
-            s._turn_start = None
+            if s._turn_start is not None:
+                # The idle report closes the turn going on, with its stop reason and usage.
+                s._turn_start = None
+                usage = u.get("usage")
+                close_turn(s, s._turn_record, stop, usage if type(usage) is dict else None)
+                closed = True
             skip = _STATE_SKIP
         else:
             stop = None
@@ -99,8 +107,10 @@ class _SessionState:
             self._changes[(sid, "session", "stopReason")] = None
         if moved:
             self._changes[(sid, "session", "updateExtras")] = None
+        if closed:
+            self._changes[(sid, "session", "turns")] = None
 
-    def _notice(self, sid: str, kind: str, u: dict) -> None:
+    def _notice(self, sid: str, kind: str, u: JsonObject) -> None:
         if type(u.get("severity")) is not str:
             self._error(sid, "notice: severity must be a string")
             return
@@ -111,7 +121,7 @@ class _SessionState:
         self._sessions[sid]._notices.append(_without(u, ("sessionUpdate",)))
         self._change(sid, "session", "notices")
 
-    def _subagent(self, sid: str, kind: str, u: dict) -> None:
+    def _subagent(self, sid: str, kind: str, u: JsonObject) -> None:
         aid = u.get("subagentSessionId")
         if type(aid) is not str:
             aid = u.get("sessionId")

@@ -7,28 +7,32 @@ bounded by ``max_terminal_bytes``, past which the ones written least recently ar
 from __future__ import annotations
 
 from ...._errors import TerminalDataError
-from ...terminal import Terminal, _decode_base64
+from ...base64 import _decode_base64
+from ...terminal import Terminal
 from ..fields import _patch
 from ..model import _TerminalEntry
+from ..parts import JsonObject, _StoreParts
 
 
-class _Terminals:
+class _Terminals(_StoreParts):
     """The handlers of terminal updates (a part of Sessions)."""
 
     __slots__ = ()
 
-    def _terminal_entry(self, sid: str, tid: str) -> _TerminalEntry:
+    def _terminal_entry(self, sid: str, tid: str, source: str = "agent") -> _TerminalEntry:
+        """The terminal ``tid``, made (and placed on the timeline) on first sight, run by
+        ``source``: "agent" (v2 terminal updates) or "client" (v1 terminal/create)."""
         s = self._sessions[sid]
         entry = s._terminals.get(tid)
         if entry is None:
             cols, scrollback, max_bytes = s._term_args
             term = Terminal(cols=cols, scrollback=scrollback, max_bytes=max_bytes)
-            entry = _TerminalEntry({"terminalId": tid}, term)
+            entry = _TerminalEntry({"terminalId": tid, "source": source}, term)
             s._terminals[tid] = entry
             s._timeline.append(("terminal", tid, None))
         return entry
 
-    def _terminal_update(self, sid: str, kind: str, u: dict) -> None:
+    def _terminal_update(self, sid: str, kind: str, u: JsonObject) -> None:
         tid = u.get("terminalId")
         if type(tid) is not str:
             self._error(sid, "terminal_update: terminalId must be a string")
@@ -71,7 +75,7 @@ class _Terminals:
             self._hold_terminal_output(sid, tid, entry, entry.term._reset_for_store(snapshot))
         self._change(sid, "terminal", tid)
 
-    def _terminal_chunk(self, sid: str, kind: str, u: dict) -> None:
+    def _terminal_chunk(self, sid: str, kind: str, u: JsonObject) -> None:
         tid = u.get("terminalId")
         if type(tid) is not str:
             self._error(sid, "terminal_output_chunk: terminalId must be a string")

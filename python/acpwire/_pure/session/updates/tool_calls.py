@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 from ..fields import _push_item
+from ..parts import JsonObject, _StoreParts
 from ..tables import V1
 
 
-class _ToolCalls:
+class _ToolCalls(_StoreParts):
     """The handlers of tool call updates (a part of Sessions)."""
 
     __slots__ = ()
 
-    def _tool_call(self, sid: str, kind: str, u: dict) -> None:
+    def _tool_call(self, sid: str, kind: str, u: JsonObject) -> None:
         create = kind == "tool_call"
         tid = u.get("toolCallId")
         if type(tid) is not str:
@@ -22,11 +23,13 @@ class _ToolCalls:
             return
         null_clears = self._mode != V1
         s = self._sessions[sid]
-        call = s._tool_calls.get(tid)
-        new = call is None
-        if new or create:
-            call = {"toolCallId": tid}
+        found = s._tool_calls.get(tid)
+        new = found is None
+        if found is None or create:
+            call: JsonObject = {"toolCallId": tid}
             s._tool_calls[tid] = call
+        else:
+            call = found
         for k, v in u.items():
             if v is None:
                 if null_clears and k != "sessionUpdate" and k != "toolCallId":
@@ -44,7 +47,7 @@ class _ToolCalls:
             s._timeline.append(("toolCall", tid, None))
         self._changes[(sid, "toolCall", tid)] = None
 
-    def _tool_call_chunk(self, sid: str, kind: str, u: dict) -> None:
+    def _tool_call_chunk(self, sid: str, kind: str, u: JsonObject) -> None:
         tid = u.get("toolCallId")
         if type(tid) is not str:
             self._error(sid, "tool_call_content_chunk: toolCallId must be a string")
