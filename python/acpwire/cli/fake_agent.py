@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import os
 import random
 import sys
 from dataclasses import dataclass, field
@@ -21,7 +22,14 @@ from typing import Any
 from .. import dumps
 from ..aio import read_messages
 
-__all__ = ["FakeAgent", "TurnConfig", "build_turn", "main_async"]
+__all__ = [
+    "FakeAgent",
+    "TurnConfig",
+    "add_pacing_arguments",
+    "build_turn",
+    "main_async",
+    "pacing_options",
+]
 
 _WORDS = [
     "the",
@@ -92,6 +100,19 @@ class TurnConfig:
     rate: float = 0.0
     """Updates per second; 0 streams flat out."""
     seed: int = 0
+    first_update_delay: float = 0.0
+    """Seconds between a prompt and its turn's first update (v2: after the prompt's answer)."""
+    turn_delay: float = 0.0
+    """Seconds between a turn's last update and its end (the prompt response or idle state)."""
+    client_requests: bool = False
+    """v1: read and edit tool calls ask the client ``fs/read_text_file`` and
+    ``fs/write_text_file``, execute ones run a ``terminal/create`` command there (``wait_for_exit``,
+    ``output``, ``release``); each waits for the answer."""
+    crash_after: int = 0
+    """Exit at once with status 3 and a message on standard error after this many updates in
+    all (0: never)."""
+    hang_after: int = 0
+    """After this many updates in all, write nothing more and never exit by itself (0: never)."""
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -274,8 +295,12 @@ class FakeAgent:
         self.pending: dict[int, asyncio.Future] = {}
         self.next_request_id = 0
         self.sent_updates = 0
+        self.cwds: dict[str, str] = {}
+        self.hung = False
 
     async def send(self, message: dict) -> None:
+        if self.hung:
+            await asyncio.Event().wait()  # never set: nothing is written again
         self.writer.write(dumps(message))
         await self.writer.drain()
 
@@ -323,6 +348,8 @@ class FakeAgent:
             self.sessions += 1
             session_id = f"sess_{self.sessions:04d}"
             self.turns[session_id] = 0
+            cwd = params.get("cwd")
+            self.cwds[session_id] = cwd if isinstance(cwd, str) else "/"
             await self.respond(request_id, {"sessionId": session_id})
         elif method == "session/prompt":
             session_id = params.get("sessionId")
@@ -356,8 +383,61 @@ class FakeAgent:
             }
         )
         self.sent_updates += 1
+        if self.config.crash_after and self.sent_updates >= self.config.crash_after:
+            print(
+                f"acpwire fake-agent: crashing after {self.sent_updates} updates (--crash-after)",
+                file=sys.stderr,
+                flush=True,
+            )
+            os._exit(3)  # abruptly, as a crash: no turn is ended, nothing is flushed
+        if self.config.hang_after and self.sent_updates >= self.config.hang_after:
+            print(
+                f"acpwire fake-agent: hanging after {self.sent_updates} updates (--hang-after)",
+                file=sys.stderr,
+                flush=True,
+            )
+            self.hung = True
         if self.config.rate > 0:
             await asyncio.sleep(1.0 / self.config.rate)
+
+    async def request(self, method: str, params: dict) -> dict:
+        """Ask the client ``method`` and wait for its answer (the whole response)."""
+        request_id = self.next_request_id
+        self.next_request_id += 1
+        future = asyncio.get_running_loop().create_future()
+        self.pending[request_id] = future
+        await self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+        answer: dict = await future
+        return answer
+
+    async def ask_client(self, session_id: str, kind: str, call_id: str) -> list[dict]:
+        """The v1 client requests a tool call of ``kind`` makes; the tool call content they give."""
+        path = os.path.join(self.cwds.get(session_id, "/"), "notes.txt")
+        lines: list[str] = []
+        if kind == "read":
+            answer = await self.request(
+                "fs/read_text_file", {"sessionId": session_id, "path": path}
+            )
+            lines.append(_described("read", answer))
+        elif kind == "edit":
+            answer = await self.request(
+                "fs/write_text_file",
+                {"sessionId": session_id, "path": path, "content": f"edited by {call_id}\n"},
+            )
+            lines.append(_described("write", answer))
+        else:
+            answer = await self.request(
+                "terminal/create",
+                {"sessionId": session_id, "command": "echo", "args": [call_id]},
+            )
+            terminal_id = (answer.get("result") or {}).get("terminalId")
+            if not isinstance(terminal_id, str):
+                return [_text_content(_described("terminal", answer))]
+            ids = {"sessionId": session_id, "terminalId": terminal_id}
+            await self.request("terminal/wait_for_exit", ids)
+            lines.append(_described("output", await self.request("terminal/output", ids)))
+            await self.request("terminal/release", ids)
+        return [_text_content(line) for line in lines]
 
     async def ask_permission(self, session_id: str, call_id: str, title: str) -> dict:
         request_id = self.next_request_id
@@ -397,6 +477,9 @@ class FakeAgent:
         try:
             if self.version >= 2:
                 await self.respond(request_id, {"messageId": user_id})
+            if self.config.first_update_delay > 0:
+                await asyncio.sleep(self.config.first_update_delay)
+            if self.version >= 2:
                 await self.update(
                     session_id,
                     {
@@ -405,7 +488,12 @@ class FakeAgent:
                         "content": prompt or [],
                     },
                 )
+            asks = self.config.client_requests and self.version == 1
             for update in build_turn(session_id, turn, self.version, self.config):
+                if asks and update.get("status") == "completed" and "toolCallId" in update:
+                    kind = ["read", "edit", "execute"][int(update["toolCallId"][-2:]) % 3]
+                    contents = await self.ask_client(session_id, kind, update["toolCallId"])
+                    update = {**update, "content": [*update.get("content", []), *contents]}
                 if "permission" in update:
                     answer = await self.ask_permission(
                         session_id, update["permission"], update["title"]
@@ -416,6 +504,8 @@ class FakeAgent:
                         break
                     continue
                 await self.update(session_id, update)
+            if self.config.turn_delay > 0:
+                await asyncio.sleep(self.config.turn_delay)
         except asyncio.CancelledError:
             stop_reason = "cancelled"
         if self.version >= 2:
@@ -425,6 +515,80 @@ class FakeAgent:
             )
         else:
             await self.respond(request_id, {"stopReason": stop_reason})
+
+
+def _text_content(text: str) -> dict:
+    return {"type": "content", "content": {"type": "text", "text": text}}
+
+
+def _described(what: str, answer: dict) -> str:
+    """One line saying how the client answered a request."""
+    if "error" in answer:
+        error = answer["error"]
+        message = error.get("message") if isinstance(error, dict) else error
+        return f"{what}: refused ({message})"
+    result = answer.get("result")
+    if isinstance(result, dict) and isinstance(result.get("content"), str):
+        return f"{what}: {len(result['content'])} characters"
+    if isinstance(result, dict) and isinstance(result.get("output"), str):
+        return f"{what}: {result['output'].strip()}"
+    return f"{what}: done"
+
+
+def add_pacing_arguments(parser: Any) -> None:
+    """Add the options that pace the fake agent, or make it fail, to its argument parser."""
+    parser.add_argument(
+        "--first-update-delay",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="wait this long after a prompt before its first update (default 0)",
+    )
+    parser.add_argument(
+        "--turn-delay",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="wait this long after a turn's last update before ending it (default 0)",
+    )
+    parser.add_argument(
+        "--client-requests",
+        action="store_true",
+        help="v1: ask the client fs/read_text_file, fs/write_text_file and terminal/* "
+        "requests during tool calls",
+    )
+    parser.add_argument(
+        "--crash-after",
+        type=int,
+        default=0,
+        metavar="N",
+        help="exit with status 3 after N updates in all (default 0: never)",
+    )
+    parser.add_argument(
+        "--hang-after",
+        type=int,
+        default=0,
+        metavar="N",
+        help="stop writing, and never exit, after N updates in all (default 0: never)",
+    )
+
+
+def pacing_options(args: Any) -> dict[str, Any]:
+    """The ``TurnConfig`` fields that :func:`add_pacing_arguments`' options set."""
+    for name in ("first_update_delay", "turn_delay"):
+        value = getattr(args, name)
+        if not value >= 0 or value == float("inf"):
+            raise SystemExit(f"acpwire fake-agent: --{name.replace('_', '-')} must be finite >= 0")
+    for name in ("crash_after", "hang_after"):
+        if getattr(args, name) < 0:
+            raise SystemExit(f"acpwire fake-agent: --{name.replace('_', '-')} must be >= 0")
+    return {
+        "first_update_delay": args.first_update_delay,
+        "turn_delay": args.turn_delay,
+        "client_requests": args.client_requests,
+        "crash_after": args.crash_after,
+        "hang_after": args.hang_after,
+    }
 
 
 class _FileWriter:
