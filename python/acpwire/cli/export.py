@@ -1,3 +1,5 @@
 """placeholder"""
+
+
 def add_parser(commands):
     return None

@@ -365,7 +365,7 @@ class FakeAgent:
             )
             self.running[session_id] = task
             self.tasks.append(task)
-            task.add_done_callback(lambda _: self.running.pop(session_id, None))
+            task.add_done_callback(lambda done: self._ended(session_id, done))
         elif method == "session/cancel":
             session_id = params.get("sessionId")
             task = self.running.get(session_id) if isinstance(session_id, str) else None
@@ -373,6 +373,11 @@ class FakeAgent:
                 task.cancel()
         elif request_id is not None:
             await self.fail(request_id, -32601, f"method not found: {method}")
+
+    def _ended(self, session_id: str, task: asyncio.Task) -> None:
+        # The next turn of the session may already be running: only this one is forgotten.
+        if self.running.get(session_id) is task:
+            del self.running[session_id]
 
     async def update(self, session_id: str, update: dict) -> None:
         await self.send(
@@ -508,6 +513,9 @@ class FakeAgent:
                 await asyncio.sleep(self.config.turn_delay)
         except asyncio.CancelledError:
             stop_reason = "cancelled"
+        # Over once its end is sent: the client may send the next prompt on seeing it.
+        if self.running.get(session_id) is asyncio.current_task():
+            del self.running[session_id]
         if self.version >= 2:
             await self.update(
                 session_id,

@@ -71,7 +71,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     amount.add_argument(
         "--turns",
         type=_positive_int,
-        default=1,
+        default=None,  # argparse sees a given value equal to a default as no value
         metavar="N",
         help="prompt turns per session (default 1)",
     )
@@ -181,7 +181,7 @@ def main(args: argparse.Namespace) -> int:
         command=command,
         agents=args.agents,
         sessions=args.sessions,
-        turns=args.turns,
+        turns=1 if args.turns is None else args.turns,
         duration=args.duration,
         prompts=prompts,
         permission=args.permission,
