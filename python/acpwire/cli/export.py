@@ -1,5 +1,0 @@
-"""placeholder"""
-
-
-def add_parser(commands):
-    return None
