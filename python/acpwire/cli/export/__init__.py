@@ -69,9 +69,18 @@ def _files(path: str) -> list[str]:
     return found
 
 
-def _reduce_many(paths: Sequence[str], max_frame_bytes: int) -> list[dict[str, list[Any]]]:
-    """One task: each trace reduced in turn, its store dropped before the next."""
-    return [reduce_trace(p, max_frame_bytes=max_frame_bytes) for p in paths]
+def _reduce_many(paths: Sequence[str], max_frame_bytes: int) -> dict[str, dict[str, list[Any]]]:
+    """One task: each trace reduced in turn (its store dropped before the next), the rows of
+    all of them by column. Columns of plain values are what the writer turns into Arrow
+    arrays fastest, and they keep pyarrow out of the workers (and their start-up)."""
+    columns: dict[str, dict[str, list[Any]]] = {
+        table: {name: [] for name, _ in COLUMNS[table]} for table in TABLES
+    }
+    for path in paths:
+        for table, rows in reduce_trace(path, max_frame_bytes=max_frame_bytes).items():
+            for name, values in columns[table].items():
+                values.extend(row[name] for row in rows)
+    return columns
 
 
 def _tasks(paths: Sequence[str]) -> Iterator[list[str]]:
@@ -93,14 +102,17 @@ def _tasks(paths: Sequence[str]) -> Iterator[list[str]]:
 
 def reduce_traces(
     paths: Sequence[str], *, jobs: int | None = None, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES
-) -> Iterator[dict[str, list[dict[str, Any]]]]:
-    """Each trace's rows, in the order of ``paths``: in this process with ``jobs=1``, else
-    in a pool of ``jobs`` worker processes (default: one per CPU). At most twice as many
-    tasks as workers are in flight, so finished rows never pile up behind a slow trace."""
+) -> Iterator[dict[str, dict[str, list[Any]]]]:
+    """The traces' rows as ``{table: {column: values}}`` pieces, in the order of ``paths``
+    (a piece holds one trace, or several small ones): reduced in this process with
+    ``jobs=1``, else in a pool of ``jobs`` worker processes (default: one per CPU). At most
+    twice as many tasks as workers are in flight, so finished pieces never pile up behind a
+    slow trace."""
     jobs = jobs or os.cpu_count() or 1
-    if jobs == 1 or len(paths) <= 1:
-        for path in paths:
-            yield reduce_trace(path, max_frame_bytes=max_frame_bytes)
+    tasks = list(_tasks(paths))
+    if jobs == 1 or len(tasks) <= 1:
+        for task in tasks:
+            yield _reduce_many(task, max_frame_bytes)
         return
     import multiprocessing
 
@@ -108,14 +120,18 @@ def reduce_traces(
     # in whatever state they were.
     method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
     context = multiprocessing.get_context(method)
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-        pending: list[Future[list[dict[str, list[Any]]]]] = []
-        for task in _tasks(paths):
+    if method == "forkserver":
+        # Workers fork from a server that has imported the reducer once, instead of each
+        # importing it anew.
+        context.set_forkserver_preload(["acpwire.cli.export.tables"])
+    with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=context) as pool:
+        pending: list[Future[dict[str, dict[str, list[Any]]]]] = []
+        for task in tasks:
             pending.append(pool.submit(_reduce_many, task, max_frame_bytes))
             if len(pending) >= 2 * jobs:
-                yield from pending.pop(0).result()
+                yield pending.pop(0).result()
         for future in pending:
-            yield from future.result()
+            yield future.result()
 
 
 class _TableWriter:
@@ -130,23 +146,29 @@ class _TableWriter:
             table: pq.ParquetWriter(out / f"{table}.parquet", self.schemas[table])
             for table in TABLES
         }
-        self.buffered: dict[str, list[dict[str, Any]]] = {table: [] for table in TABLES}
+        self.buffered: dict[str, list[Any]] = {table: [] for table in TABLES}
+        self.rows = dict.fromkeys(TABLES, 0)
         self.counts = dict.fromkeys(TABLES, 0)
 
-    def add(self, rows: dict[str, list[dict[str, Any]]]) -> None:
-        for table, table_rows in rows.items():
-            self.buffered[table].extend(table_rows)
-            self.counts[table] += len(table_rows)
-            if len(self.buffered[table]) >= _ROW_GROUP:
+    def add(self, pieces: dict[str, dict[str, list[Any]]]) -> None:
+        import pyarrow as pa
+
+        for table, columns in pieces.items():
+            piece = pa.Table.from_pydict(columns, schema=self.schemas[table])
+            if piece.num_rows:
+                self.buffered[table].append(piece)
+                self.rows[table] += piece.num_rows
+                self.counts[table] += piece.num_rows
+            if self.rows[table] >= _ROW_GROUP:
                 self._flush(table)
 
     def _flush(self, table: str) -> None:
         import pyarrow as pa
 
         if self.buffered[table]:
-            batch = pa.Table.from_pylist(self.buffered[table], schema=self.schemas[table])
-            self.writers[table].write_table(batch)
+            self.writers[table].write_table(pa.concat_tables(self.buffered[table]))
             self.buffered[table] = []
+            self.rows[table] = 0
 
     def close(self) -> None:
         for table in TABLES:
@@ -167,8 +189,8 @@ def export_traces(
     paths = expand_paths(items)
     writer = _TableWriter(Path(out))
     try:
-        for rows in reduce_traces(paths, jobs=jobs, max_frame_bytes=max_frame_bytes):
-            writer.add(rows)
+        for pieces in reduce_traces(paths, jobs=jobs, max_frame_bytes=max_frame_bytes):
+            writer.add(pieces)
     finally:
         writer.close()
     return {"traces": len(paths), **writer.counts}
