@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from .cli.export import TABLES, arrow_schema, expand_paths, reduce_trace
-from .cli.traces import DEFAULT_MAX_FRAME_BYTES
+from ._contract import DEFAULT_MAX_FRAME_BYTES
 
 __all__ = ["TABLES", "read_traces", "to_pandas"]
 
@@ -22,8 +22,8 @@ __all__ = ["TABLES", "read_traces", "to_pandas"]
 def to_pandas(rows: list[dict[str, Any]], table: str) -> Any:
     """``rows`` of ``table`` (as :func:`acpwire.cli.export.reduce_trace` gives them) as a
     pandas DataFrame with the table's Arrow schema."""
-    import pandas as pd
-    import pyarrow as pa
+    import pandas as pd  # type: ignore[import-untyped, unused-ignore]
+    import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]
 
     schema = arrow_schema(table)
     return pa.Table.from_pylist(rows, schema=schema).to_pandas(types_mapper=pd.ArrowDtype)
@@ -39,20 +39,19 @@ def read_traces(
     """Dask DataFrames of the traces ``paths`` name (files, directories, globs), keyed by
     table, each with one partition per trace. Nothing is read until computed; a trace that
     cannot be read is an ``errors`` row, as in the export."""
-    import dask
     import dask.dataframe as dd
+    from dask.delayed import delayed
 
     files = expand_paths([paths] if isinstance(paths, str) else paths)
     reduced = [
-        dask.delayed(reduce_trace, pure=True)(path, max_frame_bytes=max_frame_bytes)
-        for path in files
+        delayed(reduce_trace, pure=True)(path, max_frame_bytes=max_frame_bytes) for path in files
     ]
     frames = {}
     for table in TABLES:
         meta = to_pandas([], table)
-        parts = [dask.delayed(_partition, pure=True)(rows, table) for rows in reduced]
+        parts = [delayed(_partition, pure=True)(rows, table) for rows in reduced]
         if not parts:
-            frames[table] = dd.from_pandas(meta, npartitions=1)
+            frames[table] = dd.from_pandas(meta, npartitions=1)  # type: ignore[no-untyped-call]
             continue
         frames[table] = dd.from_delayed(parts, meta=meta, verify_meta=False)
     return frames

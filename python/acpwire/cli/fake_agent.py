@@ -131,10 +131,12 @@ def _pty_output(size: int, rng: random.Random) -> bytes:
     return bytes(out[:size])
 
 
-def build_turn(session_id: str, turn: int, version: int, config: TurnConfig) -> list[dict]:
+def build_turn(
+    session_id: str, turn: int, version: int, config: TurnConfig
+) -> list[dict[str, Any]]:
     """The session/update payloads (``update`` objects) of one turn, in order."""
     rng = random.Random(f"{config.seed}/{session_id}/{turn}")
-    updates: list[dict] = []
+    updates: list[dict[str, Any]] = []
     thought_id = f"msg_t_{turn:04d}"
     answer_id = f"msg_a_{turn:04d}"
     plan_entries = [
@@ -143,13 +145,13 @@ def build_turn(session_id: str, turn: int, version: int, config: TurnConfig) -> 
         {"content": "Run the tests", "priority": "medium", "status": "pending"},
     ]
 
-    def chunk(kind: str, message_id: str, text: str) -> dict:
-        update = {"sessionUpdate": kind, "content": {"type": "text", "text": text}}
+    def chunk(kind: str, message_id: str, text: str) -> dict[str, Any]:
+        update: dict[str, Any] = {"sessionUpdate": kind, "content": {"type": "text", "text": text}}
         if version >= 2:
             update["messageId"] = message_id
         return update
 
-    def plan(done: int) -> dict:
+    def plan(done: int) -> dict[str, Any]:
         entries = [
             {**e, "status": "completed" if i < done else "pending"}
             for i, e in enumerate(plan_entries)
@@ -199,7 +201,7 @@ def build_turn(session_id: str, turn: int, version: int, config: TurnConfig) -> 
         updates.append(
             {"sessionUpdate": "tool_call_update", "toolCallId": call_id, "status": "in_progress"}
         )
-        content: list[dict] = []
+        content: list[dict[str, Any]] = []
         if kind == "read":
             text = " ".join(rng.choice(_WORDS) for _ in range(60))
             content = [{"type": "content", "content": {"type": "text", "text": text}}]
@@ -258,7 +260,11 @@ def build_turn(session_id: str, turn: int, version: int, config: TurnConfig) -> 
             else:
                 text = output.decode("utf-8", "replace")
                 content = [{"type": "content", "content": {"type": "text", "text": text}}]
-        done = {"sessionUpdate": "tool_call_update", "toolCallId": call_id, "status": "completed"}
+        done: dict[str, Any] = {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": call_id,
+            "status": "completed",
+        }
         if content:
             done["content"] = content
         updates.append(done)
@@ -289,16 +295,16 @@ class FakeAgent:
         self.version = 2
         self.sessions = 0
         self.turns: dict[str, int] = {}
-        self.running: dict[str, asyncio.Task] = {}
+        self.running: dict[str, asyncio.Task[None]] = {}
         # Every turn started, kept until `main_async` collects how each ended.
-        self.tasks: list[asyncio.Task] = []
-        self.pending: dict[int, asyncio.Future] = {}
+        self.tasks: list[asyncio.Task[None]] = []
+        self.pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self.next_request_id = 0
         self.sent_updates = 0
         self.cwds: dict[str, str] = {}
         self.hung = False
 
-    async def send(self, message: dict) -> None:
+    async def send(self, message: dict[str, Any]) -> None:
         if self.hung:
             await asyncio.Event().wait()  # never set: nothing is written again
         self.writer.write(dumps(message))
@@ -352,10 +358,11 @@ class FakeAgent:
             self.cwds[session_id] = cwd if isinstance(cwd, str) else "/"
             await self.respond(request_id, {"sessionId": session_id})
         elif method == "session/prompt":
-            session_id = params.get("sessionId")
-            if not isinstance(session_id, str) or session_id not in self.turns:
-                await self.fail(request_id, -32602, f"unknown session {session_id!r}")
+            asked_id = params.get("sessionId")
+            if not isinstance(asked_id, str) or asked_id not in self.turns:
+                await self.fail(request_id, -32602, f"unknown session {asked_id!r}")
                 return
+            session_id = asked_id
             if session_id in self.running:
                 await self.fail(request_id, -32600, "a prompt is already running")
                 return
@@ -367,19 +374,19 @@ class FakeAgent:
             self.tasks.append(task)
             task.add_done_callback(lambda done: self._ended(session_id, done))
         elif method == "session/cancel":
-            session_id = params.get("sessionId")
-            task = self.running.get(session_id) if isinstance(session_id, str) else None
-            if task is not None:
-                task.cancel()
+            cancelled = params.get("sessionId")
+            running = self.running.get(cancelled) if isinstance(cancelled, str) else None
+            if running is not None:
+                running.cancel()
         elif request_id is not None:
             await self.fail(request_id, -32601, f"method not found: {method}")
 
-    def _ended(self, session_id: str, task: asyncio.Task) -> None:
+    def _ended(self, session_id: str, task: asyncio.Task[None]) -> None:
         # The next turn of the session may already be running: only this one is forgotten.
         if self.running.get(session_id) is task:
             del self.running[session_id]
 
-    async def update(self, session_id: str, update: dict) -> None:
+    async def update(self, session_id: str, update: dict[str, Any]) -> None:
         await self.send(
             {
                 "jsonrpc": "2.0",
@@ -405,17 +412,17 @@ class FakeAgent:
         if self.config.rate > 0:
             await asyncio.sleep(1.0 / self.config.rate)
 
-    async def request(self, method: str, params: dict) -> dict:
+    async def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         """Ask the client ``method`` and wait for its answer (the whole response)."""
         request_id = self.next_request_id
         self.next_request_id += 1
         future = asyncio.get_running_loop().create_future()
         self.pending[request_id] = future
         await self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
-        answer: dict = await future
+        answer: dict[str, Any] = await future
         return answer
 
-    async def ask_client(self, session_id: str, kind: str, call_id: str) -> list[dict]:
+    async def ask_client(self, session_id: str, kind: str, call_id: str) -> list[dict[str, Any]]:
         """The v1 client requests a tool call of ``kind`` makes; the tool call content they give."""
         path = os.path.join(self.cwds.get(session_id, "/"), "notes.txt")
         lines: list[str] = []
@@ -444,15 +451,12 @@ class FakeAgent:
             await self.request("terminal/release", ids)
         return [_text_content(line) for line in lines]
 
-    async def ask_permission(self, session_id: str, call_id: str, title: str) -> dict:
-        request_id = self.next_request_id
-        self.next_request_id += 1
-        future = asyncio.get_running_loop().create_future()
-        self.pending[request_id] = future
+    async def ask_permission(self, session_id: str, call_id: str, title: str) -> dict[str, Any]:
         options = [
             {"optionId": "allow-once", "name": "Allow once", "kind": "allow_once"},
             {"optionId": "reject-once", "name": "Reject", "kind": "reject_once"},
         ]
+        params: dict[str, Any]
         if self.version >= 2:
             params = {
                 "sessionId": session_id,
@@ -466,15 +470,7 @@ class FakeAgent:
                 "toolCall": {"toolCallId": call_id, "title": title},
                 "options": options,
             }
-        await self.send(
-            {
-                "jsonrpc": "2.0",
-                "id": request_id,
-                "method": "session/request_permission",
-                "params": params,
-            }
-        )
-        return await future
+        return await self.request("session/request_permission", params)
 
     async def turn(self, session_id: str, turn: int, request_id: Any, prompt: Any) -> None:
         stop_reason = "end_turn"
@@ -525,11 +521,11 @@ class FakeAgent:
             await self.respond(request_id, {"stopReason": stop_reason})
 
 
-def _text_content(text: str) -> dict:
+def _text_content(text: str) -> dict[str, Any]:
     return {"type": "content", "content": {"type": "text", "text": text}}
 
 
-def _described(what: str, answer: dict) -> str:
+def _described(what: str, answer: dict[str, Any]) -> str:
     """One line saying how the client answered a request."""
     if "error" in answer:
         error = answer["error"]

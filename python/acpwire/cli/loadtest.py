@@ -92,7 +92,7 @@ async def _drive(
     assert proc.stdin is not None and proc.stdout is not None
     next_id = 0
 
-    async def send(method: str, params: dict) -> None:
+    async def send(method: str, params: dict[str, Any]) -> None:
         nonlocal next_id
         next_id += 1
         message = {"jsonrpc": "2.0", "id": next_id, "method": method, "params": params}

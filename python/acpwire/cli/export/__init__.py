@@ -19,7 +19,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from ..traces import DEFAULT_MAX_FRAME_BYTES
+from ..._contract import DEFAULT_MAX_FRAME_BYTES
 from .tables import COLUMNS, TABLES, arrow_schema, reduce_trace
 
 __all__ = [
@@ -62,7 +62,7 @@ def expand_paths(items: Iterable[str]) -> list[str]:
 def _files(path: str) -> list[str]:
     if not os.path.isdir(path):
         return [path]
-    found = []
+    found: list[str] = []
     for folder, dirs, names in os.walk(path):
         dirs.sort()
         found.extend(os.path.join(folder, n) for n in sorted(names) if n.endswith(TRACE_SUFFIXES))
@@ -138,7 +138,7 @@ class _TableWriter:
     """Rows appended to ``DIR/<table>.parquet``, a row group per ``_ROW_GROUP`` rows."""
 
     def __init__(self, out: Path) -> None:
-        import pyarrow.parquet as pq
+        import pyarrow.parquet as pq  # type: ignore[import-untyped, unused-ignore]
 
         out.mkdir(parents=True, exist_ok=True)
         self.schemas = {table: arrow_schema(table) for table in TABLES}
@@ -151,7 +151,7 @@ class _TableWriter:
         self.counts = dict.fromkeys(TABLES, 0)
 
     def add(self, pieces: dict[str, dict[str, list[Any]]]) -> None:
-        import pyarrow as pa
+        import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]
 
         for table, columns in pieces.items():
             piece = pa.Table.from_pydict(columns, schema=self.schemas[table])
@@ -163,7 +163,7 @@ class _TableWriter:
                 self._flush(table)
 
     def _flush(self, table: str) -> None:
-        import pyarrow as pa
+        import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]
 
         if self.buffered[table]:
             self.writers[table].write_table(pa.concat_tables(self.buffered[table]))
@@ -257,7 +257,7 @@ def main(args: argparse.Namespace) -> int:
 
 def _unreadable(out: Path) -> list[tuple[str, str]]:
     """The traces that could not be read at all, from the errors table just written."""
-    import pyarrow.parquet as pq
+    import pyarrow.parquet as pq  # type: ignore[import-untyped, unused-ignore]
 
     errors = pq.read_table(out / "errors.parquet", columns=["trace", "line", "reason"])
     return [

@@ -12,7 +12,8 @@ from collections import defaultdict
 from typing import Any
 
 from ... import dumps
-from ..traces import DEFAULT_MAX_FRAME_BYTES, TraceError, iter_trace
+from ..._contract import DEFAULT_MAX_FRAME_BYTES
+from ..traces import TraceError, iter_trace
 
 __all__ = ["COLUMNS", "TABLES", "arrow_schema", "reduce_trace"]
 
@@ -134,7 +135,7 @@ TABLES = tuple(COLUMNS)
 
 def arrow_schema(table: str) -> Any:
     """The ``pyarrow.Schema`` of ``table`` (JSON columns are UTF-8 strings)."""
-    import pyarrow as pa
+    import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]
 
     types = {
         _STRING: pa.string(),
@@ -166,6 +167,11 @@ def _float(value: Any) -> float | None:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return float(value)
     return None
+
+
+def _object(value: Any) -> dict[str, Any]:
+    """``value`` if it is a JSON object, else an empty one (a member absent or mistyped)."""
+    return value if isinstance(value, dict) else {}
 
 
 def _texts(content: Any) -> str:
@@ -280,9 +286,9 @@ def _session_rows(
     path: str, session_id: str, snap: dict[str, Any], timing: _Timing, rows: dict[str, list[Any]]
 ) -> None:
     base = {"trace": path, "session_id": session_id}
-    usage = snap.get("usage") if isinstance(snap.get("usage"), dict) else {}
-    cost = usage.get("cost") if isinstance(usage.get("cost"), dict) else {}
-    info = snap.get("info") if isinstance(snap.get("info"), dict) else {}
+    usage = _object(snap.get("usage"))
+    cost = _object(usage.get("cost"))
+    info = _object(snap.get("info"))
     turns = snap.get("turns")
     rows["sessions"].append(
         {

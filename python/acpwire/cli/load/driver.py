@@ -502,7 +502,7 @@ def _signal_group(process: asyncio.subprocess.Process, sig: int) -> None:
             process.kill()
 
 
-def _tail_text(data: bytes) -> str:
+def _tail_text(data: bytes | bytearray) -> str:
     """The last lines of an agent's standard error, as text (at most the kept bytes)."""
     text = data.decode("utf-8", "replace")
     return "\n".join(text.splitlines()[-20:])
