@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .cli.export import TABLES, arrow_schema, expand_paths, reduce_trace
 from ._contract import DEFAULT_MAX_FRAME_BYTES
+from .cli.export import TABLES, arrow_schema, expand_paths, reduce_trace
 
 __all__ = ["TABLES", "read_traces", "to_pandas"]
 
