@@ -158,6 +158,9 @@ def main() -> None:
             write_trace(small / f"t{i:06d}.ndjson", i, config)
         size = sum(p.stat().st_size for p in small.iterdir())
         print(f"{args.traces} traces, {size / 2**20:.1f} MiB in all; {os.cpu_count()} CPUs")
+        if hasattr(os, "getloadavg"):
+            # Two workers need two idle cores: on a machine already busy the ratio says little.
+            print(f"load average before: {os.getloadavg()[0]:.1f}")
         ratios = []
         for round_ in range(args.rounds):
             times = {}
@@ -172,6 +175,8 @@ def main() -> None:
                 f"ratio {ratios[-1]:.2f}"
             )
         print(f"2 workers / 1 worker, median of {args.rounds}: {statistics.median(ratios):.2f}")
+        if hasattr(os, "getloadavg"):
+            print(f"load average after: {os.getloadavg()[0]:.1f}")
 
         if not os.path.isdir("/proc"):
             print("memory: needs /proc")
