@@ -331,3 +331,19 @@ def test_plot_draws_a_png(tmp_path):
     )
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "p.png").read_bytes().startswith(b"\x89PNG")
+
+
+async def test_frames_that_are_no_messages_are_counted():
+    # An agent that answers initialize, then writes a line that is not JSON and closes.
+    agent = (
+        "import sys\n"
+        "sys.stdin.readline()\n"
+        'sys.stdout.write(\'{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1}}\\n\')\n'
+        "sys.stdout.write('not json\\n'); sys.stdout.flush()\n"
+        "sys.stdin.readline()\n"
+    )
+    run = await run_load(LoadOptions(command=[sys.executable, "-c", agent]))
+    report = summarise(run)
+    assert report["badFrames"] == 1 and report["client"]["reduceErrors"] == 1
+    [failure] = report["failureDetails"]
+    assert failure["reason"] == "the agent exited with status 0"

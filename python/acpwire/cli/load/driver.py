@@ -137,6 +137,8 @@ class LoadRun:
     client_requests_refused: int = 0
     client_requests_failed: int = 0
     reduce_errors: int = 0
+    bad_frames: int = 0
+    """Frames from the agents that were not JSON-RPC messages (invalid JSON, over the cap)."""
     traces: list[str] = field(default_factory=list)
 
 
@@ -229,17 +231,21 @@ class Connection:
                     try:
                         message = loads(frame)
                     except ValueError:
+                        self.run.bad_frames += 1
                         continue
                     size = len(frame) + 1
                     for item in message if isinstance(message, list) else [message]:
                         if isinstance(item, dict):
                             self._received(item, size)
+                # Frames over the cap, or an empty batch: counted, never obeyed.
+                self.run.bad_frames += len(self.decoder.take_errors())
         finally:
             if self.recorder is not None:
                 self.recorder.finish("agent")
             status = None
             with contextlib.suppress(asyncio.TimeoutError):
-                status = await asyncio.wait_for(self.process.wait(), timeout=1)
+                # Its exit follows the end of its output at once, unless it closed that alone.
+                status = await asyncio.wait_for(self.process.wait(), timeout=5)
             reason = self.gone or (
                 "the agent closed its output"
                 if status is None

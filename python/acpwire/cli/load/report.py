@@ -73,6 +73,7 @@ def summarise(run: LoadRun) -> dict[str, Any]:
         "updates": updates,
         "bytes": total_bytes,
         "failures": len(run.failures),
+        "badFrames": run.bad_frames,
         "seconds": round(run.seconds, 3),
         "turnsPerSecond": _rate(len(completed), seconds),
         "updatesPerSecond": _rate(updates, seconds),
@@ -121,7 +122,8 @@ def text_report(report: dict[str, Any]) -> list[str]:
     lines = [
         f"{shown['agents']} agents × {shown['sessionsPerAgent']} sessions: "
         f"{shown['turns']} turns, {shown['updates']:,} updates, {shown['bytes']:,} bytes "
-        f"in {shown['seconds']:.2f} s; {shown['failures']} failures",
+        f"in {shown['seconds']:.2f} s; {shown['failures']} failures"
+        + (f", {shown['badFrames']} bad frames" if shown["badFrames"] else ""),
         f"throughput: {shown['turnsPerSecond'] or 0:,.2f} turns/s, "
         f"{shown['updatesPerSecond'] or 0:,.0f} updates/s, "
         f"{(shown['bytesPerSecond'] or 0) / 2**20:,.2f} MiB/s",
