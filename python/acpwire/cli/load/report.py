@@ -89,6 +89,7 @@ def summarise(run: LoadRun) -> dict[str, Any]:
         "measures": measures,
         "client": {
             "cpuSeconds": round(run.client_cpu_seconds, 4),
+            "processCpuSeconds": round(run.process_cpu_seconds, 4),
             # What reading, measuring (and reducing, unless --no-reduce) costs the client.
             "cpuMicrosecondsPerUpdate": round(1e6 * run.client_cpu_seconds / updates, 2)
             if updates
