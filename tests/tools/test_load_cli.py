@@ -196,9 +196,10 @@ async def test_a_duration_run_stops_by_itself():
     run = await run_load(options("--rate", "500", duration=0.6, sessions=2))
     took = time.monotonic() - start
     report = summarise(run)
+    # Each session runs one turn at least, however slowly its agent started; no other turn
+    # starts after the deadline.
     assert report["failures"] == 0 and report["turns"] >= 2
-    # No turn starts after the deadline; the last ones end soon after it.
-    assert all(t.start < 0.6 + EARLY for t in run.turns)
+    assert all(t.start < 0.6 + EARLY for t in run.turns if t.turn > 1)
     assert took < 0.6 + 10
 
 

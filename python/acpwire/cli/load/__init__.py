@@ -80,7 +80,8 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         type=_seconds,
         default=0.0,
         metavar="SECONDS",
-        help="start turns for this long instead of a number of them",
+        help="start turns for this long instead of a number of them (each session runs one "
+        "at least)",
     )
     parser.add_argument(
         "--prompts",

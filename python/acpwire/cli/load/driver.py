@@ -46,8 +46,8 @@ class LoadOptions:
     sessions: int = 1
     turns: int = 1
     duration: float = 0.0
-    """With a value > 0, turns are started until this many seconds have passed (``turns``
-    is then ignored)."""
+    """With a value > 0, turns are started until this many seconds have passed since the run
+    began, each session's first turn in any case (``turns`` is then ignored)."""
     prompts: list[list[dict[str, Any]]] = field(default_factory=lambda: list(BUILTIN_PROMPTS))
     permission: str = "allow"
     client_requests: str = "sandbox"
@@ -150,7 +150,7 @@ class _AgentGone(Exception):
 
 
 class _Turn:
-    __slots__ = ("answered", "done", "measure", "request_id", "started", "version")
+    __slots__ = ("answered", "done", "idle", "measure", "request_id", "started", "version")
 
     def __init__(self, measure: TurnMeasure, started: float, version: int) -> None:
         self.measure = measure
@@ -158,6 +158,9 @@ class _Turn:
         self.version = version
         self.request_id: int | None = None
         self.answered = False
+        # A v2 idle state seen before the prompt's answer: (its stopReason,), the turn ending
+        # when the answer comes.
+        self.idle: tuple[Any] | None = None
         self.done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
     def finish(self, stop_reason: Any = None, error: str | None = None) -> None:
@@ -338,13 +341,11 @@ class Connection:
             content = update.get("content")
             if isinstance(content, dict) and content.get("type") == "text":
                 measure.first_text = now
-        if (
-            kind == "state_update"
-            and update.get("state") == "idle"
-            and turn.version >= 2
-            and turn.answered
-        ):
-            turn.finish(update.get("stopReason"))
+        if kind == "state_update" and update.get("state") == "idle" and turn.version >= 2:
+            if turn.answered:
+                turn.finish(update.get("stopReason"))
+            else:
+                turn.idle = (update.get("stopReason"),)
 
     def _prompt_answered(self, turn: _Turn, message: dict[str, Any], size: int) -> None:
         turn.measure.bytes += size
@@ -357,6 +358,8 @@ class Connection:
         if turn.version < 2 or "stopReason" in result:
             # v1: the answer ends the turn; v2 acknowledges it, and idle ends it.
             turn.finish(result.get("stopReason"))
+        elif turn.idle is not None:
+            turn.finish(turn.idle[0])
 
     async def _answer(self, message: dict[str, Any]) -> None:
         method = str(message.get("method"))
@@ -558,7 +561,8 @@ async def run_load(options: LoadOptions, on_turn: Callable[[], None] | None = No
 
     def should_start(done: int) -> bool:
         if deadline is not None:
-            return time.monotonic() < deadline
+            # Every session runs a turn, however long its agent took to start.
+            return done == 0 or time.monotonic() < deadline
         return done < options.turns
 
     async def sample() -> None:
