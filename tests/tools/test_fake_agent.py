@@ -282,3 +282,60 @@ def test_a_failed_standard_output_ends_with_141_or_1_and_no_traceback():
             done = _serve(prompts, stdout=full)
         assert done.returncode == 1 and b"cannot write standard output" in done.stderr
         assert b"Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [("--first-update-delay", "-1"), ("--turn-delay", "nan"), ("--crash-after", "-2")],
+)
+def test_pacing_options_must_be_non_negative(option, value):
+    done = subprocess.run(
+        [sys.executable, "-m", "acpwire", "fake-agent", option, value],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode != 0 and option in done.stderr
+
+
+async def test_a_v1_turn_with_client_requests_waits_for_each_answer():
+    client = await start("--tokens", "2", "--tool-calls", "3", "--client-requests")
+    session_id = await open_session(client, 1)
+    prompt = await client.request("session/prompt", {"sessionId": session_id, "prompt": []})
+    asked = []
+    while True:
+        message = await client.receive()
+        if message.get("id") == prompt and "method" not in message:
+            break
+        if "method" in message and "id" in message:
+            asked.append(message["method"])
+            # Refuse the file requests; run the terminal as a client would.
+            if message["method"].startswith("fs/"):
+                error = {"code": -32601, "message": "no fs here"}
+                await client.send({"jsonrpc": "2.0", "id": message["id"], "error": error})
+            elif message["method"] == "terminal/create":
+                result = {"terminalId": "t1"}
+                await client.send({"jsonrpc": "2.0", "id": message["id"], "result": result})
+            else:
+                result = {"output": "hello\n", "truncated": False}
+                await client.send({"jsonrpc": "2.0", "id": message["id"], "result": result})
+        elif message.get("method") == "session/update":
+            update = message["params"]["update"]
+            if update.get("status") == "completed":
+                texts = [c["content"]["text"] for c in update["content"] if c["type"] == "content"]
+                asked.append(texts[-1])
+    assert asked == [
+        "fs/read_text_file",
+        "read: refused (no fs here)",
+        "fs/write_text_file",
+        "write: refused (no fs here)",
+        "terminal/create",
+        "terminal/wait_for_exit",
+        "terminal/output",
+        "terminal/release",
+        "output: hello",
+    ]
+    assert message["result"] == {"stopReason": "end_turn"}
+    await client.close()

@@ -340,3 +340,113 @@ def test_a_trace_that_cannot_be_written_is_reported_once(capsys):
     recorder.flush()
     recorder.close()
     assert capsys.readouterr().err.count("writing the trace failed") == 1
+
+
+# An agent that never stops writing frames unless a write fails: as a real agent streaming a long
+# turn to a client that has gone.
+_CHATTY = (
+    "import sys\n"
+    'line = b\'{"jsonrpc":"2.0","method":"session/update","params":{}}\\n\'\n'
+    "while True:\n"
+    "    sys.stdout.buffer.write(line * 100)\n"
+    "    sys.stdout.buffer.flush()\n"
+)
+
+
+def _wait(proc: subprocess.Popen) -> tuple[int, float]:
+    start = time.monotonic()
+    status = proc.wait(timeout=30)
+    return status, time.monotonic() - start
+
+
+@_POSIX
+def test_a_client_that_stops_reading_makes_the_agents_writes_fail(tmp_path):
+    trace = tmp_path / "t.ndjson"
+    marker = tmp_path / "agent-saw"
+    agent = _CHATTY.replace(
+        "while True:\n",
+        "try:\n  while True:\n",
+    ).replace("    sys.stdout", "      sys.stdout") + (
+        f"except BrokenPipeError:\n  open({str(marker)!r}, 'w').write('broken pipe')\n"
+    )
+    proc = subprocess.Popen(
+        [*_RECORD, "--out", str(trace), "--", sys.executable, "-c", agent],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    assert proc.stdout.read(4096)  # the stream is flowing
+    proc.stdout.close()  # the client goes away without closing its input
+    status, took = _wait(proc)
+    assert took < 5
+    # The agent saw a broken pipe, as it would have without the proxy, and stopped by itself.
+    assert marker.read_text() == "broken pipe"
+    assert status == 0
+    records = [json.loads(line) for line in trace.read_bytes().splitlines()]
+    # Everything read up to the failed write, the frame it cut short as a raw last record.
+    *whole, last = records
+    assert whole and all(r["dir"] == "agent" and "msg" in r for r in whole)
+    assert last["dir"] == "agent" and ("msg" in last or last["raw"])
+    proc.stdin.close()
+
+
+@_POSIX
+def test_an_agent_that_ignores_the_client_going_away_is_stopped_within_5_s(tmp_path):
+    trace = tmp_path / "t.ndjson"
+    # It ignores SIGPIPE's error and the end of its input, and never exits by itself.
+    agent = (
+        "import sys, time\n"
+        'sys.stdout.buffer.write(b\'{"id":1,"result":{}}\\n\'); sys.stdout.buffer.flush()\n'
+        "while True:\n"
+        "    try:\n"
+        "        sys.stdout.buffer.write(b'{\"a\":1}\\n' * 1000); sys.stdout.buffer.flush()\n"
+        "    except OSError:\n"
+        "        time.sleep(0.05)\n"
+    )
+    proc = subprocess.Popen(
+        [*_RECORD, "--out", str(trace), "--", sys.executable, "-c", agent],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    assert proc.stdout.readline() == b'{"id":1,"result":{}}\n'
+    proc.stdout.close()
+    proc.stdin.close()
+    status, took = _wait(proc)
+    assert took < 5 and status == 128 + signal.SIGTERM
+    lines = trace.read_bytes().splitlines()
+    assert json.loads(lines[0]) == {
+        "t": json.loads(lines[0])["t"],
+        "dir": "agent",
+        "msg": {"id": 1, "result": {}},
+    }
+    assert all(json.loads(line)["dir"] == "agent" for line in lines)
+
+
+@_POSIX
+def test_a_client_that_goes_away_while_the_agent_is_quiet_ends_the_proxy(tmp_path):
+    trace = tmp_path / "t.ndjson"
+    # The agent answers one request, then waits for input forever without writing.
+    agent = (
+        "import sys\n"
+        "sys.stdin.readline()\n"
+        'sys.stdout.write(\'{"id":1,"result":{}}\\n\'); sys.stdout.flush()\n'
+        "for line in sys.stdin: pass\n"
+        "open(sys.argv[1], 'w').write('eof')\n"
+    )
+    marker = tmp_path / "agent-saw"
+    proc = subprocess.Popen(
+        [*_RECORD, "--out", str(trace), "--", sys.executable, "-c", agent, str(marker)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    proc.stdin.write(b'{"id":1,"method":"initialize"}\n')
+    proc.stdin.flush()
+    assert proc.stdout.readline() == b'{"id":1,"result":{}}\n'
+    proc.stdout.close()  # gone, though its input stays open
+    status, took = _wait(proc)
+    assert took < 5 and status == 0
+    assert marker.read_text() == "eof"  # the agent saw the end of its input
+    assert [json.loads(line)["dir"] for line in trace.read_bytes().splitlines()] == [
+        "client",
+        "agent",
+    ]
+    proc.stdin.close()

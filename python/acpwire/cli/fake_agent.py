@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import os
 import random
 import sys
 from dataclasses import dataclass, field
@@ -21,7 +22,14 @@ from typing import Any
 from .. import dumps
 from ..aio import read_messages
 
-__all__ = ["FakeAgent", "TurnConfig", "build_turn", "main_async"]
+__all__ = [
+    "FakeAgent",
+    "TurnConfig",
+    "add_pacing_arguments",
+    "build_turn",
+    "main_async",
+    "pacing_options",
+]
 
 _WORDS = [
     "the",
@@ -92,6 +100,19 @@ class TurnConfig:
     rate: float = 0.0
     """Updates per second; 0 streams flat out."""
     seed: int = 0
+    first_update_delay: float = 0.0
+    """Seconds between a prompt and its turn's first update (v2: after the prompt's answer)."""
+    turn_delay: float = 0.0
+    """Seconds between a turn's last update and its end (the prompt response or idle state)."""
+    client_requests: bool = False
+    """v1: read and edit tool calls ask the client ``fs/read_text_file`` and
+    ``fs/write_text_file``, execute ones run a ``terminal/create`` command there (``wait_for_exit``,
+    ``output``, ``release``); each waits for the answer."""
+    crash_after: int = 0
+    """Exit at once with status 3 and a message on standard error after this many updates in
+    all (0: never)."""
+    hang_after: int = 0
+    """After this many updates in all, write nothing more and never exit by itself (0: never)."""
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -110,10 +131,12 @@ def _pty_output(size: int, rng: random.Random) -> bytes:
     return bytes(out[:size])
 
 
-def build_turn(session_id: str, turn: int, version: int, config: TurnConfig) -> list[dict]:
+def build_turn(
+    session_id: str, turn: int, version: int, config: TurnConfig
+) -> list[dict[str, Any]]:
     """The session/update payloads (``update`` objects) of one turn, in order."""
     rng = random.Random(f"{config.seed}/{session_id}/{turn}")
-    updates: list[dict] = []
+    updates: list[dict[str, Any]] = []
     thought_id = f"msg_t_{turn:04d}"
     answer_id = f"msg_a_{turn:04d}"
     plan_entries = [
@@ -122,13 +145,13 @@ def build_turn(session_id: str, turn: int, version: int, config: TurnConfig) -> 
         {"content": "Run the tests", "priority": "medium", "status": "pending"},
     ]
 
-    def chunk(kind: str, message_id: str, text: str) -> dict:
-        update = {"sessionUpdate": kind, "content": {"type": "text", "text": text}}
+    def chunk(kind: str, message_id: str, text: str) -> dict[str, Any]:
+        update: dict[str, Any] = {"sessionUpdate": kind, "content": {"type": "text", "text": text}}
         if version >= 2:
             update["messageId"] = message_id
         return update
 
-    def plan(done: int) -> dict:
+    def plan(done: int) -> dict[str, Any]:
         entries = [
             {**e, "status": "completed" if i < done else "pending"}
             for i, e in enumerate(plan_entries)
@@ -178,7 +201,7 @@ def build_turn(session_id: str, turn: int, version: int, config: TurnConfig) -> 
         updates.append(
             {"sessionUpdate": "tool_call_update", "toolCallId": call_id, "status": "in_progress"}
         )
-        content: list[dict] = []
+        content: list[dict[str, Any]] = []
         if kind == "read":
             text = " ".join(rng.choice(_WORDS) for _ in range(60))
             content = [{"type": "content", "content": {"type": "text", "text": text}}]
@@ -237,7 +260,11 @@ def build_turn(session_id: str, turn: int, version: int, config: TurnConfig) -> 
             else:
                 text = output.decode("utf-8", "replace")
                 content = [{"type": "content", "content": {"type": "text", "text": text}}]
-        done = {"sessionUpdate": "tool_call_update", "toolCallId": call_id, "status": "completed"}
+        done: dict[str, Any] = {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": call_id,
+            "status": "completed",
+        }
         if content:
             done["content"] = content
         updates.append(done)
@@ -268,14 +295,18 @@ class FakeAgent:
         self.version = 2
         self.sessions = 0
         self.turns: dict[str, int] = {}
-        self.running: dict[str, asyncio.Task] = {}
+        self.running: dict[str, asyncio.Task[None]] = {}
         # Every turn started, kept until `main_async` collects how each ended.
-        self.tasks: list[asyncio.Task] = []
-        self.pending: dict[int, asyncio.Future] = {}
+        self.tasks: list[asyncio.Task[None]] = []
+        self.pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self.next_request_id = 0
         self.sent_updates = 0
+        self.cwds: dict[str, str] = {}
+        self.hung = False
 
-    async def send(self, message: dict) -> None:
+    async def send(self, message: dict[str, Any]) -> None:
+        if self.hung:
+            await asyncio.Event().wait()  # never set: nothing is written again
         self.writer.write(dumps(message))
         await self.writer.drain()
 
@@ -323,12 +354,15 @@ class FakeAgent:
             self.sessions += 1
             session_id = f"sess_{self.sessions:04d}"
             self.turns[session_id] = 0
+            cwd = params.get("cwd")
+            self.cwds[session_id] = cwd if isinstance(cwd, str) else "/"
             await self.respond(request_id, {"sessionId": session_id})
         elif method == "session/prompt":
-            session_id = params.get("sessionId")
-            if not isinstance(session_id, str) or session_id not in self.turns:
-                await self.fail(request_id, -32602, f"unknown session {session_id!r}")
+            asked_id = params.get("sessionId")
+            if not isinstance(asked_id, str) or asked_id not in self.turns:
+                await self.fail(request_id, -32602, f"unknown session {asked_id!r}")
                 return
+            session_id = asked_id
             if session_id in self.running:
                 await self.fail(request_id, -32600, "a prompt is already running")
                 return
@@ -338,16 +372,21 @@ class FakeAgent:
             )
             self.running[session_id] = task
             self.tasks.append(task)
-            task.add_done_callback(lambda _: self.running.pop(session_id, None))
+            task.add_done_callback(lambda done: self._ended(session_id, done))
         elif method == "session/cancel":
-            session_id = params.get("sessionId")
-            task = self.running.get(session_id) if isinstance(session_id, str) else None
-            if task is not None:
-                task.cancel()
+            cancelled = params.get("sessionId")
+            running = self.running.get(cancelled) if isinstance(cancelled, str) else None
+            if running is not None:
+                running.cancel()
         elif request_id is not None:
             await self.fail(request_id, -32601, f"method not found: {method}")
 
-    async def update(self, session_id: str, update: dict) -> None:
+    def _ended(self, session_id: str, task: asyncio.Task[None]) -> None:
+        # The next turn of the session may already be running: only this one is forgotten.
+        if self.running.get(session_id) is task:
+            del self.running[session_id]
+
+    async def update(self, session_id: str, update: dict[str, Any]) -> None:
         await self.send(
             {
                 "jsonrpc": "2.0",
@@ -356,18 +395,68 @@ class FakeAgent:
             }
         )
         self.sent_updates += 1
+        if self.config.crash_after and self.sent_updates >= self.config.crash_after:
+            print(
+                f"acpwire fake-agent: crashing after {self.sent_updates} updates (--crash-after)",
+                file=sys.stderr,
+                flush=True,
+            )
+            os._exit(3)  # abruptly, as a crash: no turn is ended, nothing is flushed
+        if self.config.hang_after and self.sent_updates >= self.config.hang_after:
+            print(
+                f"acpwire fake-agent: hanging after {self.sent_updates} updates (--hang-after)",
+                file=sys.stderr,
+                flush=True,
+            )
+            self.hung = True
         if self.config.rate > 0:
             await asyncio.sleep(1.0 / self.config.rate)
 
-    async def ask_permission(self, session_id: str, call_id: str, title: str) -> dict:
+    async def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """Ask the client ``method`` and wait for its answer (the whole response)."""
         request_id = self.next_request_id
         self.next_request_id += 1
         future = asyncio.get_running_loop().create_future()
         self.pending[request_id] = future
+        await self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+        answer: dict[str, Any] = await future
+        return answer
+
+    async def ask_client(self, session_id: str, kind: str, call_id: str) -> list[dict[str, Any]]:
+        """The v1 client requests a tool call of ``kind`` makes; the tool call content they give."""
+        path = os.path.join(self.cwds.get(session_id, "/"), "notes.txt")
+        lines: list[str] = []
+        if kind == "read":
+            answer = await self.request(
+                "fs/read_text_file", {"sessionId": session_id, "path": path}
+            )
+            lines.append(_described("read", answer))
+        elif kind == "edit":
+            answer = await self.request(
+                "fs/write_text_file",
+                {"sessionId": session_id, "path": path, "content": f"edited by {call_id}\n"},
+            )
+            lines.append(_described("write", answer))
+        else:
+            answer = await self.request(
+                "terminal/create",
+                {"sessionId": session_id, "command": "echo", "args": [call_id]},
+            )
+            terminal_id = (answer.get("result") or {}).get("terminalId")
+            if not isinstance(terminal_id, str):
+                return [_text_content(_described("terminal", answer))]
+            ids = {"sessionId": session_id, "terminalId": terminal_id}
+            await self.request("terminal/wait_for_exit", ids)
+            lines.append(_described("output", await self.request("terminal/output", ids)))
+            await self.request("terminal/release", ids)
+        return [_text_content(line) for line in lines]
+
+    async def ask_permission(self, session_id: str, call_id: str, title: str) -> dict[str, Any]:
         options = [
             {"optionId": "allow-once", "name": "Allow once", "kind": "allow_once"},
             {"optionId": "reject-once", "name": "Reject", "kind": "reject_once"},
         ]
+        params: dict[str, Any]
         if self.version >= 2:
             params = {
                 "sessionId": session_id,
@@ -381,15 +470,7 @@ class FakeAgent:
                 "toolCall": {"toolCallId": call_id, "title": title},
                 "options": options,
             }
-        await self.send(
-            {
-                "jsonrpc": "2.0",
-                "id": request_id,
-                "method": "session/request_permission",
-                "params": params,
-            }
-        )
-        return await future
+        return await self.request("session/request_permission", params)
 
     async def turn(self, session_id: str, turn: int, request_id: Any, prompt: Any) -> None:
         stop_reason = "end_turn"
@@ -397,6 +478,9 @@ class FakeAgent:
         try:
             if self.version >= 2:
                 await self.respond(request_id, {"messageId": user_id})
+            if self.config.first_update_delay > 0:
+                await asyncio.sleep(self.config.first_update_delay)
+            if self.version >= 2:
                 await self.update(
                     session_id,
                     {
@@ -405,7 +489,12 @@ class FakeAgent:
                         "content": prompt or [],
                     },
                 )
+            asks = self.config.client_requests and self.version == 1
             for update in build_turn(session_id, turn, self.version, self.config):
+                if asks and update.get("status") == "completed" and "toolCallId" in update:
+                    kind = ["read", "edit", "execute"][int(update["toolCallId"][-2:]) % 3]
+                    contents = await self.ask_client(session_id, kind, update["toolCallId"])
+                    update = {**update, "content": [*update.get("content", []), *contents]}
                 if "permission" in update:
                     answer = await self.ask_permission(
                         session_id, update["permission"], update["title"]
@@ -416,8 +505,13 @@ class FakeAgent:
                         break
                     continue
                 await self.update(session_id, update)
+            if self.config.turn_delay > 0:
+                await asyncio.sleep(self.config.turn_delay)
         except asyncio.CancelledError:
             stop_reason = "cancelled"
+        # Over once its end is sent: the client may send the next prompt on seeing it.
+        if self.running.get(session_id) is asyncio.current_task():
+            del self.running[session_id]
         if self.version >= 2:
             await self.update(
                 session_id,
@@ -425,6 +519,80 @@ class FakeAgent:
             )
         else:
             await self.respond(request_id, {"stopReason": stop_reason})
+
+
+def _text_content(text: str) -> dict[str, Any]:
+    return {"type": "content", "content": {"type": "text", "text": text}}
+
+
+def _described(what: str, answer: dict[str, Any]) -> str:
+    """One line saying how the client answered a request."""
+    if "error" in answer:
+        error = answer["error"]
+        message = error.get("message") if isinstance(error, dict) else error
+        return f"{what}: refused ({message})"
+    result = answer.get("result")
+    if isinstance(result, dict) and isinstance(result.get("content"), str):
+        return f"{what}: {len(result['content'])} characters"
+    if isinstance(result, dict) and isinstance(result.get("output"), str):
+        return f"{what}: {result['output'].strip()}"
+    return f"{what}: done"
+
+
+def add_pacing_arguments(parser: Any) -> None:
+    """Add the options that pace the fake agent, or make it fail, to its argument parser."""
+    parser.add_argument(
+        "--first-update-delay",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="wait this long after a prompt before its first update (default 0)",
+    )
+    parser.add_argument(
+        "--turn-delay",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="wait this long after a turn's last update before ending it (default 0)",
+    )
+    parser.add_argument(
+        "--client-requests",
+        action="store_true",
+        help="v1: ask the client fs/read_text_file, fs/write_text_file and terminal/* "
+        "requests during tool calls",
+    )
+    parser.add_argument(
+        "--crash-after",
+        type=int,
+        default=0,
+        metavar="N",
+        help="exit with status 3 after N updates in all (default 0: never)",
+    )
+    parser.add_argument(
+        "--hang-after",
+        type=int,
+        default=0,
+        metavar="N",
+        help="stop writing, and never exit, after N updates in all (default 0: never)",
+    )
+
+
+def pacing_options(args: Any) -> dict[str, Any]:
+    """The ``TurnConfig`` fields that :func:`add_pacing_arguments`' options set."""
+    for name in ("first_update_delay", "turn_delay"):
+        value = getattr(args, name)
+        if not value >= 0 or value == float("inf"):
+            raise SystemExit(f"acpwire fake-agent: --{name.replace('_', '-')} must be finite >= 0")
+    for name in ("crash_after", "hang_after"):
+        if getattr(args, name) < 0:
+            raise SystemExit(f"acpwire fake-agent: --{name.replace('_', '-')} must be >= 0")
+    return {
+        "first_update_delay": args.first_update_delay,
+        "turn_delay": args.turn_delay,
+        "client_requests": args.client_requests,
+        "crash_after": args.crash_after,
+        "hang_after": args.hang_after,
+    }
 
 
 class _FileWriter:

@@ -4,7 +4,8 @@
 pipes, feeds every byte an agent writes into that connection's ``Sessions`` store, and checks
 each finished turn exactly: the number of updates and the agent's answer text must equal what
 the agent's deterministic turn (``fake_agent.build_turn``) says it sent, and the reduced
-snapshot must equal the pure backend's reduction of the very same bytes.
+snapshot must equal the pure backend's reduction of the very same bytes. To load-test any
+agent, with latency percentiles, see ``acpwire load`` (:mod:`acpwire.cli.load`).
 """
 
 from __future__ import annotations
@@ -92,7 +93,7 @@ async def _drive(
     assert proc.stdin is not None and proc.stdout is not None
     next_id = 0
 
-    async def send(method: str, params: dict) -> None:
+    async def send(method: str, params: dict[str, Any]) -> None:
         nonlocal next_id
         next_id += 1
         message = {"jsonrpc": "2.0", "id": next_id, "method": method, "params": params}

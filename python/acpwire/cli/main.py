@@ -10,7 +10,8 @@ import sys
 from collections.abc import Callable, Sequence
 
 from .._contract import DEFAULT_MAX_FRAME_BYTES
-from .fake_agent import TurnConfig
+from . import export, load
+from .fake_agent import TurnConfig, add_pacing_arguments, pacing_options
 from .render import FORMATS
 
 
@@ -230,6 +231,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="pace updates (default 0: flat out)",
     )
     agent.add_argument("--seed", type=int, default=0, help="workload seed (default 0)")
+    add_pacing_arguments(agent)
+    load.add_parser(commands)
+    export.add_parser(commands)
     return parser
 
 
@@ -284,6 +288,8 @@ def _run(argv: Sequence[str] | None) -> int:
 
         print(f"acpwire {__version__} ({BACKEND} backend)")
         return 0
+    if getattr(args, "run", None) is not None:  # commands that dispatch themselves
+        return int(args.run(args))
     if args.command == "check":
         from .check import check
 
@@ -336,6 +342,7 @@ def _run(argv: Sequence[str] | None) -> int:
             permission=args.permission,
             rate=args.rate,
             seed=args.seed,
+            **pacing_options(args),
         )
         return asyncio.run(main_async(config))
     parser.print_help(sys.stderr)

@@ -195,8 +195,14 @@ def _pump(
     recorder: Recorder,
     on_eof: Any,
     reading: _Reading | None = None,
+    on_write_failed: Any = None,
 ) -> None:
-    """Copy ``src`` to ``dst`` until EOF, recording frames; then call ``on_eof``."""
+    """Copy ``src`` to ``dst`` until EOF, recording frames; then call ``on_eof``.
+
+    When writing to ``dst`` fails and ``on_write_failed`` is given, the copy stops there (what
+    was read is recorded) and ``on_write_failed`` is called before ``on_eof``; without it, the
+    pump keeps draining and recording ``src``.
+    """
     forwarding = True
     reading = reading or _Reading()
     try:
@@ -220,6 +226,10 @@ def _pump(
                 try:
                     _write_all(dst, data)
                 except OSError:
+                    if on_write_failed is not None:
+                        recorder.finish(direction)
+                        on_write_failed()
+                        return
                     # The reader went away; keep draining so the sender never blocks on a full
                     # pipe, and keep recording what it sent.
                     forwarding = False
@@ -245,7 +255,11 @@ def build_parser() -> argparse.ArgumentParser:
             "a trace that cannot be opened, or standard input or output closed; 126 when "
             "AGENT_CMD cannot be run, 127 when it is not found. A trace that fails while "
             "being written stops the recording, with a message, and never the traffic. "
-            "SIGTERM, SIGHUP and SIGINT are passed on to the agent. "
+            "SIGTERM, SIGHUP and SIGINT are passed on to the agent. When the client goes "
+            "away (its end of standard output closed), the agent's pipes are closed so it "
+            "sees the end of its input and a broken pipe; an agent still running 2 s later "
+            "gets SIGTERM, then SIGKILL, and the proxy is gone within 5 s, the trace holding "
+            "everything read until then. "
             "Example: acpwire record --out session.ndjson -- my-agent --acp"
         ),
     )
@@ -277,6 +291,26 @@ _ORPHAN_WAIT = 5.0
 
 def _exit_status(returncode: int) -> int:
     return 128 - returncode if returncode < 0 else returncode
+
+
+# Once the client has gone, how long the agent has to exit on its own after its pipes were
+# closed, and then after SIGTERM, before it is killed: the proxy is gone within 5 s.
+_GONE_GRACE = 2.0
+_TERM_GRACE = 1.5
+
+
+def _reader_gone(fd: int) -> bool:
+    """Whether nobody reads the pipe or socket ``fd`` any more (POSIX; False elsewhere)."""
+    if not hasattr(select, "poll"):
+        return False
+    poller = select.poll()
+    poller.register(fd, select.POLLERR)  # POLLERR and POLLHUP are always reported
+    try:
+        events = poller.poll(0)
+    except OSError:
+        return False
+    # A write end whose reader closed reports POLLERR; a socket whose peer shut down, POLLHUP.
+    return any(mask & (select.POLLERR | select.POLLHUP) for _, mask in events)
 
 
 def _closed(fd: int) -> bool:
@@ -346,6 +380,17 @@ def main(argv: Sequence[str]) -> int:
         except OSError:
             pass
 
+    client_gone = threading.Event()
+    agent_stdout = agent.stdout
+
+    def client_went_away() -> None:
+        # Standard output broke: the agent sees EOF on its input and a broken pipe on its
+        # output, as it would talking to that client directly.
+        client_gone.set()
+        close_agent_stdin()
+        with contextlib.suppress(OSError):
+            agent_stdout.close()
+
     upstream = threading.Thread(
         target=_pump,
         args=(0, agent_stdin.fileno(), "client", recorder, close_agent_stdin),
@@ -355,7 +400,15 @@ def main(argv: Sequence[str]) -> int:
     agent_reading = _Reading()
     downstream = threading.Thread(
         target=_pump,
-        args=(agent.stdout.fileno(), 1, "agent", recorder, close_our_stdout, agent_reading),
+        args=(
+            agent.stdout.fileno(),
+            1,
+            "agent",
+            recorder,
+            close_our_stdout,
+            agent_reading,
+            client_went_away,
+        ),
         name="acpwire-record-agent",
         daemon=True,
     )
@@ -373,6 +426,8 @@ def main(argv: Sequence[str]) -> int:
     try:
         upstream.start()
         downstream.start()
+        gone_at: float | None = None
+        terminated = False
         while True:
             try:
                 returncode = agent.wait(timeout=0.25)
@@ -380,10 +435,22 @@ def main(argv: Sequence[str]) -> int:
             except subprocess.TimeoutExpired:
                 # Frames written since the last flush reach the file even when the stream idles.
                 recorder.flush()
+            if gone_at is None and not client_gone.is_set() and _reader_gone(1):
+                # The client stopped reading while the agent is quiet: no write tells us.
+                client_gone.set()
+                close_agent_stdin()
+            if client_gone.is_set():
+                now = time.monotonic()
+                gone_at = now if gone_at is None else gone_at
+                if not terminated and now - gone_at > _GONE_GRACE:
+                    terminated = True
+                    agent.terminate()
+                elif now - gone_at > _GONE_GRACE + _TERM_GRACE:
+                    agent.kill()
         # The agent is gone; whatever it wrote is in the pipe, and is forwarded however slowly
         # the client reads it. Only a wait for more that does not come (a grandchild holding
         # the agent's stdout open) is cut short, after 5 s.
-        while downstream.is_alive():
+        while downstream.is_alive() and not client_gone.is_set():
             downstream.join(timeout=0.1)
             since = agent_reading.since
             if since is not None and time.monotonic() - since > _ORPHAN_WAIT:
