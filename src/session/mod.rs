@@ -25,6 +25,7 @@
 #[cfg(test)]
 mod cases;
 mod check;
+mod entity;
 mod fields;
 mod json;
 mod model;
