@@ -9,6 +9,11 @@ from typing import IO, Any, Literal, final
 
 from typing_extensions import Buffer
 
+from ._errors import DecodeError as DecodeError
+from ._errors import EncodeError as EncodeError
+from ._errors import FrameError as FrameError
+from ._errors import TerminalDataError as TerminalDataError
+from ._span import Span as Span
 from .types import (
     Change,
     Compaction,
@@ -23,12 +28,6 @@ from .types import (
     TerminalEntry,
     ToolCall,
 )
-
-from ._errors import DecodeError as DecodeError
-from ._errors import EncodeError as EncodeError
-from ._errors import FrameError as FrameError
-from ._errors import TerminalDataError as TerminalDataError
-from ._span import Span as Span
 
 __version__: str
 _build: str

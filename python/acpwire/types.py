@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping, Sequence
-from typing import Literal, TypeAlias, TypedDict, Union
+from typing import Literal, TypeAlias, TypedDict
 
 if sys.version_info >= (3, 11):
     from typing import NotRequired, Required
@@ -65,20 +65,20 @@ __all__ = [
 # --- JSON ---------------------------------------------------------------------------------
 
 #: A JSON value as acpwire returns it: what ``json.loads`` makes (``float`` may be ``inf``).
-JSONValue: TypeAlias = Union[None, bool, int, float, str, list["JSONValue"], dict[str, "JSONValue"]]
+JSONValue: TypeAlias = bool | int | float | str | list["JSONValue"] | dict[str, "JSONValue"] | None
 #: A JSON object as acpwire returns it.
 JSONObject: TypeAlias = dict[str, JSONValue]
 #: A JSON value as acpwire takes it (``Sessions.apply``): read-only views, so that a
 #: ``dict[str, str]`` or a tuple is accepted too. At run time mappings must be ``dict`` and
 #: sequences ``list`` or ``tuple`` (anything else is a ``TypeError``).
-JSONInput: TypeAlias = Union[
-    None, bool, int, float, str, Sequence["JSONInput"], Mapping[str, "JSONInput"]
-]
+JSONInput: TypeAlias = (
+    bool | int | float | str | Sequence["JSONInput"] | Mapping[str, "JSONInput"] | None
+)
 
 # --- JSON-RPC 2.0 messages ----------------------------------------------------------------
 
 #: A request id: JSON-RPC allows a string or a number (``2.0`` and ``2`` are different ids).
-RequestId: TypeAlias = Union[str, int, float]
+RequestId: TypeAlias = str | int | float
 
 
 class JsonRpcRequest(TypedDict):
@@ -123,9 +123,9 @@ class JsonRpcErrorResponse(TypedDict):
 
 
 #: Any JSON-RPC 2.0 message of ACP, either direction.
-JsonRpcMessage: TypeAlias = Union[
-    JsonRpcRequest, JsonRpcNotification, JsonRpcResponse, JsonRpcErrorResponse
-]
+JsonRpcMessage: TypeAlias = (
+    JsonRpcRequest | JsonRpcNotification | JsonRpcResponse | JsonRpcErrorResponse
+)
 
 # --- Error records and changes ------------------------------------------------------------
 

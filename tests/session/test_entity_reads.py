@@ -8,10 +8,10 @@ import json
 import random
 
 import pytest
-from session_streams import random_stream
 from test_session_cases import _init, _line, load_cases
 
 from acpwire.cli.bench.workloads.sessions import mixed_sessions
+from session_streams import random_stream
 
 CASES = load_cases()
 
@@ -54,7 +54,7 @@ def assert_reads_match(store) -> int:
             compared += 1
         # The same id under another role is another message.
         ids = set(by_key)
-        for role, mid in ids:
+        for _role, mid in ids:
             for other in ("user", "agent", "thought", "session"):
                 if (other, mid) not in ids:
                     assert session.message(other, mid) is None
@@ -97,7 +97,6 @@ def test_mixed_sessions_reads_equal_snapshot_entries(backend, version):
 
 
 def test_reads_agree_across_backends(both):
-    native, pure = both
     data = mixed_sessions(sessions=2, updates=300, seed=5)
     stores = [b.Sessions() for b in both]
     for store in stores:
