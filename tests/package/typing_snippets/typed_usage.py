@@ -1,4 +1,4 @@
-"""Typed uses of the public API: mypy --strict passes on this file (tests/package/test_typing.py)."""
+"""Typed uses of the public API, which pass mypy --strict (tests/package/test_typing.py)."""
 
 from __future__ import annotations
 
