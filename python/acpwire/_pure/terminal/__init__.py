@@ -18,6 +18,9 @@ from __future__ import annotations
 import functools
 import threading
 from collections import deque
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from typing import Concatenate, ParamSpec, Protocol, TypeVar
 
 from ..._errors import TerminalDataError
 from ..._span import Span
@@ -48,27 +51,44 @@ __all__ = ["Span", "Terminal", "TerminalDataError", "char_width", "render_text"]
 from ..._contract import MAX_COLS, MAX_ROWS, UNBOUNDED_COLS
 
 
-def _locked(method):
+class _Lockable(Protocol):
+    @property
+    def _lock(self) -> AbstractContextManager[object]: ...
+
+
+class _Changeable(_Lockable, Protocol):
+    _busy: bool
+
+
+_Self = TypeVar("_Self", bound=_Lockable)
+_SelfChanging = TypeVar("_SelfChanging", bound=_Changeable)
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _locked(method: Callable[Concatenate[_Self, _P], _R]) -> Callable[Concatenate[_Self, _P], _R]:
     """Run ``method`` holding ``self._lock``. A terminal (or a session store) fed on one thread
     can be read from another, which then waits for the current feed, as in the native backend.
     """
 
     @functools.wraps(method)
-    def locked(self, *args, **kwargs):
+    def locked(self: _Self, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
         with self._lock:
             return method(self, *args, **kwargs)
 
     return locked
 
 
-def _changing(method):
+def _changing(
+    method: Callable[Concatenate[_SelfChanging, _P], _R],
+) -> Callable[Concatenate[_SelfChanging, _P], _R]:
     """``_locked``, for a call that changes the terminal: the same thread calling again in the
     middle of one (a finalizer run by a garbage collection inside a feed, say) is refused with
     RuntimeError, as the native terminal refuses a second borrow, instead of feeding into a
     half-applied state."""
 
     @functools.wraps(method)
-    def changing(self, *args, **kwargs):
+    def changing(self: _SelfChanging, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
         with self._lock:
             # Other threads wait on the lock: a busy terminal here is this thread's own call.
             if self._busy:
