@@ -1,8 +1,11 @@
-"""The public types check: typed uses of the API pass ``mypy --strict``, and misuses are
-reported on the very lines that make them (skipped when mypy is not installed)."""
+"""The public types check: typed uses of the API pass ``mypy --strict`` and pyright's strict
+mode (basedpyright), and misuses are reported on the very lines that make them. Each checker
+is skipped when it is not installed."""
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import os
 import re
 import subprocess
@@ -11,15 +14,13 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("mypy")
-
 SNIPPETS = Path(__file__).resolve().parent / "typing_snippets"
 PACKAGE_ROOT = Path(__file__).resolve().parents[2] / "python"
 
 
-def run_mypy(path: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+def run_mypy(path: Path, tmp_path: Path) -> tuple[int, str]:
     env = {**os.environ, "MYPYPATH": str(PACKAGE_ROOT)}
-    return subprocess.run(
+    result = subprocess.run(
         [
             sys.executable,
             "-m",
@@ -30,7 +31,6 @@ def run_mypy(path: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
             str(tmp_path / "cache"),
             "--config-file",
             os.devnull,
-            "--show-error-codes",
             # The package's own errors are checked in CI; here only the snippet's count.
             "--follow-imports=silent",
             str(path),
@@ -41,20 +41,60 @@ def run_mypy(path: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
         cwd=PACKAGE_ROOT,
         timeout=300,
     )
+    return result.returncode, result.stdout + result.stderr
 
 
-def test_typed_usage_checks(tmp_path):
-    result = run_mypy(SNIPPETS / "typed_usage.py", tmp_path)
-    assert result.returncode == 0, result.stdout + result.stderr
+def run_pyright(path: Path, tmp_path: Path) -> tuple[int, str]:
+    config = tmp_path / "pyrightconfig.json"
+    config.write_text(
+        json.dumps(
+            {
+                "typeCheckingMode": "strict",
+                "pythonVersion": "3.10",
+                "extraPaths": [str(PACKAGE_ROOT)],
+                "include": [str(path)],
+            }
+        )
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "basedpyright", "-p", str(config)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=300,
+    )
+    return result.returncode, result.stdout + result.stderr
 
 
-def test_misuses_are_errors_on_their_lines(tmp_path):
+CHECKERS = {
+    "mypy": (run_mypy, "mypy", r"{name}:(\d+): error"),
+    "pyright": (run_pyright, "basedpyright", r"{name}:(\d+):\d+ - error"),
+}
+
+
+@pytest.fixture(params=sorted(CHECKERS))
+def checker(request: pytest.FixtureRequest):
+    run, module, pattern = CHECKERS[request.param]
+    if importlib.util.find_spec(module) is None:
+        pytest.skip(f"{module} is not installed")
+    return run, pattern
+
+
+def test_typed_usage_checks(checker, tmp_path):
+    run, _ = checker
+    returncode, output = run(SNIPPETS / "typed_usage.py", tmp_path)
+    assert returncode == 0, output
+
+
+def test_misuses_are_errors_on_their_lines(checker, tmp_path):
+    run, pattern = checker
     path = SNIPPETS / "typed_misuse.py"
     expected = {
         number for number, line in enumerate(path.read_text().splitlines(), 1) if "# E:" in line
     }
-    result = run_mypy(path, tmp_path)
+    returncode, output = run(path, tmp_path)
     reported = {
-        int(m.group(1)) for m in re.finditer(r"typed_misuse\.py:(\d+): error", result.stdout)
+        int(m.group(1)) for m in re.finditer(pattern.format(name=re.escape(path.name)), output)
     }
-    assert reported == expected, result.stdout
+    assert returncode != 0
+    assert reported == expected, output
