@@ -42,14 +42,15 @@ import inspect
 import json
 import logging
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from . import FrameDecoder, FrameError, _contract, dumps, loads
 
 if TYPE_CHECKING:
-    from acp import Agent, Client, ClientSideConnection
+    from acp import Agent, Client
+    from acp.client.connection import ClientSideConnection
     from acp.contrib.session_state import SessionSnapshot as SdkSessionSnapshot
     from acp.schema import SessionNotification
 
@@ -397,13 +398,14 @@ def connect_to_agent(
     accepts or refuses it with its own ``TypeError``: only byte streams have frames to read.
     """
     acp = _sdk()
+    sdk_connect: Callable[..., ClientSideConnection] = acp.connect_to_agent
     if not (
         isinstance(input_stream, asyncio.StreamWriter)
         and isinstance(output_stream, asyncio.StreamReader)
     ):
         if output_stream is _OMITTED:
-            return acp.connect_to_agent(client, input_stream, **connection_kwargs)
-        return acp.connect_to_agent(client, input_stream, output_stream, **connection_kwargs)
+            return sdk_connect(client, input_stream, **connection_kwargs)
+        return sdk_connect(client, input_stream, output_stream, **connection_kwargs)
     if _takes_transport(acp):
         transport = FrameTransport(
             output_stream,
@@ -414,11 +416,11 @@ def connect_to_agent(
             # The SDK applies receive_timeout only to its own stdio reader; keep its meaning.
             receive_timeout=connection_kwargs.pop("receive_timeout", None),
         )
-        return acp.connect_to_agent(client, transport, **connection_kwargs)
+        return sdk_connect(client, transport, **connection_kwargs)
     reader = FrameStreamReader(
         output_stream, max_frame_bytes=max_frame_bytes, on_error=on_error, chunk_size=chunk_size
     )
-    return acp.connect_to_agent(client, input_stream, reader, **connection_kwargs)
+    return sdk_connect(client, input_stream, reader, **connection_kwargs)
 
 
 @contextlib.asynccontextmanager
@@ -432,7 +434,7 @@ async def spawn_agent_process(
     max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
     on_error: OnError | None = None,
     **connection_kwargs: Any,
-) -> AsyncIterator[tuple[ClientSideConnection, asyncio.subprocess.Process]]:
+) -> AsyncGenerator[tuple[ClientSideConnection, asyncio.subprocess.Process]]:
     """``acp.spawn_agent_process`` reading the agent's frames with :class:`acpwire.FrameDecoder`.
 
     Starts the agent with the SDK's ``spawn_stdio_transport`` (same environment, same
