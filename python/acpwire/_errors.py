@@ -46,7 +46,8 @@ class FrameError(ValueError):
         self.excerpt = excerpt
         self.detail = detail
 
-    def __reduce__(self):  # keep attributes through pickling (multiprocessing harnesses)
+    # Keep attributes through pickling (multiprocessing harnesses).
+    def __reduce__(self) -> tuple[type[FrameError], tuple[str, int, int, str, str]]:
         return (type(self), (self.reason, self.line, self.offset, self.excerpt, self.detail))
 
     def __eq__(self, other: object) -> bool:
@@ -83,7 +84,7 @@ class DecodeError(ValueError):
         self.column = column
         self.offset = offset
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[DecodeError], tuple[str, int, int, int]]:
         return (type(self), (self.msg, self.line, self.column, self.offset))
 
 

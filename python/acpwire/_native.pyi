@@ -5,7 +5,7 @@
 
 from collections.abc import Iterator
 from os import PathLike
-from typing import IO, Any, final
+from typing import IO, Any, Literal, final
 
 from typing_extensions import Buffer
 
@@ -14,6 +14,20 @@ from ._errors import EncodeError as EncodeError
 from ._errors import FrameError as FrameError
 from ._errors import TerminalDataError as TerminalDataError
 from ._span import Span as Span
+from .types import (
+    Change,
+    Compaction,
+    ErrorRecord,
+    JSONInput,
+    JsonRpcMessage,
+    Message,
+    Plan,
+    Role,
+    SessionSnapshot,
+    Subagent,
+    TerminalEntry,
+    ToolCall,
+)
 
 __version__: str
 _build: str
@@ -41,6 +55,11 @@ __all__ = [
 # array.array, mmap, numpy arrays, ...).
 _Buffer = Buffer
 
+# A decoded frame is any JSON value (`acpwire.types.JSONValue`), or `bytes` with `raw=True`.
+# It is `Any`, as `json.loads` gives, so that a caller reads `message["method"]` without first
+# narrowing a union; annotate the result as `JSONValue` to have every access checked.
+_Decoded = Any
+
 @final
 class FrameDecoder:
     """Incremental NDJSON decoder: bytes in, JSON-RPC messages out.
@@ -53,14 +72,15 @@ class FrameDecoder:
     """
 
     def __new__(cls, max_frame_bytes: int = 33554432, raw: bool = False) -> FrameDecoder: ...
-    def feed(self, data: _Buffer) -> list[Any]:
+    def feed(self, data: _Buffer) -> list[_Decoded]:
         """Feed bytes; return the messages of every frame they complete, in order."""
-    def finish(self) -> list[Any]:
+    def finish(self) -> list[_Decoded]:
         """End of stream: return the messages of a last frame that had no newline."""
     def take_errors(self) -> list[FrameError]:
         """Return the rejected frames and forget them."""
-    def _feed_events(self, data: _Buffer) -> list[Any]: ...
-    def _finish_events(self) -> list[Any]: ...
+    # Messages and FrameErrors, in stream order.
+    def _feed_events(self, data: _Buffer) -> list[_Decoded | FrameError]: ...
+    def _finish_events(self) -> list[_Decoded | FrameError]: ...
     @property
     def errors(self) -> list[FrameError]:
         """Rejected frames not yet taken, oldest first (at most 10,000 are kept)."""
@@ -83,10 +103,10 @@ class FrameDecoder:
     def raw(self) -> bool:
         """True when frames are returned as bytes, undecoded."""
 
-def loads(data: _Buffer | str) -> Any:
+def loads(data: _Buffer | str) -> _Decoded:
     """Decode one JSON document; the same values as ``json.loads``. Raises DecodeError."""
 
-def dumps(obj: Any) -> bytes:
+def dumps(obj: object) -> bytes:
     """Encode ``obj`` as compact UTF-8 JSON ending in one ``\\n``.
 
     Raises EncodeError (a TypeError) for unsupported objects.
@@ -209,14 +229,16 @@ class Sessions:
         """Frame, decode and reduce NDJSON bytes (without the GIL); return frames consumed."""
     def finish(self) -> int:
         """End of stream: reduce a last line without newline; return frames consumed."""
-    def apply(self, message: Any, sender: str | None = None) -> None:
+    def apply(
+        self, message: JsonRpcMessage | JSONInput, sender: Literal["client", "agent"] | None = None
+    ) -> None:
         """Reduce one decoded JSON-RPC message of either direction.
 
         ``sender`` (``"client"`` or ``"agent"``; anything else is a ValueError), when known,
         says who sent it: a response then answers the other side's pending request with its
         id. A str that is not valid UTF-8 (a lone surrogate) makes the message an error record.
         """
-    def _apply_at(self, message: Any, sender: str | None, line: int, offset: int) -> None: ...
+    def _apply_at(self, message: object, sender: str | None, line: int, offset: int) -> None: ...
     def _record_error(self, reason: str, line: int, offset: int) -> None: ...
     def ids(self) -> list[str]:
         """Session ids in first-seen order."""
@@ -227,13 +249,13 @@ class Sessions:
     @property
     def protocol_version(self) -> int | None: ...
     @property
-    def errors(self) -> list[dict[str, Any]]:
+    def errors(self) -> list[ErrorRecord]:
         """Error records ``{line, offset, sessionId, reason}``, oldest first."""
-    def take_errors(self) -> list[dict[str, Any]]:
+    def take_errors(self) -> list[ErrorRecord]:
         """Return the error records and forget them."""
     @property
     def errors_dropped(self) -> int: ...
-    def changes(self) -> list[tuple[str, str, str]]:
+    def changes(self) -> list[Change]:
         """(sessionId, entity type, id) of everything changed since the last call.
 
         Deduplicated, in first-change order. Entity types: a message's by its role,
@@ -260,7 +282,7 @@ class Session:
     def state(self) -> str | None: ...
     @property
     def stop_reason(self) -> str | None: ...
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self) -> SessionSnapshot:
         """The session as a JSON-serializable dict (a copy); see docs/behaviour/sessions.md.
 
         Among its keys: ``turns``, one per prompt turn in order, ``{requestId, prompt,
@@ -273,12 +295,36 @@ class Session:
         """
     def terminal(self, terminal_id: str) -> Terminal | None:
         """The live terminal of ``terminal_id``, or None."""
-    def message_text(self, message_id: str, role: str = "agent") -> str | None:
+    def message_text(self, message_id: str, role: Role | str = "agent") -> str | None:
         """The concatenated text of message (``role``, ``message_id``), or None.
 
         ``role`` is ``"user"``, ``"agent"``, ``"thought"`` or ``"session"``: a change of type
         ``userMessage``, ``agentMessage``, ``thought`` or ``sessionMessage`` names it.
         """
+    # One entity, exactly as its entry of `snapshot()` (a copy, equal to it), without building
+    # the rest of the snapshot; None when the session has no such entity.
+    def tool_call(self, tool_call_id: str) -> ToolCall | None:
+        """``snapshot()["toolCalls"][tool_call_id]``, or None."""
+    def message(self, role: Role | str, message_id: str) -> Message | None:
+        """Message (``role``, ``message_id``) as its entry of ``snapshot()["messages"]``, or
+        None. An anonymous message (``~1``, ...) is found by its id too; where an agent used
+        such an id for a real message of the role as well, the id names the real one."""
+    def terminal_entry(self, terminal_id: str) -> TerminalEntry | None:
+        """``snapshot()["terminals"][terminal_id]`` (``text`` rendered now), or None;
+        ``terminal`` gives the live Terminal instead."""
+    def plan(self, plan_id: str = "main") -> Plan | None:
+        """``snapshot()["plans"][plan_id]``, or None; v1's one plan is ``"main"``."""
+    def compaction(self, compaction_id: str) -> Compaction | None:
+        """``snapshot()["compactions"][compaction_id]``, or None."""
+    def subagent(self, subagent_id: str) -> Subagent | None:
+        """``snapshot()["subagents"][subagent_id]``, or None."""
 
-def reduce_ndjson(source: str | PathLike[str] | IO[bytes], **options: Any) -> Sessions:
+def reduce_ndjson(
+    source: str | PathLike[str] | IO[bytes],
+    *,
+    max_frame_bytes: int = 33554432,
+    terminal_cols: int | None = None,
+    scrollback: int = 10000,
+    max_terminal_bytes: int = 67108864,
+) -> Sessions:
     """Reduce a whole NDJSON trace (a path or a binary file) into a new Sessions."""

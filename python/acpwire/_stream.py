@@ -6,20 +6,25 @@ import operator
 import weakref
 from collections import deque
 from collections.abc import Callable, Iterator
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from ._errors import FrameError
 
+if TYPE_CHECKING:
+    from ._native import FrameDecoder
+
 OnError = Callable[[FrameError], object]
+# A decoded message (any JSON value, as `FrameDecoder.feed` gives it), or a rejected frame.
+Event = Any
 
 # What readers decoded and did not hand out yet, by decoder: every reader over a decoder takes
 # its messages from this one queue, so what one reader leaves when it stops (its consumer broke
 # off, or a FrameError was raised) is the next one's start, at once, and a stream read in
 # several goes loses nothing.
-_UNREAD: weakref.WeakKeyDictionary[Any, deque] = weakref.WeakKeyDictionary()
+_UNREAD: weakref.WeakKeyDictionary[FrameDecoder, deque[Event]] = weakref.WeakKeyDictionary()
 
 
-def unread(decoder: Any) -> deque:
+def unread(decoder: FrameDecoder) -> deque[Event]:
     """The queue of what readers over ``decoder`` decoded and did not hand out, oldest first."""
     events = _UNREAD.get(decoder)
     if events is None:
@@ -27,7 +32,7 @@ def unread(decoder: Any) -> deque:
     return events
 
 
-def drain(events: deque, on_error: OnError | None) -> Iterator[Any]:
+def drain(events: deque[Event], on_error: OnError | None) -> Iterator[Any]:
     """Yield the messages of ``events`` (messages and FrameErrors, in stream order), taking
     each off as it goes: what the consumer does not take stays in ``events``."""
     while events:
@@ -40,7 +45,7 @@ def drain(events: deque, on_error: OnError | None) -> Iterator[Any]:
             yield item
 
 
-def _new_decoder() -> Any:
+def _new_decoder() -> FrameDecoder:
     from . import FrameDecoder
 
     return FrameDecoder()
@@ -51,7 +56,7 @@ def iter_messages(
     chunk_size: int = 65536,
     on_error: OnError | None = None,
     *,
-    decoder: Any = None,
+    decoder: FrameDecoder | None = None,
 ) -> Iterator[Any]:
     """Yield every JSON-RPC message of a binary NDJSON file, reading ``chunk_size`` at a time.
 
@@ -66,7 +71,7 @@ def iter_messages(
     return _iter_messages(fp, chunk_size, on_error, decoder)
 
 
-def check_chunk_size(chunk_size: Any) -> int:
+def check_chunk_size(chunk_size: int) -> int:
     """``chunk_size`` as an int from 1 to 2**31 - 1, checked when a reader is made."""
     size = operator.index(chunk_size)  # TypeError for a float, a str, ...
     if not 0 < size < 1 << 31:
@@ -75,7 +80,7 @@ def check_chunk_size(chunk_size: Any) -> int:
 
 
 def _iter_messages(
-    fp: IO[bytes], chunk_size: int, on_error: OnError | None, decoder: Any
+    fp: IO[bytes], chunk_size: int, on_error: OnError | None, decoder: FrameDecoder
 ) -> Iterator[Any]:
     read = getattr(fp, "read1", None) or fp.read
     events = unread(decoder)

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._stream import OnError, _new_decoder, check_chunk_size, drain, unread
+
+if TYPE_CHECKING:
+    from ._native import FrameDecoder
 
 __all__ = ["read_messages"]
 
@@ -16,7 +19,7 @@ def read_messages(
     chunk_size: int = 65536,
     on_error: OnError | None = None,
     *,
-    decoder: Any = None,
+    decoder: FrameDecoder | None = None,
 ) -> AsyncIterator[Any]:
     """Yield every JSON-RPC message arriving on ``reader`` until EOF.
 
@@ -32,7 +35,7 @@ def read_messages(
 
 
 async def _read_messages(
-    reader: asyncio.StreamReader, chunk_size: int, on_error: OnError | None, decoder: Any
+    reader: asyncio.StreamReader, chunk_size: int, on_error: OnError | None, decoder: FrameDecoder
 ) -> AsyncIterator[Any]:
     events = unread(decoder)
     for message in drain(events, on_error):

@@ -42,14 +42,32 @@ import inspect
 import json
 import logging
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from . import FrameDecoder, FrameError, _contract, dumps, loads
 
+if TYPE_CHECKING:
+    from acp import Agent, Client
+    from acp.client.connection import ClientSideConnection
+    from acp.contrib.session_state import SessionSnapshot as SdkSessionSnapshot
+    from acp.schema import SessionNotification
+
+    from . import Sessions
+    from .types import (
+        AvailableCommand,
+        JSONObject,
+        JSONValue,
+        PlanEntry,
+        SessionSnapshot,
+        ToolCall,
+    )
+
 __all__ = [
     "DEFAULT_MAX_FRAME_BYTES",
+    "ByteReader",
+    "ByteWriter",
     "FrameStreamReader",
     "FrameTransport",
     "SessionAccumulator",
@@ -64,13 +82,30 @@ _LOG = logging.getLogger("acpwire.sdk")
 _NOT_AN_OBJECT = "not a JSON-RPC message object"
 
 OnError = Callable[[FrameError], object]
+#: A ``SessionAccumulator.subscribe`` callback: ``(snapshot, notification)``.
+Subscriber = Callable[["SdkSessionSnapshot | None", "SessionNotification | dict[str, Any]"], None]
+
+
+class ByteReader(Protocol):
+    """What a transport reads the agent's output from: an ``asyncio.StreamReader``, or anything
+    with ``async read(n)``."""
+
+    def read(self, n: int, /) -> Awaitable[bytes]: ...
+
+
+class ByteWriter(Protocol):
+    """What a transport writes the agent's input to: an ``asyncio.StreamWriter``, or anything
+    with ``write(bytes)`` and ``async drain()``."""
+
+    def write(self, data: bytes, /) -> object: ...
+    def drain(self) -> Awaitable[None]: ...
 
 
 def _log_error(error: FrameError) -> None:
     _LOG.warning("skipped a bad frame from the agent: %s", error)
 
 
-def _not_an_object(value: Any) -> FrameError:
+def _not_an_object(value: object) -> FrameError:
     # The decoder has already consumed the frame, so its line and offset are unknown here.
     return FrameError(_NOT_AN_OBJECT, 0, 0, repr(value)[:64], "expected a JSON object")
 
@@ -87,7 +122,7 @@ class _MessageSource:
 
     def __init__(
         self,
-        reader: Any,
+        reader: ByteReader,
         max_frame_bytes: int,
         on_error: OnError | None,
         chunk_size: int,
@@ -101,7 +136,8 @@ class _MessageSource:
         self._on_error = on_error or _log_error
         self._chunk_size = chunk_size
         self._timeout = receive_timeout
-        self._ready: deque[Any] = deque()
+        # Decoded frames (any JSON value), rejected frames, and frames only json.loads reads.
+        self._ready: deque[JSONValue | FrameError | _Lenient] = deque()
         self._eof = False
         self.lenient = False
         """Whether the last message came from the ``json.loads`` re-read."""
@@ -114,10 +150,10 @@ class _MessageSource:
         self._start = 0
 
     @property
-    def decoder(self) -> Any:
+    def decoder(self) -> FrameDecoder:
         return self._decoder
 
-    async def next(self) -> dict[str, Any] | None:
+    async def next(self) -> JSONObject | None:
         while True:
             while self._ready:
                 item = self._ready.popleft()
@@ -165,7 +201,7 @@ class _MessageSource:
         self._chunk = chunk
         self._held = None
 
-    def _reread(self, offset: int) -> list[Any] | None:
+    def _reread(self, offset: int) -> list[JSONValue] | None:
         """The messages ``json.loads`` reads in the frame at ``offset``, or None."""
         if self._partial is None:
             return None
@@ -192,7 +228,7 @@ class _Lenient:
 
     __slots__ = ("value",)
 
-    def __init__(self, value: Any) -> None:
+    def __init__(self, value: JSONValue) -> None:
         self.value = value
 
 
@@ -212,8 +248,8 @@ class FrameTransport:
 
     def __init__(
         self,
-        reader: Any,
-        writer: Any,
+        reader: ByteReader,
+        writer: ByteWriter,
         *,
         max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
         on_error: OnError | None = None,
@@ -228,10 +264,11 @@ class FrameTransport:
         self._closed = False
 
     @property
-    def decoder(self) -> Any:
+    def decoder(self) -> FrameDecoder:
         """The :class:`acpwire.FrameDecoder` in use (for its counters)."""
         return self._source.decoder
 
+    # `dict[str, Any]`, as the SDK's `Transport` protocol has it: the SDK passes its own dicts.
     async def send(self, message: dict[str, Any]) -> None:
         """Write one message as one line."""
         if self._closed:
@@ -242,7 +279,7 @@ class FrameTransport:
             self._writer.write(data)
             await self._writer.drain()
 
-    async def receive(self) -> dict[str, Any] | None:
+    async def receive(self) -> JSONObject | None:
         """The next message object from the agent, or None at end of stream."""
         return await self._source.next()
 
@@ -263,7 +300,7 @@ class FrameStreamReader(asyncio.StreamReader):
 
     def __init__(
         self,
-        source: Any,
+        source: ByteReader,
         *,
         max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
         on_error: OnError | None = None,
@@ -274,7 +311,7 @@ class FrameStreamReader(asyncio.StreamReader):
         self._done = False
 
     @property
-    def decoder(self) -> Any:
+    def decoder(self) -> FrameDecoder:
         """The :class:`acpwire.FrameDecoder` in use (for its counters)."""
         return self._source.decoder
 
@@ -292,7 +329,8 @@ class FrameStreamReader(asyncio.StreamReader):
             return json.dumps(message, separators=(",", ":")).encode() + b"\n"
         return dumps(message)
 
-    async def readuntil(self, separator: Any = b"\n") -> bytes:
+    # `object`: the separator StreamReader takes differs between Python versions.
+    async def readuntil(self, separator: object = b"\n") -> bytes:
         """Same as :meth:`readline`; only ``b"\\n"`` is supported as the separator."""
         if separator != b"\n":
             raise ValueError("FrameStreamReader only splits on b'\\n'")
@@ -308,7 +346,7 @@ class FrameStreamReader(asyncio.StreamReader):
         return self._done
 
 
-def _sdk() -> Any:
+def _sdk() -> Any:  # the `acp` module, which may not be installed
     try:
         import acp
     except ImportError as exc:
@@ -319,7 +357,7 @@ def _sdk() -> Any:
     return acp
 
 
-def _takes_transport(acp: Any) -> bool:
+def _takes_transport(acp: Any) -> bool:  # `acp`, the module
     # 0.12 made output_stream optional so that a lone Transport can be passed; earlier
     # releases require a (StreamWriter, StreamReader) pair.
     parameter = inspect.signature(acp.connect_to_agent).parameters.get("output_stream")
@@ -336,16 +374,18 @@ class _Omitted:
 _OMITTED: Any = _Omitted()
 
 
+# The streams are `object`: anything but an (asyncio.StreamWriter, asyncio.StreamReader) pair
+# goes to the SDK as given, and the SDK's own parameters are `Any`.
 def connect_to_agent(
-    client: Any,
-    input_stream: Any,
-    output_stream: Any = _OMITTED,
+    client: Client | Callable[[Agent], Client],
+    input_stream: object,
+    output_stream: object = _OMITTED,
     *,
     max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
     on_error: OnError | None = None,
     chunk_size: int = 65536,
     **connection_kwargs: Any,
-) -> Any:
+) -> ClientSideConnection:
     """``acp.connect_to_agent`` reading the agent's frames with :class:`acpwire.FrameDecoder`.
 
     Same arguments as the SDK's: ``client`` (a ``Client``, or a callable taking the connection
@@ -358,13 +398,14 @@ def connect_to_agent(
     accepts or refuses it with its own ``TypeError``: only byte streams have frames to read.
     """
     acp = _sdk()
+    sdk_connect: Callable[..., ClientSideConnection] = acp.connect_to_agent
     if not (
         isinstance(input_stream, asyncio.StreamWriter)
         and isinstance(output_stream, asyncio.StreamReader)
     ):
         if output_stream is _OMITTED:
-            return acp.connect_to_agent(client, input_stream, **connection_kwargs)
-        return acp.connect_to_agent(client, input_stream, output_stream, **connection_kwargs)
+            return sdk_connect(client, input_stream, **connection_kwargs)
+        return sdk_connect(client, input_stream, output_stream, **connection_kwargs)
     if _takes_transport(acp):
         transport = FrameTransport(
             output_stream,
@@ -375,25 +416,25 @@ def connect_to_agent(
             # The SDK applies receive_timeout only to its own stdio reader; keep its meaning.
             receive_timeout=connection_kwargs.pop("receive_timeout", None),
         )
-        return acp.connect_to_agent(client, transport, **connection_kwargs)
+        return sdk_connect(client, transport, **connection_kwargs)
     reader = FrameStreamReader(
         output_stream, max_frame_bytes=max_frame_bytes, on_error=on_error, chunk_size=chunk_size
     )
-    return acp.connect_to_agent(client, input_stream, reader, **connection_kwargs)
+    return sdk_connect(client, input_stream, reader, **connection_kwargs)
 
 
 @contextlib.asynccontextmanager
 async def spawn_agent_process(
-    to_client: Any,
+    to_client: Client | Callable[[Agent], Client],
     command: str,
     *args: str,
     env: Mapping[str, str] | None = None,
     cwd: str | Path | None = None,
-    transport_kwargs: Mapping[str, Any] | None = None,
+    transport_kwargs: Mapping[str, object] | None = None,
     max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
     on_error: OnError | None = None,
     **connection_kwargs: Any,
-) -> AsyncIterator[tuple[Any, asyncio.subprocess.Process]]:
+) -> AsyncGenerator[tuple[ClientSideConnection, asyncio.subprocess.Process]]:
     """``acp.spawn_agent_process`` reading the agent's frames with :class:`acpwire.FrameDecoder`.
 
     Starts the agent with the SDK's ``spawn_stdio_transport`` (same environment, same
@@ -418,29 +459,32 @@ async def spawn_agent_process(
             await conn.close()
 
 
-def _sessions_class() -> Any:
+def _sessions_class() -> type[Sessions]:
     import acpwire
 
-    sessions = getattr(acpwire, "Sessions", None)
+    sessions: type[Sessions] | None = getattr(acpwire, "Sessions", None)
     if sessions is None:  # packages built before Sessions was exported
-        from ._pure.session import Sessions as sessions
+        from ._pure.session import Sessions as pure_sessions
+
+        # The pure class has the native one's API (the stub's), which type checkers see.
+        return cast("type[Sessions]", pure_sessions)
     return sessions
 
 
-def _as_params(notification: Any) -> dict[str, Any]:
+def _as_params(notification: SessionNotification | dict[str, Any]) -> dict[str, Any]:
     """``{"sessionId", "update"}`` from an SDK ``SessionNotification`` or a plain dict."""
     if isinstance(notification, dict):
-        params = notification.get("params") if "method" in notification else notification
-        if not isinstance(params, dict):
+        given = notification.get("params") if "method" in notification else notification
+        if not isinstance(given, dict):
             raise TypeError("a session/update message needs params to be an object")
-        return params
+        return given
     dump = getattr(notification, "model_dump", None)
     if dump is None:
         raise TypeError(
             f"expected a SessionNotification or a dict, not {type(notification).__name__}"
         )
     # exclude_unset keeps an explicit null apart from an omitted field, as on the wire.
-    params = dump(mode="json", by_alias=True, exclude_unset=True)
+    params: dict[str, Any] = dump(mode="json", by_alias=True, exclude_unset=True)
     update = params.get("update")
     kind = getattr(getattr(notification, "update", None), "session_update", None)
     if isinstance(update, dict) and kind is not None:
@@ -477,7 +521,7 @@ class SessionAccumulator:
     ) -> None:
         self._auto_reset = auto_reset_on_session_change
         self._version = protocol_version
-        self._subscribers: list[Callable[[Any, Any], None]] = []
+        self._subscribers: list[Subscriber] = []
         self.reset()
 
     def reset(self) -> None:
@@ -499,7 +543,7 @@ class SessionAccumulator:
                 {"jsonrpc": "2.0", "id": "init", "result": {"protocolVersion": self._version}}
             )
 
-    def subscribe(self, callback: Callable[[Any, Any], None]) -> Callable[[], None]:
+    def subscribe(self, callback: Subscriber) -> Callable[[], None]:
         """Call ``callback(snapshot, notification)`` after every :meth:`apply`; returns an
         ``unsubscribe`` callable."""
         self._subscribers.append(callback)
@@ -510,7 +554,9 @@ class SessionAccumulator:
 
         return unsubscribe
 
-    def apply(self, notification: Any) -> Any:
+    def apply(
+        self, notification: SessionNotification | dict[str, Any]
+    ) -> SdkSessionSnapshot | None:
         """Reduce one session/update notification; return the SDK's ``SessionSnapshot`` of the
         state after it, built lazily (None when the SDK is not installed)."""
         params = _as_params(notification)
@@ -534,7 +580,7 @@ class SessionAccumulator:
     def _reduce(self, params: dict[str, Any]) -> None:
         self.sessions.apply({"jsonrpc": "2.0", "method": "session/update", "params": params})
 
-    def _snapshot_at(self, history: list[bytes], count: int) -> Any:
+    def _snapshot_at(self, history: list[bytes], count: int) -> SdkSessionSnapshot:
         """The SDK snapshot after ``history[:count]``: from the live state while it is that."""
         if history is self._history and count == len(history):
             return self.snapshot()
@@ -546,18 +592,18 @@ class SessionAccumulator:
 
     # -- the snapshot's fields, read from the live state ---------------------------------------
 
-    def _state(self) -> dict[str, Any]:
+    def _state(self) -> SessionSnapshot:
         if self.session_id is None or self.session_id not in self.sessions:
             raise _unavailable_error()
         return self.sessions[self.session_id].snapshot()
 
     @property
-    def tool_calls(self) -> dict[str, Any]:
+    def tool_calls(self) -> dict[str, ToolCall]:
         """Tool calls by id, as wire dicts (``toolCallId``, ``title``, ``status``, ...)."""
         return self._state()["toolCalls"]
 
     @property
-    def plan_entries(self) -> tuple[Any, ...]:
+    def plan_entries(self) -> tuple[PlanEntry, ...]:
         """Entries of the latest plan."""
         return _plan_entries(self._state())
 
@@ -566,25 +612,25 @@ class SessionAccumulator:
         return self._state()["currentModeId"]
 
     @property
-    def available_commands(self) -> tuple[Any, ...]:
+    def available_commands(self) -> tuple[AvailableCommand, ...]:
         return _commands(self._state())
 
     @property
-    def user_messages(self) -> tuple[dict[str, Any], ...]:
+    def user_messages(self) -> tuple[dict[str, object], ...]:
         """One ``user_message_chunk`` dict per content block, in order."""
         return _chunks(self._state(), "user", "user_message_chunk")
 
     @property
-    def agent_messages(self) -> tuple[dict[str, Any], ...]:
+    def agent_messages(self) -> tuple[dict[str, object], ...]:
         """One ``agent_message_chunk`` dict per content block, in order."""
         return _chunks(self._state(), "agent", "agent_message_chunk")
 
     @property
-    def agent_thoughts(self) -> tuple[dict[str, Any], ...]:
+    def agent_thoughts(self) -> tuple[dict[str, object], ...]:
         """One ``agent_thought_chunk`` dict per content block, in order."""
         return _chunks(self._state(), "thought", "agent_thought_chunk")
 
-    def snapshot(self) -> Any:
+    def snapshot(self) -> SdkSessionSnapshot:
         """A frozen ``acp.contrib.session_state.SessionSnapshot`` of the current state."""
         from acp import schema
         from acp.contrib.session_state import SessionSnapshot, ToolCallView
@@ -629,29 +675,31 @@ class SessionAccumulator:
         )
 
 
-def _plan_entries(state: dict[str, Any]) -> tuple[Any, ...]:
+def _plan_entries(state: SessionSnapshot) -> tuple[PlanEntry, ...]:
     plans = list(state["plans"].values())
     return tuple(plans[-1].get("entries") or ()) if plans else ()
 
 
-def _commands(state: dict[str, Any]) -> tuple[Any, ...]:
+def _commands(state: SessionSnapshot) -> tuple[AvailableCommand, ...]:
     return tuple(state["availableCommands"] or ())
 
 
-def _chunks(state: dict[str, Any], role: str, kind: str) -> tuple[dict[str, Any], ...]:
-    out = []
+def _chunks(state: SessionSnapshot, role: str, kind: str) -> tuple[dict[str, object], ...]:
+    out: list[dict[str, object]] = []
     for message in state["messages"]:
         if message["role"] != role:
             continue
         for block in message.get("content") or ():
-            chunk = {"sessionUpdate": kind, "content": block}
+            chunk: dict[str, object] = {"sessionUpdate": kind, "content": block}
             if not message["id"].startswith("~"):  # "~n": v1 message without an id
                 chunk["messageId"] = message["id"]
             out.append(chunk)
     return tuple(out)
 
 
-def _lazy_snapshot(accumulator: SessionAccumulator, history: list[Any], count: int) -> Any:
+def _lazy_snapshot(
+    accumulator: SessionAccumulator, history: list[bytes], count: int
+) -> SdkSessionSnapshot | None:
     cls = _pending_snapshot_class()
     if cls is None:
         return None
@@ -664,10 +712,10 @@ _PENDING = "_acpwire_pending"
 # Read on the class without building the snapshot: what isinstance and pydantic's class-level
 # checks look up.
 _CLASS_LEVEL = frozenset({"__class__", "__pydantic_decorators__", "__pydantic_generic_metadata__"})
-_PENDING_CLASS: list[Any] = []
+_PENDING_CLASS: list[type[SdkSessionSnapshot]] = []
 
 
-def _pending_snapshot_class() -> Any:
+def _pending_snapshot_class() -> type[SdkSessionSnapshot] | None:
     """A ``SessionSnapshot`` subclass whose instances build themselves on first access, then
     become plain ``SessionSnapshot`` instances (None without the SDK)."""
     if _PENDING_CLASS:

@@ -559,6 +559,28 @@ impl Session {
     }
 }
 
+impl Session {
+    /// The entity `f` finds by `id`, as Python objects; None when `id` names nothing (a str
+    /// that is not valid UTF-8 names nothing either: every id comes from JSON).
+    fn entity<'py>(
+        &self,
+        py: Python<'py>,
+        id: Name<'_>,
+        f: impl for<'s> FnOnce(&'s core::Session, &str) -> Option<View<'s>>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let Name(Some(id)) = id else {
+            return Ok(None);
+        };
+        // As for a snapshot: no Python code (a finalizer) runs while the store is read.
+        let _paused = super::GcPause::new();
+        self.with(py, |session| {
+            f(session, id)
+                .map(|view| view_to_py(py, &view, &mut Keys::default()))
+                .transpose()
+        })?
+    }
+}
+
 #[pymethods]
 impl Session {
     /// The session id.
@@ -616,6 +638,64 @@ impl Session {
             return Ok(None);
         };
         self.with(py, |s| s.message_text(message_id, role))
+    }
+
+    /// Tool call `tool_call_id` as `snapshot()["toolCalls"][tool_call_id]` (a copy), or None.
+    fn tool_call<'py>(
+        &self,
+        py: Python<'py>,
+        tool_call_id: Name<'_>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.entity(py, tool_call_id, core::Session::tool_call_view)
+    }
+
+    /// Message (`role`, `message_id`) as its entry of `snapshot()["messages"]`, or None.
+    fn message<'py>(
+        &self,
+        py: Python<'py>,
+        role: Name<'_>,
+        message_id: Name<'_>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let Name(Some(role)) = role else {
+            return Ok(None);
+        };
+        self.entity(py, message_id, |s, id| s.message_view(role, id))
+    }
+
+    /// Terminal `terminal_id` as `snapshot()["terminals"][terminal_id]`, or None.
+    fn terminal_entry<'py>(
+        &self,
+        py: Python<'py>,
+        terminal_id: Name<'_>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.entity(py, terminal_id, core::Session::terminal_snapshot_view)
+    }
+
+    /// Plan `plan_id` (v1's one plan is `"main"`) as `snapshot()["plans"][plan_id]`, or None.
+    #[pyo3(
+        signature = (plan_id = Name(Some("main"))),
+        text_signature = "($self, plan_id='main')"
+    )]
+    fn plan<'py>(&self, py: Python<'py>, plan_id: Name<'_>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.entity(py, plan_id, core::Session::plan_view)
+    }
+
+    /// Compaction `compaction_id` as `snapshot()["compactions"][compaction_id]`, or None.
+    fn compaction<'py>(
+        &self,
+        py: Python<'py>,
+        compaction_id: Name<'_>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.entity(py, compaction_id, core::Session::compaction_view)
+    }
+
+    /// Subagent `subagent_id` as `snapshot()["subagents"][subagent_id]`, or None.
+    fn subagent<'py>(
+        &self,
+        py: Python<'py>,
+        subagent_id: Name<'_>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.entity(py, subagent_id, core::Session::subagent_view)
     }
 
     /// Handles are equal when they view one session of one store: each `store[id]` is a

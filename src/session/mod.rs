@@ -27,6 +27,7 @@
 mod cases;
 mod check;
 mod client_terminals;
+mod entity;
 mod fields;
 mod json;
 mod model;

@@ -137,7 +137,7 @@ fn stored(v: Option<&Json>) -> View<'_> {
 }
 
 /// A terminal's fields, then what it shows: `text`, `bytes` and `truncated`.
-fn terminal_view(t: &TerminalEntry) -> View<'_> {
+pub(super) fn terminal_view(t: &TerminalEntry) -> View<'_> {
     let mut o = t.fields.view_members();
     let term = lock(&t.term);
     view_set(&mut o, "text", View::Owned(Json::Str(term.text())));
@@ -150,7 +150,7 @@ fn terminal_view(t: &TerminalEntry) -> View<'_> {
     View::Object(o)
 }
 
-fn message_view(m: &Message) -> View<'_> {
+pub(super) fn message_view(m: &Message) -> View<'_> {
     let mut o = vec![
         ("id", View::Str(&m.id)),
         ("role", View::Str(m.role.as_str())),

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from .._errors import DecodeError, EncodeError, FrameError, TerminalDataError
 from .._version import __version__
+from .base64 import _decode_base64 as _b64decode
 from .framing import FrameDecoder
 from .json import dumps, loads
 from .session import Session, Sessions, reduce_ndjson
 from .terminal import Span, Terminal, char_width, render_text
-from .terminal import _decode_base64 as _b64decode
 
 # How this backend was built, as `acpwire._native._build` says it for the extension.
 _build = "pure Python"

@@ -8,7 +8,7 @@ written piece by piece with the native backend's rules. The rules are in
 from __future__ import annotations
 
 import enum
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
@@ -91,7 +91,12 @@ def _encode_slow(obj: Any, depth: int, out: list[bytes]) -> None:
         out.append(b"[")
         # The stored items, as the native backend (and orjson) read them: a subclass's
         # `__iter__` is not called.
-        items = list.__iter__(obj) if isinstance(obj, list) else tuple.__iter__(obj)
+        # Not a list, `kind` is exactly tuple.
+        items = (
+            list.__iter__(obj)
+            if isinstance(obj, list)
+            else tuple.__iter__(cast("tuple[object, ...]", obj))
+        )
         for i, item in enumerate(items):
             if i:
                 out.append(b",")

@@ -57,7 +57,7 @@ class _DuplicateKey(Exception):
     """An object repeats a key: its earlier values are gone from the decoded value."""
 
 
-def _dict_of_unique_keys(pairs: list[tuple[str, Any]]) -> dict:
+def _dict_of_unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     value = dict(pairs)
     if len(value) != len(pairs):
         raise _DuplicateKey

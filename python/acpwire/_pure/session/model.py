@@ -10,7 +10,7 @@ import threading
 from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..._contract import (
     MAX_HOLES,
@@ -19,9 +19,13 @@ from ..._contract import (
 )
 from .._args import Unpicklable, str_arg
 from ..terminal import Terminal
+from . import entity as _entity
 from .parts import ErrorRecord, JsonObject, JsonValue, TermArgs, TimelineEntry, locked
 from .snapshot import snapshot as _snapshot
 from .turns import _Turn, kept_before, remap_turns
+
+if TYPE_CHECKING:
+    from ...types import Compaction, Message, Plan, Subagent, TerminalEntry, ToolCall
 
 # What one terminal of a store may hold alone by default.
 _TERMINAL_MAX_BYTES = 16 * 1024 * 1024
@@ -301,6 +305,42 @@ class Session(Unpicklable):
                 if type(text) is str:
                     parts.append(text)
         return "".join(parts)
+
+    @locked
+    def tool_call(self, tool_call_id: str) -> ToolCall | None:
+        """Tool call ``tool_call_id`` as ``snapshot()["toolCalls"][tool_call_id]`` (a copy),
+        or None; the rest of the snapshot is not built."""
+        return _entity.tool_call(self, str_arg(tool_call_id))
+
+    @locked
+    def message(self, role: str, message_id: str) -> Message | None:
+        """Message (``role``, ``message_id``) as its entry of ``snapshot()["messages"]`` (a
+        copy), or None. ``role`` is ``"user"``, ``"agent"``, ``"thought"`` or ``"session"``."""
+        return _entity.message(self, str_arg(role), str_arg(message_id))
+
+    @locked
+    def terminal_entry(self, terminal_id: str) -> TerminalEntry | None:
+        """Terminal ``terminal_id`` as ``snapshot()["terminals"][terminal_id]`` (a copy, its
+        ``text`` rendered now), or None. ``terminal`` gives the live Terminal instead."""
+        return _entity.terminal(self, str_arg(terminal_id))
+
+    @locked
+    def plan(self, plan_id: str = "main") -> Plan | None:
+        """Plan ``plan_id`` as ``snapshot()["plans"][plan_id]`` (a copy), or None; v1's one
+        plan is ``"main"``."""
+        return _entity.plan(self, str_arg(plan_id))
+
+    @locked
+    def compaction(self, compaction_id: str) -> Compaction | None:
+        """Compaction ``compaction_id`` as ``snapshot()["compactions"][compaction_id]`` (a
+        copy), or None."""
+        return _entity.compaction(self, str_arg(compaction_id))
+
+    @locked
+    def subagent(self, subagent_id: str) -> Subagent | None:
+        """Subagent ``subagent_id`` as ``snapshot()["subagents"][subagent_id]`` (a copy), or
+        None."""
+        return _entity.subagent(self, str_arg(subagent_id))
 
     @locked
     def snapshot(self) -> JsonObject:

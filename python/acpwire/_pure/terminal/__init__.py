@@ -18,6 +18,8 @@ from __future__ import annotations
 import functools
 import threading
 from collections import deque
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
 
 from ..._errors import TerminalDataError
 from ..._span import Span
@@ -47,28 +49,32 @@ __all__ = ["Span", "Terminal", "TerminalDataError", "char_width", "render_text"]
 # them again). MAX_COLS, MAX_ROWS: escape sequences address at most column and row 65535.
 from ..._contract import MAX_COLS, MAX_ROWS, UNBOUNDED_COLS
 
+# A method: the decorators below return it with its signature unchanged (`functools.wraps`
+# keeps it for introspection too), so type checkers and stubtest see the method as written.
+_Method = TypeVar("_Method", bound=Callable[..., Any])
 
-def _locked(method):
+
+def _locked(method: _Method) -> _Method:
     """Run ``method`` holding ``self._lock``. A terminal (or a session store) fed on one thread
     can be read from another, which then waits for the current feed, as in the native backend.
     """
 
     @functools.wraps(method)
-    def locked(self, *args, **kwargs):
+    def locked(self: Any, *args: Any, **kwargs: Any) -> Any:
         with self._lock:
             return method(self, *args, **kwargs)
 
-    return locked
+    return cast("_Method", locked)
 
 
-def _changing(method):
+def _changing(method: _Method) -> _Method:
     """``_locked``, for a call that changes the terminal: the same thread calling again in the
     middle of one (a finalizer run by a garbage collection inside a feed, say) is refused with
     RuntimeError, as the native terminal refuses a second borrow, instead of feeding into a
     half-applied state."""
 
     @functools.wraps(method)
-    def changing(self, *args, **kwargs):
+    def changing(self: Any, *args: Any, **kwargs: Any) -> Any:
         with self._lock:
             # Other threads wait on the lock: a busy terminal here is this thread's own call.
             if self._busy:
@@ -79,7 +85,7 @@ def _changing(method):
             finally:
                 self._busy = False
 
-    return changing
+    return cast("_Method", changing)
 
 
 class Terminal(

@@ -7,8 +7,15 @@ text is one character, a grapheme cluster, ``""`` for the right half of a wide c
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 
-class CellMixin:
+if TYPE_CHECKING:
+    from ._state import TerminalState
+else:
+    TerminalState = object
+
+
+class CellMixin(TerminalState):
     """Cutting a row between cells."""
 
     __slots__ = ()

@@ -6,12 +6,19 @@ Erasing and editing (EL, ED, ICH, DCH, ECH) are the screen's.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .line import _BLANK
 from .params import _param
 from .screen import _Saved
 
+if TYPE_CHECKING:
+    from ._state import TerminalState
+else:
+    TerminalState = object
 
-class CsiMixin:
+
+class CsiMixin(TerminalState):
     """CSI sequences: cursor movement, erasing, editing, modes."""
 
     __slots__ = ()

@@ -3,14 +3,21 @@ HTS, RIS, DECALN)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .line import _Line
+
+if TYPE_CHECKING:
+    from ._state import TerminalState
+else:
+    TerminalState = object
 
 # The columns DECALN fills when cols is None: the VT100's width, not a whole row of
 # UNBOUNDED_COLS (three bytes would otherwise write 8,192 cells per row).
 DECALN_TRANSCRIPT_COLS = 80
 
 
-class ExecuteMixin:
+class ExecuteMixin(TerminalState):
     """C0 controls and ESC sequences."""
 
     __slots__ = ()

@@ -3,8 +3,15 @@ OSC 8 links, OSC 9;4 progress)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..._contract import MAX_LINK_BYTES, MAX_LINKS
 from .utf8 import _utf8_len
+
+if TYPE_CHECKING:
+    from ._state import TerminalState
+else:
+    TerminalState = object
 
 
 def _uint(s: str) -> int | None:
@@ -17,7 +24,7 @@ def _uint(s: str) -> int | None:
     return min(int(s or "0"), 65535)
 
 
-class OscMixin:
+class OscMixin(TerminalState):
     """OSC sequences: title, OSC 8 links, OSC 9;4 progress."""
 
     __slots__ = ()

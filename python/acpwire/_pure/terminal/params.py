@@ -6,6 +6,13 @@ sequence is ignored. A parameter given as 0 or not at all takes its default.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ._state import TerminalState
+else:
+    TerminalState = object
+
 
 def _param(s: bytes) -> int:
     """A CSI parameter as the state machine accumulates it: decimal, saturating at 65535."""
@@ -16,7 +23,7 @@ def _param(s: bytes) -> int:
     return min(int(s or b"0"), 65535)
 
 
-class ParamsMixin:
+class ParamsMixin(TerminalState):
     """CSI parameters and intermediates as the state machine collects them."""
 
     __slots__ = ()

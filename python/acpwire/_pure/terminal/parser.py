@@ -8,6 +8,7 @@ intermediates and parameters), with the same result. Bounds: see docs/behaviour/
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from ..._contract import MAX_OSC_BYTES, MAX_PARAMS
 
@@ -38,6 +39,11 @@ _PLAIN_CSI = re.compile(rb"\x1b\[((?:[0-9]*;){0,15}[0-9]*)([\x40-\x7e])")
 _GROUND_TOKENS = re.compile(
     rb"([^\x00-\x1f\x7f]+)|\x1b\[((?:[0-9]*;){0,15}[0-9]*)([\x40-\x7e])|([\x00-\x1a\x1c-\x1f\x7f])|\x1b"
 )
+
+if TYPE_CHECKING:
+    from ._state import TerminalState
+else:
+    TerminalState = object
 # Chunks up to this size take `_advance_small` first; on larger ones a late escape sequence
 # would cost a wasted pass.
 _SMALL_CHUNK = 1024
@@ -47,7 +53,7 @@ _STRING_END = re.compile(rb"[\x18\x1a\x1b]")
 _OSC_DROP = bytes(b for b in range(0x20) if b not in (0x07, 0x18, 0x1A, 0x1B))
 
 
-class ParserMixin:
+class ParserMixin(TerminalState):
     """The escape parser's state machine and its ground-state fast paths."""
 
     __slots__ = ()

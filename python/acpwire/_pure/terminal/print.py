@@ -3,11 +3,18 @@ characters, wrapping at the right margin (zero-width marks join a cluster, in ``
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .line import _BLANK, _Line
 from .width import _SPECIAL, _width
 
+if TYPE_CHECKING:
+    from ._state import TerminalState
+else:
+    TerminalState = object
 
-class PrintMixin:
+
+class PrintMixin(TerminalState):
     """Printing decoded text into cells: narrow, wide, combining."""
 
     __slots__ = ()

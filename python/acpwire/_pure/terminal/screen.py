@@ -4,7 +4,14 @@ and deleting (EL, ED, ICH, DCH, ECH)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .line import _BLANK, _Line
+
+if TYPE_CHECKING:
+    from ._state import TerminalState
+else:
+    TerminalState = object
 
 
 class _Saved:
@@ -29,7 +36,7 @@ class _Saved:
 _HOME = _Saved(0, 0, 0, 0, 0, 0, False)
 
 
-class ScreenMixin:
+class ScreenMixin(TerminalState):
     """The grid, the cursor, margins, tab stops and the alternate screen."""
 
     __slots__ = ()

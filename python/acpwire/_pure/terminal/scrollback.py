@@ -3,10 +3,17 @@ by ``scrollback`` lines and ``max_bytes``."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .line import _LINE_COST, _Line
 
+if TYPE_CHECKING:
+    from ._state import TerminalState
+else:
+    TerminalState = object
 
-class ScrollbackMixin:
+
+class ScrollbackMixin(TerminalState):
     """Lines scrolled off the top, and what they cost."""
 
     __slots__ = ()

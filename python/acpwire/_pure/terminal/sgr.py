@@ -6,7 +6,14 @@ Colours: 0 is the default, 1..=256 a palette index + 1, ``RGB_BIT | 0xRRGGBB`` t
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .style import BOLD, DIM, INVERSE, ITALIC, RGB_BIT, STRIKE, UNDERLINE
+
+if TYPE_CHECKING:
+    from ._state import TerminalState
+else:
+    TerminalState = object
 
 # (parameters, (fg, bg, flags)) -> (fg, bg, flags) after that SGR; shared, cleared when full.
 _SGR_MEMO = 4096
@@ -14,7 +21,7 @@ _SGR_MEMO_KEY_BYTES = 64
 _sgr_memo: dict[tuple[bytes, tuple[int, int, int]], tuple[int, int, int]] = {}
 
 
-class SgrMixin:
+class SgrMixin(TerminalState):
     """SGR: the pen's colours and attributes."""
 
     __slots__ = ()

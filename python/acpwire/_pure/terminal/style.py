@@ -9,12 +9,19 @@ before the cursor into a cluster here.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..._contract import (
     MAX_CLUSTER_CHARS,
     MAX_CLUSTERS,
     MAX_STYLES,
 )
 from .utf8 import _utf8_len
+
+if TYPE_CHECKING:
+    from ._state import TerminalState
+else:
+    TerminalState = object
 
 # Style flags and colour encoding (as in Rust): 0 = default, 1..=256 = palette index + 1,
 # RGB_BIT | 0xRRGGBB = true colour.
@@ -51,7 +58,7 @@ def _color_out(c: int) -> int | str | None:
     return c - 1
 
 
-class StyleMixin:
+class StyleMixin(TerminalState):
     """The pen's interned style."""
 
     __slots__ = ()

@@ -7,6 +7,12 @@ boundaries: an unfinished sequence is held back until the next run or control by
 from __future__ import annotations
 
 from codecs import utf_8_decode
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ._state import TerminalState
+else:
+    TerminalState = object
 
 
 def _utf8_len(text: str) -> int:
@@ -14,7 +20,7 @@ def _utf8_len(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
 
 
-class Utf8Mixin:
+class Utf8Mixin(TerminalState):
     """Printable runs through an incremental UTF-8 decoder."""
 
     __slots__ = ()

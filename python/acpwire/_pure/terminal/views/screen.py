@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 
-class ScreenViewMixin:
+if TYPE_CHECKING:
+    from .._state import TerminalState
+else:
+    TerminalState = object
+
+
+class ScreenViewMixin(TerminalState):
     """``screen()``: the visible rows of the active screen."""
 
     __slots__ = ()

@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from ...._span import Span
 from ..style import _SHOWS_BLANK, BOLD, DIM, INVERSE, ITALIC, STRIKE, UNDERLINE, _color_out
 
+if TYPE_CHECKING:
+    from .._state import TerminalState
+else:
+    TerminalState = object
 
-class SpansViewMixin:
+
+class SpansViewMixin(TerminalState):
     """``spans()``: each logical line as runs of one style."""
 
     __slots__ = ()
 
-    def _trim_runs(self, runs: list[list]) -> None:
+    def _trim_runs(self, runs: list[list[Any]]) -> None:
         """Trim a line's trailing blanks back to the last cell that can be seen: a non-blank, or
         a blank whose style shows it (a background colour, inverse, underline or strike)."""
         styles = self._styles

@@ -3,8 +3,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
 
-class TextViewMixin:
+if TYPE_CHECKING:
+    from .._state import TerminalState
+else:
+    TerminalState = object
+
+
+class TextViewMixin(TerminalState):
     """The logical lines of ``text`` and ``lines()``."""
 
     __slots__ = ()
@@ -13,7 +20,8 @@ class TextViewMixin:
         out: list[tuple[str, list[tuple[str, int]]]] = []
         w = self._w
         parts: list[str] = []
-        runs: list[list] = []
+        # [text, style id] pairs, lists so that a run grows in place.
+        runs: list[list[Any]] = []
         for line in (*self._sb, *self._prim):
             chars = line.chars
             if styled:

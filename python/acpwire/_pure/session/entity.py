@@ -1,0 +1,70 @@
+"""Twin of src/session/entity.rs: one entity of a session, exactly its snapshot entry.
+
+Each read copies one entity as ``snapshot()`` copies it, without building the rest of the
+snapshot; ``None`` when the session has no such entity.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, cast
+
+from .json import _copy
+
+if TYPE_CHECKING:
+    from ...types import Compaction, Message, Plan, Subagent, TerminalEntry, ToolCall
+    from .model import Session
+
+
+def tool_call(s: Session, tool_call_id: str) -> ToolCall | None:
+    """``snapshot()["toolCalls"][tool_call_id]``, or None."""
+    fields = s._tool_calls.get(tool_call_id)
+    return None if fields is None else cast("ToolCall", _copy(fields))
+
+
+def message(s: Session, role: str, message_id: str) -> Message | None:
+    """The entry of ``snapshot()["messages"]`` with this ``role`` and ``id``, or None; an
+    anonymous message (``~1``, ...) is found by its id too, as ``message_text`` finds it."""
+    index = s._message_index.get((role, message_id))
+    if index is None:
+        index = s._message_index.get((role, message_id, True))
+    if index is None:
+        return None
+    m = s._messages[index]
+    # As the snapshot writes a message: id, role, content, then its other fields.
+    o: dict[str, object] = {"id": m.id, "role": m.role}
+    if m.content is not None:
+        o["content"] = _copy(m.content)
+    for k, v in m.fields.items():
+        o[k] = _copy(v)
+    return cast("Message", o)
+
+
+def terminal(s: Session, terminal_id: str) -> TerminalEntry | None:
+    """``snapshot()["terminals"][terminal_id]`` (its ``text`` rendered now), or None."""
+    entry = s._terminals.get(terminal_id)
+    if entry is None:
+        return None
+    term = entry.term
+    o = _copy(entry.fields)
+    o["text"] = term.text
+    o["bytes"] = term.bytes_fed
+    o["truncated"] = term.truncated
+    return cast("TerminalEntry", o)
+
+
+def plan(s: Session, plan_id: str) -> Plan | None:
+    """``snapshot()["plans"][plan_id]``, or None."""
+    found = s._plans.get(plan_id)
+    return None if found is None else cast("Plan", _copy(found))
+
+
+def compaction(s: Session, compaction_id: str) -> Compaction | None:
+    """``snapshot()["compactions"][compaction_id]``, or None."""
+    found = s._compactions.get(compaction_id)
+    return None if found is None else cast("Compaction", _copy(found))
+
+
+def subagent(s: Session, subagent_id: str) -> Subagent | None:
+    """``snapshot()["subagents"][subagent_id]``, or None."""
+    found = s._subagents.get(subagent_id)
+    return None if found is None else cast("Subagent", _copy(found))
