@@ -36,6 +36,7 @@ __all__ = [
     "JSONInput",
     "JSONObject",
     "JSONValue",
+    "JoinedPrompt",
     "JsonRpcError",
     "JsonRpcErrorResponse",
     "JsonRpcMessage",
@@ -58,7 +59,6 @@ __all__ = [
     "TimelineType",
     "ToolCall",
     "ToolCallLocation",
-    "JoinedPrompt",
     "Turn",
     "Usage",
 ]
