@@ -18,6 +18,14 @@ from typing import IO, Any
 import acpwire
 from acp_client import FAKE_AGENT, AgentConnection, visible
 
+# The entity types of `changes()` that name a message, and the role `message_text` takes.
+MESSAGE_ROLES = {
+    "agentMessage": "agent",
+    "thought": "thought",
+    "userMessage": "user",
+    "sessionMessage": "session",
+}
+
 
 class LiveView:
     """Prints each change once: new text of a message, a tool call's new status, a plan."""
@@ -28,27 +36,21 @@ class LiveView:
         self.status: dict[str, str] = {}  # tool call id -> last status shown
 
     def draw(self) -> None:
-        changed: dict[str, set[str]] = {}
-        for change in self.store.changes():
-            changed.setdefault(change[0], set()).add(change[1])
-        for session_id, kinds in changed.items():
-            # One snapshot per session and draw, not per update: a snapshot copies the session.
-            snapshot = self.store[session_id].snapshot()
-            if "message" in kinds:
-                for message in snapshot["messages"]:
-                    self._message(session_id, message)
-            if "toolCall" in kinds:
-                for call in snapshot["toolCalls"].values():
-                    self._tool_call(call)
-            if "plan" in kinds:
-                for plan in snapshot["plans"].values():
-                    done = sum(e.get("status") == "completed" for e in plan.get("entries", []))
-                    print(f"[plan] {done}/{len(plan.get('entries', []))} done", file=self.out)
+        # A change names the entity; each is read alone, without a snapshot of the session.
+        for session_id, kind, entity_id in self.store.changes():
+            session = self.store[session_id]
+            role = MESSAGE_ROLES.get(kind)
+            if role is not None:
+                self._message(role, entity_id, session.message_text(entity_id, role) or "")
+            elif kind == "toolCall" and (call := session.tool_call(entity_id)) is not None:
+                self._tool_call(dict(call))
+            elif kind == "plan" and (plan := session.plan(entity_id)) is not None:
+                entries = plan.get("entries", [])
+                done = sum(e.get("status") == "completed" for e in entries)
+                print(f"[plan] {done}/{len(entries)} done", file=self.out)
         self.out.flush()
 
-    def _message(self, session_id: str, message: dict[str, Any]) -> None:
-        role, message_id = message["role"], message["id"]
-        text = self.store[session_id].message_text(message_id, role) or ""
+    def _message(self, role: str, message_id: str, text: str) -> None:
         shown = self.printed.get((role, message_id), 0)
         if len(text) > shown:
             print(f"[{role}] {visible(text[shown:])}", file=self.out)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import acpwire
+from acpwire.types import SessionSnapshot
 
 COLUMNS = [
     "trace",
@@ -31,14 +32,14 @@ COLUMNS = [
 ]
 
 
-def session_row(trace: str, snapshot: dict[str, Any]) -> dict[str, Any]:
+def session_row(trace: str, snapshot: SessionSnapshot) -> dict[str, Any]:
     statuses = Counter(str(c.get("status", "pending")) for c in snapshot["toolCalls"].values())
     return {
         "trace": trace,
         "session": snapshot["sessionId"],
         "state": snapshot["state"],
         "stop": snapshot["stopReason"],
-        "turns": len(snapshot["prompts"]),
+        "turns": len(snapshot["turns"]),
         "messages": Counter(m["role"] for m in snapshot["messages"]),
         "tool calls": statuses,
         "terminal bytes": sum(t["bytes"] for t in snapshot["terminals"].values()),
