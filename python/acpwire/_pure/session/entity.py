@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, cast
 
 from .json import _copy
+from .snapshot import message_view, terminal_view
 
 if TYPE_CHECKING:
     from ...types import Compaction, Message, Plan, Subagent, TerminalEntry, ToolCall
@@ -29,14 +30,7 @@ def message(s: Session, role: str, message_id: str) -> Message | None:
         index = s._message_index.get((role, message_id, True))
     if index is None:
         return None
-    m = s._messages[index]
-    # As the snapshot writes a message: id, role, content, then its other fields.
-    o: dict[str, object] = {"id": m.id, "role": m.role}
-    if m.content is not None:
-        o["content"] = _copy(m.content)
-    for k, v in m.fields.items():
-        o[k] = _copy(v)
-    return cast("Message", o)
+    return cast("Message", message_view(s._messages[index]))
 
 
 def terminal(s: Session, terminal_id: str) -> TerminalEntry | None:
@@ -44,12 +38,7 @@ def terminal(s: Session, terminal_id: str) -> TerminalEntry | None:
     entry = s._terminals.get(terminal_id)
     if entry is None:
         return None
-    term = entry.term
-    o = _copy(entry.fields)
-    o["text"] = term.text
-    o["bytes"] = term.bytes_fed
-    o["truncated"] = term.truncated
-    return cast("TerminalEntry", o)
+    return cast("TerminalEntry", terminal_view(entry))
 
 
 def plan(s: Session, plan_id: str) -> Plan | None:

@@ -12,7 +12,7 @@ from .parts import ErrorRecord, JsonObject, JsonValue
 from .turns import kept_before
 
 if TYPE_CHECKING:
-    from .model import Session
+    from .model import Session, _Message, _TerminalEntry
 
 
 # An error record: (line, offset, sessionId, reason), line and offset None for a message given
@@ -45,24 +45,31 @@ def _turns_view(s: Session) -> list[JsonValue]:
     return out
 
 
+def message_view(m: _Message) -> JsonObject:
+    """A message as the snapshot writes it: id, role, content, then its other fields."""
+    o: JsonObject = {"id": m.id, "role": m.role}
+    if m.content is not None:
+        o["content"] = _copy(m.content)
+    for k, v in m.fields.items():
+        o[k] = _copy(v)
+    return o
+
+
+def terminal_view(entry: _TerminalEntry) -> JsonObject:
+    """A terminal's fields, then what it shows: ``text`` (rendered now), ``bytes`` and
+    ``truncated`` (by our bounds or, for a client terminal, by the client)."""
+    term = entry.term
+    o: JsonObject = _copy(entry.fields)
+    o["text"] = term.text
+    o["bytes"] = term.bytes_fed
+    o["truncated"] = term.truncated or entry.source_truncated
+    return o
+
+
 def snapshot(s: Session) -> JsonObject:
     """The snapshot of session ``s`` (see ``Session.snapshot``)."""
-    messages = []
-    for m in s._messages:
-        o: JsonObject = {"id": m.id, "role": m.role}
-        if m.content is not None:
-            o["content"] = _copy(m.content)
-        for k, v in m.fields.items():
-            o[k] = _copy(v)
-        messages.append(o)
-    terminals = {}
-    for tid, entry in s._terminals.items():
-        term = entry.term
-        o = _copy(entry.fields)
-        o["text"] = term.text
-        o["bytes"] = term.bytes_fed
-        o["truncated"] = term.truncated or entry.source_truncated
-        terminals[tid] = o
+    messages = [message_view(m) for m in s._messages]
+    terminals = {tid: terminal_view(entry) for tid, entry in s._terminals.items()}
     timeline = []
     turns = s._turns
     for item in s._timeline:
