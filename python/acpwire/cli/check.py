@@ -127,9 +127,7 @@ class _Counted:
         return data
 
 
-def _check_one(
-    path: str | None, max_frame_bytes: int, errors: _ErrorLog
-) -> dict[str, Any]:
+def _check_one(path: str | None, max_frame_bytes: int, errors: _ErrorLog) -> dict[str, Any]:
     """Check one trace into a report; bad frames go to ``errors``. Raises ``OSError``."""
     methods: Counter[str] = Counter()
     updates: Counter[str] = Counter()
@@ -187,10 +185,15 @@ class _Rejoined:
         self.fp = fp
 
     def read(self, size: int = -1) -> bytes:
+        # In pieces of the size asked for: the framing then holds no more bad frames of the
+        # start at once than of any other read.
         if self.head:
-            head, self.head = self.head, b""
-            return head
-        return self.fp.read(size)
+            if size < 0:
+                size = len(self.head)
+            piece, self.head = self.head[:size], self.head[size:]
+            return piece
+        data: bytes = self.fp.read(size)
+        return data
 
 
 def check(
@@ -266,7 +269,11 @@ def _check_many(
                 write_out(b"," if i else b"")
                 _write_json_report(report, errors, end=b"]}")
             write_out(
-                b"],\"unreadable\":" + dumps(unreadable)[:-1] + b",\"total\":" + dumps(total)[:-1] + b"}\n"
+                b'],"unreadable":'
+                + dumps(unreadable)[:-1]
+                + b',"total":'
+                + dumps(total)[:-1]
+                + b"}\n"
             )
         else:
             _print_table(rows, unreadable, total, color)
@@ -293,11 +300,16 @@ def _print_table(
         bad = f"{errors.count:>6,}"
         print(
             f"{name:<{width}}  {report['bytes']:>12,}  {report['frames']:>9,}  "
-            f"{report['messages']:>9,}  " + paint(bad, "bold red" if errors.count else "green", color),
+            f"{report['messages']:>9,}  "
+            + paint(bad, "bold red" if errors.count else "green", color),
             file=out,
         )
     for entry, name in zip(unreadable, names[len(rows) :]):
-        print(f"{name:<{width}}  " + paint(f"cannot read: {visible(entry['error'])}", "bold red", color), file=out)
+        print(
+            f"{name:<{width}}  "
+            + paint(f"cannot read: {visible(entry['error'])}", "bold red", color),
+            file=out,
+        )
     print(
         paint(
             f"{'total':<{width}}  {total['bytes']:>12,}  {total['frames']:>9,}  "

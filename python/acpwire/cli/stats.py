@@ -372,8 +372,13 @@ def _print_table(
             cells.append("  " + cell)
         print(f"{summary['trace']:<{width}}" + "".join(cells))
     for entry in unreadable:
-        print(f"{entry['trace']:<{width}}  " + paint(f"cannot read: {entry['error']}", "bold red", color))
-    row = f"{'total':<{width}}" + "".join(f"  {total[key]:>{len(title)},}" for key, title in _COLUMNS)
+        print(
+            f"{entry['trace']:<{width}}  "
+            + paint(f"cannot read: {entry['error']}", "bold red", color)
+        )
+    row = f"{'total':<{width}}" + "".join(
+        f"  {total[key]:>{len(title)},}" for key, title in _COLUMNS
+    )
     print(paint(row, "bold", color))
 
 

@@ -32,6 +32,7 @@ from .._contract import (
     INVALID_JSON,
     INVALID_UTF8,
     TOO_LONG,
+    TRAILING_DATA,
 )
 
 __all__ = [
@@ -103,8 +104,20 @@ def sniff(fp: IO[bytes], strict: bool = True) -> tuple[bytes, bool]:
         # the framing takes, and still a record.
         return head, True
     decoder = FrameDecoder(max_frame_bytes=limit)
-    first = decoder.feed(head)[:1] or decoder.finish()[:1]
-    if strict and not first and decoder.take_errors() and b"\n" in head:
+    # Line by line, up to the first message, so that a start of bad lines is not held as
+    # one error each.
+    first: list[Any] = []
+    refused = False
+    *lines, rest = head.split(b"\n")
+    for line in lines:
+        first = decoder.feed(line + b"\n")[:1]
+        refused = bool(decoder.take_errors()) or refused
+        if first:
+            break
+    if not first:
+        first = decoder.feed(rest)[:1] or decoder.finish()[:1]
+        refused = bool(decoder.take_errors()) or refused
+    if strict and not first and refused and b"\n" in head:
         raise TraceError("not an NDJSON trace: no line of its first MiB is a JSON message")
     return head, bool(first) and is_record(first[0])
 
@@ -457,6 +470,8 @@ class _Limited:
 
 
 _SENDERS = frozenset(("client", "agent"))
+# What the framing refuses a frame for (`FrameError.reason`, alike on both backends).
+_FRAME_REASONS = frozenset((INVALID_UTF8, INVALID_JSON, TRAILING_DATA, EMPTY_BATCH, TOO_LONG))
 
 
 @dataclass
@@ -526,7 +541,11 @@ def iter_lines(
         if len(frame) > limit or (over_cap and not recorded):
             return TraceLine(number, start, excerpt=_excerpt(frame), error=TOO_LONG)
         if not frame.strip(b" \t\r"):
-            return TraceLine(number, start, excerpt=_excerpt(frame), error=TOO_LONG) if over_cap else None
+            return (
+                TraceLine(number, start, excerpt=_excerpt(frame), error=TOO_LONG)
+                if over_cap
+                else None
+            )
         try:
             # `loads` skips a byte order mark, as `json.loads` does; the framing does not.
             if frame.startswith(b"\xef\xbb\xbf"):
@@ -535,7 +554,9 @@ def iter_lines(
         except ValueError:
             deep = _deep_record(frame) if recorded else None
             if deep is None:
-                return TraceLine(number, start, excerpt=_excerpt(frame), error=reason_for(frame) or INVALID_JSON)
+                return TraceLine(
+                    number, start, excerpt=_excerpt(frame), error=reason_for(frame) or INVALID_JSON
+                )
             value, inner = deep
             try:
                 value["msg"] = loads(inner)
@@ -557,16 +578,15 @@ def iter_lines(
         t, sender = _placed(value)
         if "msg" in value:
             if value["msg"] == []:
-                return TraceLine(
-                    number, start, t=t, sender=sender, error=EMPTY_BATCH, excerpt="[]"
-                )
+                return TraceLine(number, start, t=t, sender=sender, error=EMPTY_BATCH, excerpt="[]")
             return TraceLine(number, start, value["msg"], t, sender)
         reason = value.get("error")
         raw = value["raw"]
         text = raw.encode("utf-8", "replace") if isinstance(raw, str) else b""
-        if not isinstance(reason, str):
+        if not isinstance(reason, str) or reason not in _FRAME_REASONS:
             # A frame recorded raw whose text is now valid JSON held invalid UTF-8 (the
-            # recorder replaced it).
+            # recorder replaced it). A reason the framing never gives is not taken either:
+            # the frame is judged as a plain trace would judge it.
             reason = reason_for(text) or INVALID_UTF8
         return TraceLine(number, start, t=t, sender=sender, error=reason, excerpt=_excerpt(text))
 
