@@ -68,7 +68,7 @@ def spans_to_ansi(spans: Iterable[Span | Any] | Iterable[Iterable[Span | Any]]) 
     ``Terminal.spans()`` returns them, joined with newlines). Each styled span has its SGR
     attributes set before it and reset after it; links are not written (a terminal's OSC 8
     would make an agent's address clickable)."""
-    items = list(spans)
+    items: list[Any] = list(spans)
     if items and isinstance(items[0], (list, tuple)):
         return "\n".join(_row(row) for row in items)
     return _row(items)

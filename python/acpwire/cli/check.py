@@ -14,7 +14,7 @@ from importlib import resources
 from typing import IO, Any
 
 from .. import BACKEND, FrameDecoder, dumps, iter_messages
-from .output import expand_paths, paint, write_out
+from .output import expand_paths, paint, safe_json, write_out
 from .render import visible
 from .traces import iter_lines, sniff
 
@@ -96,7 +96,7 @@ class _ErrorLog:
                 "detail": error.detail,
                 "excerpt": error.excerpt,
             }
-            self._spool.write(dumps(entry))
+            self._spool.write(safe_json(dumps(entry)))
         else:
             # Printed for a reader's terminal: a reason or an excerpt may be the trace's own.
             detail = f" ({visible(error.detail)})" if error.detail else ""
@@ -270,7 +270,7 @@ def _check_many(
                 _write_json_report(report, errors, end=b"]}")
             write_out(
                 b'],"unreadable":'
-                + dumps(unreadable)[:-1]
+                + safe_json(dumps(unreadable))[:-1]
                 + b',"total":'
                 + dumps(total)[:-1]
                 + b"}\n"
@@ -296,7 +296,7 @@ def _print_table(
     width = max([len(n) for n in names] + [len("total")])
     header = f"{'trace':<{width}}  {'bytes':>12}  {'frames':>9}  {'messages':>9}  {'bad':>6}"
     print(paint(header, "bold", color), file=out)
-    for (report, errors), name in zip(rows, names):
+    for (report, errors), name in zip(rows, names, strict=False):
         bad = f"{errors.count:>6,}"
         print(
             f"{name:<{width}}  {report['bytes']:>12,}  {report['frames']:>9,}  "
@@ -304,7 +304,7 @@ def _print_table(
             + paint(bad, "bold red" if errors.count else "green", color),
             file=out,
         )
-    for entry, name in zip(unreadable, names[len(rows) :]):
+    for entry, name in zip(unreadable, names[len(rows) :], strict=True):
         print(
             f"{name:<{width}}  "
             + paint(f"cannot read: {visible(entry['error'])}", "bold red", color),
@@ -319,7 +319,7 @@ def _print_table(
         ),
         file=out,
     )
-    for (report, errors), name in zip(rows, names):
+    for (_, errors), name in zip(rows, names, strict=False):
         if errors.count:
             print(f"\n{name}: {errors.count} bad frame(s):", file=out)
             out.flush()
@@ -329,7 +329,7 @@ def _print_table(
 
 def _write_json_report(report: dict[str, Any], errors: _ErrorLog, end: bytes = b"]}\n") -> None:
     """``report`` with its ``errors`` list streamed from the log, as one JSON document."""
-    write_out(dumps(report)[:-2] + b',"errors":[')
+    write_out(safe_json(dumps(report))[:-2] + b',"errors":[')
     for i, entry in enumerate(errors.lines()):
         write_out((b"," if i else b"") + entry[:-1])
     write_out(end)

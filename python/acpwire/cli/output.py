@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 import sys
 from typing import IO, Literal
 
@@ -30,6 +31,15 @@ def write_out(data: bytes) -> None:
         if not written:
             raise BrokenPipeError("standard output accepts no more")
         view = view[written:]
+
+
+def safe_json(data: bytes) -> bytes:
+    """JSON text with DEL and C1 controls (which JSON leaves as they are) written as
+    ``\\u`` escapes: the same JSON value, and nothing a terminal would obey."""
+    if b"\x7f" not in data and b"\xc2" not in data:
+        return data
+    data = data.replace(b"\x7f", b"\\u007f")
+    return re.sub(rb"\xc2([\x80-\x9f])", lambda m: b"\\u00%02x" % m.group(1)[0], data)
 
 
 def fail(command: str, message: str) -> int:

@@ -228,9 +228,13 @@ def _time_prompt(message: Any, t: float, times: Times) -> None:
         return
     params = message.get("params")
     request_id = message.get("id")
-    if isinstance(params, dict) and isinstance(params.get("sessionId"), str):
-        if isinstance(request_id, str | int) and not isinstance(request_id, bool):
-            times.setdefault(params["sessionId"], {}).setdefault(("turn", request_id), t)
+    if (
+        isinstance(params, dict)
+        and isinstance(params.get("sessionId"), str)
+        and isinstance(request_id, str | int)
+        and not isinstance(request_id, bool)
+    ):
+        times.setdefault(params["sessionId"], {}).setdefault(("turn", request_id), t)
 
 
 def _report_errors(store: Any, path: str) -> int:
@@ -315,7 +319,7 @@ def _draw(text: str) -> None:
     size = shutil.get_terminal_size()
     lines = text.rstrip("\n").split("\n")
     # A line that wraps takes more rows: count them so that the last line stays on screen.
-    rows, shown_lines = 0, []
+    rows, shown_lines = 0, list[str]()
     for line in reversed(lines):
         need = max(1, -(-_width(line) // max(1, size.columns)))
         if rows + need > size.lines - 1 and shown_lines:

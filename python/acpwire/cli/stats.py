@@ -8,7 +8,7 @@ from collections import Counter, defaultdict
 from typing import IO, Any, TypedDict
 
 from .. import dumps
-from .output import expand_paths, fail, paint, write_out
+from .output import expand_paths, fail, paint, safe_json, write_out
 from .render import visible
 from .traces import DEFAULT_MAX_FRAME_BYTES, iter_trace
 
@@ -129,7 +129,9 @@ class _Tally:
     def count(self, message: dict[str, Any], t: float | None, sender: str | None) -> None:
         """Count one message of a trace (sent at ``t`` by ``sender``, when recorded)."""
         method = message.get("method")
-        params = message.get("params") if isinstance(message.get("params"), dict) else {}
+        params: dict[str, Any] = (
+            message["params"] if isinstance(message.get("params"), dict) else {}
+        )
         session_id = params.get("sessionId")
         owner = session_id if isinstance(session_id, str) else None
         if isinstance(method, str):
@@ -157,7 +159,7 @@ class _Tally:
             self.stop_reasons[request[1]][str(result["stopReason"])] += 1
 
     def _update(self, session_id: str, params: dict[str, Any], t: float | None) -> None:
-        update = params.get("update") if isinstance(params.get("update"), dict) else {}
+        update: dict[str, Any] = params["update"] if isinstance(params.get("update"), dict) else {}
         kind = str(update.get("sessionUpdate"))
         self.updates[session_id][kind] += 1
         if kind == "terminal_output_chunk":
@@ -294,7 +296,7 @@ def stats(paths: str | list[str], *, as_json: bool, color: bool = False) -> int:
         except traces.TraceError as exc:
             return fail("stats", f"{visible(path)}: {exc}")
         if as_json:
-            write_out(dumps(report))
+            write_out(safe_json(dumps(report)))
         else:
             # Printed for a reader's terminal: ids and kinds are the trace's own strings.
             _print_stats(visible(report, keys=True), color)
@@ -322,7 +324,7 @@ def _stats_many(files: list[str], missing: list[str], as_json: bool, color: bool
     }
     total["traces"], total["unreadable"] = len(rows), len(unreadable)
     if as_json:
-        write_out(dumps({"traces": rows, "unreadable": unreadable, "total": total}))
+        write_out(safe_json(dumps({"traces": rows, "unreadable": unreadable, "total": total})))
     else:
         _print_table(visible(summaries), visible(unreadable), total, color)
     if unreadable:

@@ -36,6 +36,7 @@ from .._contract import (
 )
 
 __all__ = [
+    "DEFAULT_MAX_FRAME_BYTES",
     "TraceError",
     "TraceLine",
     "is_record",
@@ -64,7 +65,7 @@ def is_record(value: Any) -> bool:
 
 
 @contextlib.contextmanager
-def open_trace(path: str | Path | IO[bytes]) -> Iterator[IO[bytes]]:
+def open_trace(path: str | os.PathLike[str] | IO[bytes]) -> Iterator[IO[bytes]]:
     """Open a trace path (``-`` is standard input) or pass a binary file through."""
     if hasattr(path, "read"):
         yield path  # type: ignore[misc]
@@ -172,7 +173,7 @@ def _member_span(frame: bytes, name: str) -> tuple[int, int] | None:
             depth += 1
         elif char in b"}]":
             depth -= 1
-        if depth == 1 and char == b"," or depth == 0:
+        if (depth == 1 and char == b",") or depth == 0:
             if key is not None and _is_name(key, name):
                 found = (value_start, at)
             key, expect_key = None, True
@@ -205,7 +206,7 @@ def _deep_record(frame: bytes) -> tuple[dict[str, Any], bytes] | None:
     return envelope, frame[start:end].strip(b" \t\r\n")
 
 
-def load(path: str | Path | IO[bytes], **options: Any) -> Sessions:
+def load(path: str | os.PathLike[str] | IO[bytes], **options: Any) -> Sessions:
     """Reduce a whole trace (a path, ``-``, or a binary file) into a new ``Sessions``.
 
     As :func:`replay`, except that a trace whose first MiB holds lines but no JSON message
@@ -214,7 +215,7 @@ def load(path: str | Path | IO[bytes], **options: Any) -> Sessions:
     return _load(path, True, options)
 
 
-def replay(source: str | Path | IO[bytes], **options: Any) -> Sessions:
+def replay(source: str | os.PathLike[str] | IO[bytes], **options: Any) -> Sessions:
     """Reduce a whole trace (a path, ``-``, or a binary file) into a new ``Sessions``.
 
     Plain ACP NDJSON is framed and reduced by the active backend in one pass (the native one
@@ -226,11 +227,15 @@ def replay(source: str | Path | IO[bytes], **options: Any) -> Sessions:
     return _load(source, False, options)
 
 
-def _load(path: str | Path | IO[bytes], strict: bool, options: dict) -> Sessions:
+def _load(
+    path: str | os.PathLike[str] | IO[bytes], strict: bool, options: dict[str, Any]
+) -> Sessions:
     return _load_kind(path, strict, options)[0]
 
 
-def _load_kind(path: str | Path | IO[bytes], strict: bool, options: dict) -> tuple[Sessions, bool]:
+def _load_kind(
+    path: str | os.PathLike[str] | IO[bytes], strict: bool, options: dict[str, Any]
+) -> tuple[Sessions, bool]:
     """``_load``, also saying whether the trace holds records."""
     from .. import _backend
 
@@ -272,7 +277,7 @@ class Following:
             if not _holds_a_line(fp, position):
                 position = 0  # blank lines only: not yet told plain or recorded
             fp.seek(0)
-            store, recorded = _load_kind(_Limited(fp, position), True, self.options)
+            store, recorded = _load_kind(_Limited(fp, position), True, self.options)  # type: ignore[arg-type]
             fp.seek(0)
             whole = _Limited(fp, position)
             lines = sum(chunk.count(b"\n") for chunk in iter(lambda: whole.read(CHUNK), b""))
@@ -495,7 +500,7 @@ def _excerpt(frame: bytes) -> str:
 
 
 def iter_trace(
-    path: str | Path | IO[bytes], max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES
+    path: str | os.PathLike[str] | IO[bytes], max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES
 ) -> Iterator[TraceLine]:
     """Each line of a trace (a path, ``-``, or a binary file) that is not blank, placed, with
     its message or the error a plain trace would record for it: see :func:`iter_lines`.
@@ -587,7 +592,7 @@ def iter_lines(
             # A frame recorded raw whose text is now valid JSON held invalid UTF-8 (the
             # recorder replaced it). A reason the framing never gives is not taken either:
             # the frame is judged as a plain trace would judge it.
-            reason = reason_for(text) or INVALID_UTF8
+            reason = (reason_for(text) or INVALID_UTF8) if isinstance(raw, str) else INVALID_JSON
         return TraceLine(number, start, t=t, sender=sender, error=reason, excerpt=_excerpt(text))
 
     number = lines_before  # lines ended so far
@@ -629,7 +634,7 @@ def _placed(record: dict[str, Any]) -> tuple[float | None, str | None]:
 
 
 def _apply_records(
-    store: Any, stream: Any, options: dict, lines_before: int = 0, offset: int = 0
+    store: Any, stream: Any, options: dict[str, Any], lines_before: int = 0, offset: int = 0
 ) -> None:
     """Apply each line of a recorded trace to ``store``, errors placed at their trace line
     (``stream`` starting after ``lines_before`` lines, at byte ``offset`` of the trace)."""

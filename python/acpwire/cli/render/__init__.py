@@ -11,22 +11,12 @@ from __future__ import annotations
 from typing import Any
 
 from ... import dumps
+from ..output import safe_json
 from .model import safe_link, visible
 
 __all__ = ["FORMATS", "render_page", "render_session", "safe_json", "safe_link", "visible"]
 
 FORMATS = ("ansi", "text", "markdown", "json", "html")
-
-
-def safe_json(data: bytes) -> bytes:
-    """JSON text with DEL and C1 controls (which JSON leaves as they are) written as
-    ``\\u`` escapes: the same JSON value, and nothing a terminal would obey."""
-    if b"\x7f" not in data and b"\xc2" not in data:
-        return data
-    import re
-
-    data = data.replace(b"\x7f", b"\\u007f")
-    return re.sub(rb"\xc2([\x80-\x9f])", lambda m: b"\\u00%02x" % m.group(1)[0], data)
 
 
 def render_session(
@@ -69,7 +59,8 @@ def render_page(
     times: dict[str, dict[tuple[str, Any], float]] | None = None,
 ) -> str:
     """A self-contained HTML page with every session (``times`` by session id)."""
-    from .page import HtmlRenderer, render_page as page
+    from .page import HtmlRenderer
+    from .page import render_page as page
 
     times = times or {}
     return page([HtmlRenderer(s, thoughts, times.get(s.id)) for s in sessions])

@@ -39,7 +39,8 @@ def role_label(role: Any) -> str:
 def tool_head(call: dict[str, Any]) -> str:
     status = call.get("status", "pending")
     title = call.get("title") or call.get("toolCallId") or ""
-    return f"{status_mark(status)} {shown(title)} [{shown(call.get('kind', 'other'))}, {shown(status)}]"
+    kind = shown(call.get("kind", "other"))
+    return f"{status_mark(status)} {shown(title)} [{kind}, {shown(status)}]"
 
 
 def plan_lines(plan: dict[str, Any]) -> list[str]:
@@ -59,7 +60,8 @@ def plan_lines(plan: dict[str, Any]) -> list[str]:
 
 def missing_text(entry: Any) -> str:
     if isinstance(entry, dict):
-        return f"(timeline entry {shown(entry.get('type'))} {shown(entry.get('id'))!r} names nothing in the snapshot)"
+        kind, key = shown(entry.get("type")), shown(entry.get("id"))
+        return f"(timeline entry {kind} {key!r} names nothing in the snapshot)"
     return f"(timeline entry {shown(entry)} is not an object)"
 
 

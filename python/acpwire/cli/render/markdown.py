@@ -19,7 +19,7 @@ def parser() -> Any:
     from markdown_it import MarkdownIt
 
     md = MarkdownIt("commonmark", {"html": False}).enable(["strikethrough", "table"])
-    md.validateLink = safe_link
+    md.validateLink = safe_link  # type: ignore[method-assign]
     # An image would be fetched when the page opens (an agent's tracking pixel): shown as a
     # link to it instead.
     md.add_render_rule("image", _image_as_link)

@@ -23,7 +23,9 @@ def safe_link(url: object) -> bool:
     if not isinstance(url, str):
         return False
     match = _SCHEME.match(url)
-    return bool(match) and match.group(1).lower() in SAFE_SCHEMES and not _CONTROLS.search(url)
+    if match is None:
+        return False
+    return match.group(1).lower() in SAFE_SCHEMES and not _CONTROLS.search(url)
 
 
 def _caret(match: re.Match[str]) -> str:

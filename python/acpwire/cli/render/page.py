@@ -109,7 +109,9 @@ def readable(fg: str, bg: str, minimum: float = MIN_CONTRAST) -> str:
 
 
 def _mix(color: str, target: str, share: float) -> str:
-    mixed = (round(c + (t - c) * share) for c, t in zip(_channels(color), _channels(target)))
+    mixed = (
+        round(c + (t - c) * share) for c, t in zip(_channels(color), _channels(target), strict=True)
+    )
     return "#" + "".join(f"{c:02x}" for c in mixed)
 
 
@@ -236,9 +238,8 @@ class HtmlRenderer(Renderer):
             if not isinstance(item, dict):
                 parts.append(f'<div class="note">[{_e(shown(item))}]</div>')
             elif item.get("type") == "content":
-                parts.append(
-                    f'<div class="markdown">{markdown_html(content_text(item.get("content")))}</div>'
-                )
+                rendered = markdown_html(content_text(item.get("content")))
+                parts.append(f'<div class="markdown">{rendered}</div>')
             elif item.get("type") == "diff":
                 parts.append(diff_html(diff_text(item)))
             elif item.get("type") == "terminal":

@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 import os
 import re
-from typing import Any
+from typing import Any, Literal
 
 from .base import Renderer, block_identity, plan_lines, role_label, tool_head
 from .markdown import parser
@@ -15,12 +15,12 @@ from .model import (
     blocks_text,
     content_text,
     diff_text,
+    safe_link,
     shown,
     terminal_header,
     turn_outcome,
     visible,
     walk,
-    safe_link,
 )
 
 _ROLE_STYLE = {"user": "bold blue", "agent": "bold green", "thought": "dim italic"}
@@ -35,7 +35,7 @@ _OUTCOME_STYLE = {
 _PADDING = re.compile(r" +$", re.M)
 
 
-def color_system() -> str:
+def color_system() -> Literal["truecolor", "256"]:
     """Truecolor where the terminal says it has it (``COLORTERM``), else the 256 colours
     every terminal in use has."""
     return "truecolor" if os.environ.get("COLORTERM") in ("truecolor", "24bit") else "256"
