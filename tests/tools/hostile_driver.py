@@ -29,7 +29,7 @@ def run(arguments: list[str]) -> dict[str, object]:
     crash = None
     try:
         status = main(arguments)
-    except BaseException:  # noqa: BLE001 - what the test is looking for
+    except BaseException:  # what the test is looking for
         status, crash = None, traceback.format_exc()
     finally:
         sys.stdout.flush()

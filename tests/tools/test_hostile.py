@@ -16,8 +16,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 SAMPLE = Path(str(resources.files("acpwire") / "data" / "sample-v2.ndjson"))
 DRIVER = Path(__file__).with_name("hostile_driver.py")
 ROOT = Path(__file__).resolve().parents[2]
@@ -97,13 +95,13 @@ def v1_session(sid: str = "s\x1b]0;x\x07") -> list[dict[str, Any]]:
                 "sessionUpdate": "agent_message_chunk",
                 "content": {"type": "text", "text": "<b>x</b> [a](javascript:alert(1))"},
             }
-        ),  # fmt: skip
+        ),
         update(
             {
                 "sessionUpdate": "plan",
                 "entries": [{"content": "p\x1b[2J", "status": "pending", "priority": "high"}],
             }
-        ),  # fmt: skip
+        ),
         update(
             {
                 "sessionUpdate": "tool_call",
@@ -117,20 +115,20 @@ def v1_session(sid: str = "s\x1b]0;x\x07") -> list[dict[str, Any]]:
                     {"type": "diff", "path": "/a\x1b", "oldText": "x\n", "newText": "y\n"},
                 ],
             }
-        ),  # fmt: skip
+        ),
         {
             "jsonrpc": "2.0",
             "id": 7,
             "method": "terminal/create",
             "params": {"sessionId": sid, "command": "ls\x1b[2J", "args": ["-l", 1]},
-        },  # fmt: skip
+        },
         {"jsonrpc": "2.0", "id": 7, "result": {"terminalId": "t\x1b1"}},
         {
             "jsonrpc": "2.0",
             "id": 8,
             "method": "terminal/output",
             "params": {"sessionId": sid, "terminalId": "t\x1b1"},
-        },  # fmt: skip
+        },
         {
             "jsonrpc": "2.0",
             "id": 8,
@@ -139,7 +137,7 @@ def v1_session(sid: str = "s\x1b]0;x\x07") -> list[dict[str, Any]]:
                 "truncated": False,
                 "exitStatus": {"exitCode": 0},
             },
-        },  # fmt: skip
+        },
         update({"sessionUpdate": "tool_call_update", "toolCallId": tool, "status": "completed"}),
         {"jsonrpc": "2.0", "id": {"a": 1}, "error": {"code": -1, "message": "\x1b[2J"}},
         {"jsonrpc": "2.0", "id": [1], "result": {"stopReason": "end_turn\x1b"}},
