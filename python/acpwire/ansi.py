@@ -69,7 +69,8 @@ def spans_to_ansi(spans: Iterable[Span | Any] | Iterable[Iterable[Span | Any]]) 
     attributes set before it and reset after it; links are not written (a terminal's OSC 8
     would make an agent's address clickable)."""
     items: list[Any] = list(spans)
-    if items and isinstance(items[0], (list, tuple)):
+    # A span is a named tuple: rows are told from a row by their items having no text.
+    if items and not hasattr(items[0], "text"):
         return "\n".join(_row(row) for row in items)
     return _row(items)
 
