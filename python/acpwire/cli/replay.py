@@ -386,21 +386,33 @@ def _write_changes(
     parts: list[tuple[Any, str]], written: dict[Any, str], last: Any, write: Callable[[str], None]
 ) -> Any:
     """Write what of ``parts`` differs from what was ``written`` (updated in place); return
-    the block written last."""
+    the block written last. A new block is written whole; the block written last, grown, as
+    its new text; another block that changed as its first line (what it is) and its lines
+    from the first that changed, so that output stays linear in what was appended."""
     for key, text in parts:
         before = written.get(key)
         if before == text:
             continue
-        if before is not None and key == last and text.startswith(before):
-            write(text[len(before) :])  # the block written last grew: only its new text
-        else:
-            if last is not None:
-                write("\n\n" if not text.startswith("\n") else "\n")
-            if before is not None:
-                write("(updated)\n")
-            write(text)
         written[key] = text
+        if before is not None and key == last and text.startswith(before):
+            write(text[len(before) :])
+            continue
+        if last is not None:
+            write("\n\n" if not text.startswith("\n") else "\n")
         last = key
+        if before is None:
+            write(text)
+            continue
+        old, new = before.split("\n"), text.split("\n")
+        common = 0
+        for old_line, new_line in zip(old, new, strict=False):
+            if old_line != new_line:
+                break
+            common += 1
+        if common == 0:
+            write(text)
+        else:
+            write("\n".join([new[0], "…", *new[max(common, 1) :]]))
     return last
 
 
