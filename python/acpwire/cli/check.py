@@ -16,7 +16,7 @@ from typing import IO, Any
 from .. import BACKEND, FrameDecoder, dumps, iter_messages
 from .output import expand_paths, paint, safe_json, write_out
 from .render import visible
-from .traces import iter_lines, sniff
+from .traces import TraceError, iter_lines, sniff
 
 SAMPLE_TRACE = "sample-v2.ndjson"
 
@@ -128,12 +128,15 @@ class _Counted:
 
 
 def _check_one(path: str | None, max_frame_bytes: int, errors: _ErrorLog) -> dict[str, Any]:
-    """Check one trace into a report; bad frames go to ``errors``. Raises ``OSError``."""
+    """Check one trace into a report; bad frames go to ``errors``. Raises ``OSError``, and
+    ``TraceError`` for a file that is no NDJSON trace."""
     methods: Counter[str] = Counter()
     updates: Counter[str] = Counter()
     with open_trace(path) as (name, fp):
         start = time.perf_counter()
-        head, recorded = sniff(fp, strict=False)
+        # As `stats` and `replay`: a file whose first MiB holds lines but no message is no
+        # trace (TraceError), not a trace of bad frames.
+        head, recorded = sniff(fp)
         stream = _Rejoined(head, fp)
         if recorded:
             # Records are read as `stats` and `replay` read them: a raw record, or a record
@@ -229,6 +232,9 @@ def _check_single(path: str | None, max_frame_bytes: int, as_json: bool, color: 
             shown = visible(str(path))
             print(f"acpwire check: cannot read {shown}: {exc.strerror or exc}", file=sys.stderr)
             return 2
+        except TraceError as exc:
+            print(f"acpwire check: {visible(str(path))}: {exc}", file=sys.stderr)
+            return 2
         if as_json:
             _write_json_report(report, errors)
         else:
@@ -254,6 +260,9 @@ def _check_many(
             except OSError as exc:
                 errors.close()
                 unreadable.append({"trace": path, "error": str(exc.strerror or exc)})
+            except TraceError as exc:
+                errors.close()
+                unreadable.append({"trace": path, "error": str(exc)})
         total = {
             "traces": len(rows),
             "unreadable": len(unreadable),
