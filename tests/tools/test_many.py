@@ -199,9 +199,10 @@ def test_colour_is_asked_for_or_refused_and_no_color_is_honoured(command):
 def test_an_unknown_session_is_refused_with_the_known_ids_escaped(tmp_path):
     trace = tmp_path / "t.ndjson"
     update = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "x"}}
+    hostile = "\x1b]52;c;ZXZpbA==\x07\x1b]0;t\x07\x1b[2J"
     lines = [
         {"jsonrpc": "2.0", "method": "session/update",
-         "params": {"sessionId": f"s{i}\x1b]52;c;ZXZpbA==\x07\x1b]0;t\x07\x1b[2J", "update": update}}
+         "params": {"sessionId": f"s{i}{hostile}", "update": update}}
         for i in range(25)
     ]  # fmt: skip
     trace.write_text("".join(json.dumps(line) + "\n" for line in lines))
