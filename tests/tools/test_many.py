@@ -162,8 +162,8 @@ def test_a_record_of_a_frame_as_deep_as_a_plain_one_may_be_reads_as_the_plain_on
             assert result.returncode == 0, (trace.name, command, result.stderr)
     checked = json.loads(cli("check", str(recorded), "--json").stdout)
     assert checked["methods"] == {"x/deep": 1} and checked["errors"] == []
-    # One level deeper is a bad frame in both, by every command; alone in a file, the file
-    # is no trace at all to every command.
+    # One level deeper is a bad frame in both, by every command. Alone in a file, it is
+    # still one bad frame to check; stats and replay refuse a file holding no message.
     first = {"jsonrpc": "2.0", "method": "x/first", "params": {}}
     recorded.write_bytes(
         json.dumps({"t": 0, "dir": "agent", "msg": first}).encode() + b"\n" + _record_of_depth(201)
@@ -174,7 +174,8 @@ def test_a_record_of_a_frame_as_deep_as_a_plain_one_may_be_reads_as_the_plain_on
         for command in ("check", "stats", "replay"):
             assert cli(command, str(trace)).returncode == 1, (trace.name, command)
     plain.write_bytes(deeper)
-    for command in ("check", "stats", "replay"):
+    assert cli("check", str(plain)).returncode == 1
+    for command in ("stats", "replay"):
         result = cli(command, str(plain))
         assert result.returncode == 2 and b"not an NDJSON trace" in result.stderr, command
 

@@ -128,15 +128,14 @@ class _Counted:
 
 
 def _check_one(path: str | None, max_frame_bytes: int, errors: _ErrorLog) -> dict[str, Any]:
-    """Check one trace into a report; bad frames go to ``errors``. Raises ``OSError``, and
-    ``TraceError`` for a file that is no NDJSON trace."""
+    """Check one trace into a report; bad frames go to ``errors``. Raises ``OSError``."""
     methods: Counter[str] = Counter()
     updates: Counter[str] = Counter()
     with open_trace(path) as (name, fp):
         start = time.perf_counter()
-        # As `stats` and `replay`: a file whose first MiB holds lines but no message is no
-        # trace (TraceError), not a trace of bad frames.
-        head, recorded = sniff(fp)
+        # Unlike `stats` and `replay`, which refuse it, a file of bad lines only is checked:
+        # its every line is a bad frame to list.
+        head, recorded = sniff(fp, strict=False)
         stream = _Rejoined(head, fp)
         if recorded:
             # Records are read as `stats` and `replay` read them: a raw record, or a record

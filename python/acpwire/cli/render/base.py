@@ -58,6 +58,12 @@ def plan_lines(plan: dict[str, Any]) -> list[str]:
     return [f"[{shown(kind)} plan]"]
 
 
+def other_text(update: Any) -> str:
+    """An update of a kind the reducer does not know: its kind, and all it holds as JSON."""
+    kind = update.get("sessionUpdate") if isinstance(update, dict) else None
+    return f"[{shown(kind) if kind is not None else 'update'}] {shown(update)}"
+
+
 def missing_text(entry: Any) -> str:
     if isinstance(entry, dict):
         kind, key = shown(entry.get("type")), shown(entry.get("id"))
@@ -124,6 +130,8 @@ class Renderer:
             return self.plan(data)
         if block.kind == "stop":
             return self.note(f"— {shown(data)} —")
+        if block.kind == "other":
+            return self.note(other_text(data))
         return self.note(missing_text(data))
 
     def terminal_text(self, term: Any, key: Any) -> str:

@@ -165,7 +165,8 @@ def turn_outcome(turn: dict[str, Any]) -> tuple[str, str]:
 class Block:
     """One thing a rendering shows, in timeline order: ``kind`` is ``turn`` (``data`` the
     turn, ``number`` its position), ``turnEnd``, ``message``, ``toolCall``, ``terminal``,
-    ``plan``, ``missing`` (a timeline entry naming nothing in the snapshot), or ``stop`` (a
+    ``plan``, ``other`` (an update of a kind the reducer does not know, as sent), ``missing``
+    (a timeline entry naming nothing in the snapshot), or ``stop`` (a
     session's stop reason, when it has no turns). ``key`` is the entry's id as the snapshot
     holds it (for ``Session.terminal``); ``timeline`` the entry's index (None for what no
     timeline entry names)."""
@@ -196,6 +197,7 @@ def walk(snapshot: dict[str, Any], thoughts: bool = True) -> Iterator[Block]:
     calls, terminals, plans = (
         _mapping(snapshot.get(name)) for name in ("toolCalls", "terminals", "plans")
     )
+    others = _list(snapshot.get("other"))
     turns = [t for t in _list(snapshot.get("turns")) if isinstance(t, dict)]
     turn_by_id = {_hashable(t.get("requestId")): t for t in reversed(turns)}
     numbers = {id(t): i for i, t in enumerate(turns, 1)}
@@ -245,6 +247,14 @@ def walk(snapshot: dict[str, Any], thoughts: bool = True) -> Iterator[Block]:
                 yield Block("message", found, key, timeline=index)
         elif kind in ("toolCall", "terminal", "plan"):
             yield from entity(kind, key, index)
+        elif kind == "other":
+            # An update of a kind the reducer does not know, kept whole: shown as sent.
+            position = int(key) if isinstance(key, str) and key.isdigit() else key
+            if isinstance(position, int) and 0 <= position < len(others):
+                seen.add(("other", position))
+                yield Block("other", others[position], key, timeline=index)
+            else:
+                yield Block("missing", entry, key, timeline=index)
         else:
             yield Block("missing", entry, key, timeline=index)
     if current is not None:
@@ -262,6 +272,9 @@ def walk(snapshot: dict[str, Any], thoughts: bool = True) -> Iterator[Block]:
             if (kind, hashed) in seen or (kind == "terminal" and hashed in in_calls):
                 continue
             yield Block(kind, value, hashed)
+    for position, value in enumerate(others):
+        if ("other", position) not in seen:
+            yield Block("other", value, str(position))
     if not turns and snapshot.get("stopReason") is not None:
         yield Block("stop", snapshot.get("stopReason"))
 

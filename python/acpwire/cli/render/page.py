@@ -290,6 +290,7 @@ pre, code, .prompt, .terminal-head, summary {{
 pre {{ padding: .6rem; overflow-x: auto; }}
 .message, .turn, .plan, details.tool {{ margin: .8rem 0; }}
 .prompt {{ white-space: pre-wrap; }}
+.plan ul {{ list-style: none; padding-left: 1rem; }}
 .message.thought {{ font-style: italic; }}
 details > summary {{ cursor: pointer; }}
 pre.terminal {{ background: {term_bg}; color: {term_fg}; margin-top: 0; }}
