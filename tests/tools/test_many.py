@@ -6,6 +6,7 @@ from __future__ import annotations
 import inspect
 import json
 import os
+import re
 import subprocess
 import sys
 from importlib import resources
@@ -62,8 +63,13 @@ def test_check_takes_files_directories_and_globs_with_a_row_each_and_a_total(tmp
     report = json.loads(result.stdout)
     assert [r["trace"] for r in report["traces"]] == [str(found["clean"])]
     assert report["total"] == {
-        "traces": 1, "unreadable": 0, "bytes": size, "frames": 65, "messages": 65, "badFrames": 0
-    }  # fmt: skip
+        "traces": 1,
+        "unreadable": 0,
+        "bytes": size,
+        "frames": 65,
+        "messages": 65,
+        "badFrames": 0,
+    }
     result = cli("check", str(found["clean"]), str(tmp_path / "missing*.ndjson"), "--json")
     assert result.returncode == 2
     report = json.loads(result.stdout)
@@ -81,9 +87,17 @@ def test_stats_takes_several_traces_with_a_row_each_and_a_total(tmp_path):
     assert result.returncode == 1, result.stderr
     rows = result.stdout.decode().splitlines()
     assert rows[0].split() == [
-        "trace", "sessions", "turns", "messages", "tool", "calls", "error", "responses", "bad",
+        "trace",
+        "sessions",
+        "turns",
+        "messages",
+        "tool",
+        "calls",
+        "error",
+        "responses",
+        "bad",
         "frames",
-    ]  # fmt: skip
+    ]
     assert rows[1].split() == [str(found["clean"]), "1", "1", "4", "4", "0", "0"]
     assert rows[2].split() == [str(found["bad"]), "1", "1", "4", "4", "0", "2"]
     assert rows[3].split() == ["total", "2", "2", "8", "8", "0", "2"]
@@ -202,13 +216,54 @@ def test_an_unknown_session_is_refused_with_the_known_ids_escaped(tmp_path):
     update = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "x"}}
     hostile = "\x1b]52;c;ZXZpbA==\x07\x1b]0;t\x07\x1b[2J"
     lines = [
-        {"jsonrpc": "2.0", "method": "session/update",
-         "params": {"sessionId": f"s{i}{hostile}", "update": update}}
+        {
+            "jsonrpc": "2.0",
+            "method": "session/update",
+            "params": {"sessionId": f"s{i}{hostile}", "update": update},
+        }
         for i in range(25)
-    ]  # fmt: skip
+    ]
     trace.write_text("".join(json.dumps(line) + "\n" for line in lines))
     result = cli("replay", str(trace), "--session", "nope\x1b[2J")
     assert result.returncode == 2
     assert b"\x1b" not in result.stderr and b"\x07" not in result.stderr
     assert b"s0^[]52;c;ZXZpbA==^G" in result.stderr and b"nope^[[2J" in result.stderr
     assert b"(5 more)" in result.stderr
+
+
+def _bad_frames_by_command(trace: Path) -> dict[str, set[tuple[int, int, str]]]:
+    checked = json.loads(cli("check", str(trace), "--json").stdout)
+    stats = json.loads(cli("stats", str(trace), "--json").stdout)
+    replayed = cli("replay", str(trace), "--format", "json").stderr.decode()
+    pattern = re.compile(r"line (\d+), byte (\d+): (.+)$", re.M)
+    return {
+        "check": {(e["line"], e["offset"], e["reason"]) for e in checked["errors"]},
+        "stats": {(e["line"], e["offset"], e["reason"]) for e in stats["frameErrors"]},
+        "replay": {(int(a), int(b), r) for a, b, r in pattern.findall(replayed)},
+    }
+
+
+def test_check_stats_and_replay_name_the_same_bad_frames(tmp_path):
+    good = SAMPLE.read_bytes().splitlines()
+    bad = [b"{broken", b"\xff\xfe", b'{"jsonrpc":"2.0","method":"x"} trailing', b"[]"]
+    plain = tmp_path / "plain.ndjson"
+    plain.write_bytes(b"\n".join([*good[:3], *bad, *good[3:]]) + b"\n")
+    found = _bad_frames_by_command(plain)
+    assert len(found["check"]) == 4
+    assert found["check"] == found["stats"] == found["replay"]
+    # Recorded: raw records (the recorder's way of keeping what was not JSON) and an empty batch.
+    records = [
+        json.dumps({"t": i / 10, "dir": "agent", "msg": json.loads(line)})
+        for i, line in enumerate(good)
+    ]
+    records[4:4] = [
+        json.dumps({"t": 0.35, "dir": "agent", "raw": "{broken"}),
+        json.dumps({"t": 0.36, "dir": "agent", "raw": "x", "error": "not a reason"}),
+        json.dumps({"t": 0.37, "dir": "client", "msg": []}),
+        "{not a record",
+    ]
+    recorded = tmp_path / "recorded.ndjson"
+    recorded.write_text("\n".join(records) + "\n")
+    found = _bad_frames_by_command(recorded)
+    assert {line for line, _, _ in found["check"]} == {5, 6, 7, 8}
+    assert found["check"] == found["stats"] == found["replay"]
