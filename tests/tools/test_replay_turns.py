@@ -13,7 +13,10 @@ from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+import acpwire
+
+# The package the test run imports (the worktree's, with PYTHONPATH=python).
+PACKAGE_ROOT = Path(acpwire.__file__).resolve().parents[1]
 SID = "sess_v1"
 
 
@@ -155,7 +158,7 @@ def _write(path: Path, recorded: bool) -> Path:
 
 
 def _replay(trace: Path, fmt: str) -> str:
-    path = os.pathsep.join([str(ROOT / "python"), os.environ.get("PYTHONPATH", "")])
+    path = os.pathsep.join([str(PACKAGE_ROOT), os.environ.get("PYTHONPATH", "")])
     done = subprocess.run(
         [sys.executable, "-m", "acpwire", "replay", str(trace), "--format", fmt],
         capture_output=True,
