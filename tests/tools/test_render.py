@@ -371,3 +371,18 @@ def test_spans_to_ansi_writes_a_terminals_styles_back(backend):
     assert out.split("\n")[1] == "\x1b[4munder\x1b[0m"
     assert spans_to_ansi(rows[0]) == out.split("\n")[0]
     assert spans_to_ansi([]) == ""
+
+
+def test_a_turn_whose_request_id_is_a_list_renders_with_the_times_of_the_others():
+    snap = snapshot(
+        turns=[
+            {"requestId": [1], "prompt": [{"type": "text", "text": "odd id"}], "stopReason": "end_turn", "start": 0, "end": 0},
+            {"requestId": 2, "prompt": [{"type": "text", "text": "plain id"}], "stopReason": "end_turn", "start": 1, "end": 1},
+        ],
+        timeline=[{"type": "turn", "id": [1]}, {"type": "turn", "id": 2}],
+    )  # fmt: skip
+    session = FakeSession(snap)
+    page = render_session(session, "html", times={("turn", 2): 1.25})
+    assert in_order(page, "odd id", "plain id", '<time class="t">1.250 s</time>')
+    for fmt in FORMATS:
+        assert in_order(render(snap, fmt), "odd id", "plain id"), fmt

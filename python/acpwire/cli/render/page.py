@@ -185,8 +185,10 @@ class HtmlRenderer(Renderer):
         return "\n".join(parts)
 
     def stamp(self, block: Block) -> str:
-        kind = {"turn": "turn"}.get(block.kind, block.kind)
-        t = self.times.get((kind, block.key)) if block.key is not None else None
+        try:
+            t = self.times.get((block.kind, block.key)) if block.key is not None else None
+        except TypeError:  # an id of a type no time is kept for (a list, an object)
+            t = None
         if t is None:
             return ""
         return f'<time class="t">{t:.3f} s</time> '
