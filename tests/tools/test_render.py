@@ -374,15 +374,16 @@ def test_spans_to_ansi_writes_a_terminals_styles_back(backend):
 
 
 def test_a_turn_whose_request_id_is_a_list_renders_with_the_times_of_the_others():
+    def turn(request_id: Any, text: str, index: int) -> dict[str, Any]:
+        prompt = [{"type": "text", "text": text}]
+        return {"requestId": request_id, "prompt": prompt, "stopReason": "end_turn",
+                "start": index, "end": index}  # fmt: skip
+
     snap = snapshot(
-        turns=[
-            {"requestId": [1], "prompt": [{"type": "text", "text": "odd id"}], "stopReason": "end_turn", "start": 0, "end": 0},
-            {"requestId": 2, "prompt": [{"type": "text", "text": "plain id"}], "stopReason": "end_turn", "start": 1, "end": 1},
-        ],
+        turns=[turn([1], "odd id", 0), turn(2, "plain id", 1)],
         timeline=[{"type": "turn", "id": [1]}, {"type": "turn", "id": 2}],
-    )  # fmt: skip
-    session = FakeSession(snap)
-    page = render_session(session, "html", times={("turn", 2): 1.25})
-    assert in_order(page, "odd id", "plain id", '<time class="t">1.250 s</time>')
+    )
+    page = render_session(FakeSession(snap), "html", times={("turn", 2): 1.25})
+    assert in_order(page, "odd id", '<time class="t">1.250 s</time>', "plain id")
     for fmt in FORMATS:
         assert in_order(render(snap, fmt), "odd id", "plain id"), fmt
