@@ -137,3 +137,40 @@ def test_following_on_a_terminal_redraws_in_place_under_tmux(tmp_path):
         assert history.count("8 tests pass") == 1
     finally:
         subprocess.run(["tmux", "-L", "acpwire-test", "kill-server"], check=False)
+
+
+def test_following_json_to_a_pipe_writes_a_line_per_change_of_the_sessions_that_changed(
+    tmp_path, monkeypatch, capfd
+):
+    import json
+
+    from acpwire.cli import replay as commands
+
+    def update(sid: str, text: str) -> bytes:
+        body = {"sessionUpdate": "agent_message_chunk", "messageId": "m",
+                "content": {"type": "text", "text": text}}  # fmt: skip
+        message = {"jsonrpc": "2.0", "method": "session/update",
+                   "params": {"sessionId": sid, "update": body}}  # fmt: skip
+        return json.dumps(message).encode() + b"\n"
+
+    trace = tmp_path / "live.ndjson"
+    trace.write_bytes(update("a", "one") + update("b", "two"))
+    pending = iter([update("b", " more"), update("a", " again") + update("b", "!")])
+
+    def next_lines(seconds: float) -> None:
+        lines = next(pending, None)
+        if lines is None:
+            raise KeyboardInterrupt
+        with trace.open("ab") as fp:
+            fp.write(lines)
+
+    monkeypatch.setattr(commands.time, "sleep", next_lines)
+    status = commands.replay_command(
+        str(trace), fmt="json", session=None, out=None, thoughts=True, follow=True,
+        terminal_cols=None,
+    )  # fmt: skip
+    assert status == 0
+    lines = [json.loads(line) for line in capfd.readouterr().out.splitlines()]
+    assert [sorted(line) for line in lines] == [["a", "b"], ["b"], ["a", "b"]]
+    content = lines[1]["b"]["messages"][0]["content"]
+    assert "".join(block["text"] for block in content) == "two more"

@@ -350,8 +350,9 @@ def _follow_appending(following: Any, view: _View, out: str | None) -> None:
             for _ in _polls(following):
                 _rewrite(out, view.document(following.store))
             return
-        _emit(view.document(following.store) + "\n", None, view.fmt)
-        _follow_json_lines(following)
+        first = view.document(following.store)
+        _emit(first if first.endswith("\n") else first + "\n", None, view.fmt)
+        _follow_json_lines(following, view.session)
         return
     if out is not None:
         handle = open(out, "w", encoding="utf-8")  # noqa: SIM115
@@ -416,14 +417,14 @@ def _write_changes(
     return last
 
 
-def _follow_json_lines(following: Any) -> None:
+def _follow_json_lines(following: Any, session: str | None) -> None:
     from .. import dumps
     from .render import safe_json
 
     for _ in _polls(following):
         store = following.store
-        changed = list(dict.fromkeys(session for session, _, _ in store.changes()))
-        snapshot = {s: store[s].snapshot() for s in changed if s in store}
+        chosen = [s for s in following.changed if session is None or s == session]
+        snapshot = {s: store[s].snapshot() for s in chosen if s in store}
         if snapshot:
             write_out(safe_json(dumps(snapshot)))
             sys.stdout.flush()

@@ -283,6 +283,8 @@ class Following:
             fp.seek(max(0, position - _TAIL))
             tail = fp.read(position - fp.tell())
         store.changes()  # what the load did is the starting point, not a change
+        # The sessions the last poll that returned True changed: after a load, all of them.
+        self.changed: list[str] = list(store.ids())
         self.store, self.recorded = store, recorded
         self.position, self._lines, self._tail = position, lines, tail
         self._identity = (stat.st_dev, stat.st_ino)
@@ -349,7 +351,9 @@ class Following:
         else:
             self.store.feed(data)
             self._advance(data, len(data))
-        return bool(self.store.changes())
+        changes = self.store.changes()
+        self.changed = list(dict.fromkeys(session_id for session_id, _, _ in changes))
+        return bool(changes)
 
     def _first_line_ended(self, size: int) -> bool:
         """Whether the file now holds a line that is not blank, ended; each byte is searched
