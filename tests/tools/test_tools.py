@@ -136,15 +136,24 @@ def test_check_counts_the_messages_of_a_recorded_trace(tmp_path):
         fp.write(json.dumps({"t": 1.1, "dir": "client", "raw": "{oops"}) + "\n")
     plain = json.loads(cli("check", "--json", str(SAMPLE)).stdout)
     result = cli("check", "--json", str(recorded))
-    assert result.returncode == 0, result.stderr
+    # The raw record is the bad frame `stats` and `replay` report too, at its line.
+    assert result.returncode == 1, result.stderr
     report = json.loads(result.stdout)
     first, second = (cli_kind(json.loads(line)) for line in lines[:2])
     expected = dict(plain["methods"])
     for kind in (first, second):
         expected[kind] = expected.get(kind, 0) + 1
-    expected["(recorded raw: not JSON)"] = 1
     assert report["methods"] == expected
-    assert report["messages"] == plain["messages"] + 3
+    assert report["messages"] == plain["messages"] + 2
+    assert report["recorded"] is True and report["frames"] == len(lines) + 2
+    [error] = report["errors"]
+    assert (error["line"], error["reason"], error["excerpt"]) == (
+        len(lines) + 2,
+        "invalid JSON",
+        "{oops",
+    )
+    assert cli("stats", str(recorded)).returncode == 1
+    assert cli("replay", str(recorded)).returncode == 1
 
 
 def cli_kind(message: dict) -> str:
@@ -249,7 +258,11 @@ def test_replay_to_a_terminal_that_cannot_show_unicode(tmp_path):
 
 def test_replay_formats(tmp_path):
     ansi = cli("replay", str(SAMPLE), "--format", "ansi").stdout.decode()
-    assert "\x1b[1;32mAgent:\x1b[0m" in ansi and "\x1b[38;5;" in ansi
+    assert "\x1b[1;32mAgent:\x1b[0m" in ansi
+    # The terminal keeps its colours (cargo's bold bright green), the agent's Markdown is
+    # drawn (inline code styled, no backticks left).
+    assert "\x1b[1;92m   Compiling\x1b[0m" in ansi
+    assert "`parse_duration`" not in ansi and "parse_duration\x1b[0m now returns" in ansi
     markdown = cli("replay", str(SAMPLE), "--format", "markdown").stdout.decode()
     assert markdown.startswith("## Session sess_7f3c9a1e2b4d")
     assert "```diff" in markdown and "```console" in markdown and "**User:**" in markdown
@@ -296,13 +309,22 @@ def test_replay_shows_an_agents_control_characters_and_links_only_safely(tmp_pat
     trace.write_text("".join(json.dumps(line) + "\n" for line in lines))
     for fmt in ("text", "ansi", "markdown"):
         out = cli("replay", str(trace), "--format", fmt).stdout
+        if fmt == "ansi":
+            # The one OSC the tool writes itself: the link to the web address, made
+            # clickable; the javascript: one is text.
+            link = b"\x1b]8;id="
+            assert out.count(link) == 1 and b";https://example.com/a?b=1&c=2\x1b\\docs" in out
+            out = re.sub(rb"\x1b\]8;[^\x1b]*\x1b\\", b"", out)
         assert b"\x1b]" not in out and b"\x1b[2J" not in out and b"\x07" not in out, fmt
         assert b"\xc2\x9b" not in out and b"\r" not in out, fmt
-        assert "hi ^[]52;c;ZXZpbA==^G ^[[2J\ufffd2J there\nnext^Mover".encode() in out, fmt
+        # Drawn as Markdown on a terminal, the line break is a soft one (a space).
+        joined = " " if fmt == "ansi" else "\n"
+        expected = f"hi ^[]52;c;ZXZpbA==^G ^[[2J\ufffd2J there{joined}next^Mover"
+        assert expected.encode() in out, fmt
     page = cli("replay", str(trace), "--format", "html").stdout.decode()
     assert "javascript:" not in page.split("click")[0].rsplit("<pre", 1)[-1]
     assert '<a href="javascript' not in page
-    assert '<a href="https://example.com/a?b=1&amp;c=2">docs</a>' in page
+    assert 'rel="noopener noreferrer" href="https://example.com/a?b=1&amp;c=2">docs</a>' in page
     # The JSON snapshot stays exact: it is data, not display.
     snapshot = json.loads(cli("replay", str(trace), "--format", "json").stdout)
     assert snapshot["s"]["messages"][0]["content"][0]["text"] == text
@@ -422,8 +444,8 @@ def test_replay_html_in_headless_chromium(tmp_path):
         check=True,
     ).stdout.decode()
     assert "<title>acpwire replay</title>" in dom
-    assert "Fixed. <code>" not in dom  # text is escaped, not interpreted as markup
-    assert "Fixed. `parse_duration` now returns" in dom
+    # The agent's Markdown is rendered: its inline code as code.
+    assert "Fixed. <code>parse_duration</code> now returns" in dom
     assert '<pre class="terminal">' in dom
     # Terminal colours survive as styles: cargo's bold bright green "Compiling".
     assert 'style="color:#00ff00;font-weight:bold">   Compiling</span>' in dom

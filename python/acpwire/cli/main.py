@@ -58,6 +58,16 @@ def _finite(least: float, *, inclusive: bool) -> Callable[[str], float]:
     return parse
 
 
+def _add_color(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="colour the output: auto (default: on a terminal, unless NO_COLOR is set), "
+        "always, never",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="acpwire",
@@ -72,11 +82,16 @@ def build_parser() -> argparse.ArgumentParser:
             "Frame and decode an ACP NDJSON trace and print message counts by method and by "
             "session/update kind, every bad frame with its line and byte offset, and the "
             "throughput. With no FILE, runs on a small ACP v2 sample trace shipped with the "
-            "package. Exit status: 0 clean, 1 bad frames found, 2 the trace could not be read."
+            "package; with several, prints a row per trace and a total. Exit status: 0 clean, "
+            "1 bad frames found, 2 a trace could not be read."
         ),
     )
     check.add_argument(
-        "file", nargs="?", metavar="FILE", help="trace to check; '-' reads standard input"
+        "file",
+        nargs="*",
+        metavar="FILE",
+        help="traces to check: files, directories (their *.ndjson and *.jsonl) or globs; "
+        "'-' reads standard input",
     )
     check.add_argument(
         "--max-frame-bytes",
@@ -86,6 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="reject frames longer than N bytes (default: 32 MiB)",
     )
     check.add_argument("--json", action="store_true", help="print the report as JSON")
+    _add_color(check)
 
     agent = commands.add_parser(
         "fake-agent",
@@ -162,6 +178,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="render terminals on an N-column grid (default: unbounded lines)",
     )
+    _add_color(replay)
 
     stats = commands.add_parser(
         "stats",
@@ -169,11 +186,20 @@ def build_parser() -> argparse.ArgumentParser:
         description=(
             "Per session: turns, stop reasons, messages and chunks, tool calls by kind and "
             "status, terminal bytes in and retained, usage and cost, errors; with a recorded "
-            "trace also time to first update and updates per second per turn."
+            "trace also time to first update and updates per second per turn. Several traces: "
+            "a row per trace and a total. Exit status: 0, 1 when a trace had bad frames, 2 "
+            "when one could not be read."
         ),
     )
-    stats.add_argument("trace", metavar="TRACE", help="trace file; '-' reads standard input")
+    stats.add_argument(
+        "trace",
+        nargs="+",
+        metavar="TRACE",
+        help="traces: files, directories (their *.ndjson and *.jsonl) or globs; '-' reads "
+        "standard input",
+    )
     stats.add_argument("--json", action="store_true", help="print the statistics as JSON")
+    _add_color(stats)
 
     commands.add_parser(
         "record",
@@ -292,8 +318,14 @@ def _run(argv: Sequence[str] | None) -> int:
         return int(args.run(args))
     if args.command == "check":
         from .check import check
+        from .output import use_color
 
-        return check(args.file, max_frame_bytes=args.max_frame_bytes, as_json=args.json)
+        return check(
+            args.file,
+            max_frame_bytes=args.max_frame_bytes,
+            as_json=args.json,
+            color=not args.json and use_color(args.color),
+        )
     if args.command == "bench":
         from .bench.command import bench
 
@@ -317,11 +349,13 @@ def _run(argv: Sequence[str] | None) -> int:
             thoughts=not args.hide_thoughts,
             follow=args.follow,
             terminal_cols=args.terminal_cols,
+            color=args.color,
         )
     if args.command == "stats":
+        from .output import use_color
         from .stats import stats
 
-        return stats(args.trace, as_json=args.json)
+        return stats(args.trace, as_json=args.json, color=not args.json and use_color(args.color))
     if args.command == "fake-agent":
         import asyncio
 

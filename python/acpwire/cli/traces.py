@@ -12,10 +12,10 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import re
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from .. import FrameDecoder, loads
@@ -27,12 +27,15 @@ if TYPE_CHECKING:
 from .._contract import (
     DEFAULT_MAX_FRAME_BYTES,
     EMPTY_BATCH,
+    EXCERPT_BYTES,
     INVALID_JSON,
     INVALID_UTF8,
     TOO_LONG,
+    TRAILING_DATA,
 )
 
 __all__ = [
+    "DEFAULT_MAX_FRAME_BYTES",
     "TraceError",
     "TraceLine",
     "is_record",
@@ -61,7 +64,7 @@ def is_record(value: Any) -> bool:
 
 
 @contextlib.contextmanager
-def open_trace(path: str | Path | IO[bytes]) -> Iterator[IO[bytes]]:
+def open_trace(path: str | os.PathLike[str] | IO[bytes]) -> Iterator[IO[bytes]]:
     """Open a trace path (``-`` is standard input) or pass a binary file through."""
     if hasattr(path, "read"):
         yield path  # type: ignore[misc]
@@ -95,14 +98,114 @@ def sniff(fp: IO[bytes], strict: bool = True) -> tuple[bytes, bool]:
         parts.append(fp.read(CHUNK))
         total += len(parts[-1])
     head = b"".join(parts)
+    opening = _first_line(head)
+    if opening is not None and _deep_record(opening) is not None:
+        # A record of a frame nested as deep as a plain frame may be: one level deeper than
+        # the framing takes, and still a record.
+        return head, True
     decoder = FrameDecoder(max_frame_bytes=limit)
-    first = decoder.feed(head)[:1] or decoder.finish()[:1]
-    if strict and not first and decoder.take_errors() and b"\n" in head:
+    # Line by line, up to the first message, so that a start of bad lines is not held as
+    # one error each.
+    first: list[Any] = []
+    refused = False
+    *lines, rest = head.split(b"\n")
+    for line in lines:
+        first = decoder.feed(line + b"\n")[:1]
+        refused = bool(decoder.take_errors()) or refused
+        if first:
+            break
+    if not first:
+        first = decoder.feed(rest)[:1] or decoder.finish()[:1]
+        refused = bool(decoder.take_errors()) or refused
+    if strict and not first and refused and b"\n" in head:
         raise TraceError("not an NDJSON trace: no line of its first MiB is a JSON message")
     return head, bool(first) and is_record(first[0])
 
 
-def load(path: str | Path | IO[bytes], **options: Any) -> Sessions:
+def _first_line(head: bytes) -> bytes | None:
+    """The first line of ``head`` that is not blank, without its line end (None if none)."""
+    for line in head.split(b"\n"):
+        if line.strip(_BLANKS):
+            return line[:-1] if line.endswith(b"\r") else line
+    return None
+
+
+# Where a JSON string, or a character that opens, closes or separates a container, is.
+_STRUCTURE = re.compile(rb'["{}\[\],]')
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+
+
+def _member_span(frame: bytes, name: str) -> tuple[int, int] | None:
+    """Where the value of the top-level member ``name`` of the JSON object ``frame`` is (the
+    last one, as ``loads`` keeps), found without decoding it; None if ``frame`` does not
+    look like an object holding it. Only a guide: what it finds is decoded strictly after."""
+    start = len(frame) - len(frame.lstrip())
+    if frame[start : start + 1] != b"{":
+        return None
+    depth, position = 0, start
+    key: bytes | None = None
+    expect_key = True
+    found: tuple[int, int] | None = None
+    value_start = -1
+    while True:
+        match = _STRUCTURE.search(frame, position)
+        if match is None:
+            return found
+        at = match.start()
+        char = frame[at : at + 1]
+        if char == b'"':
+            string = _STRING.match(frame, at)
+            if string is None:
+                return found
+            if depth == 1 and expect_key:
+                key = string.group()
+                expect_key = False
+                colon = frame.find(b":", string.end())
+                if colon < 0:
+                    return found
+                value_start = colon + 1
+                position = colon + 1
+            else:
+                position = string.end()
+            continue
+        if char in b"{[":
+            depth += 1
+        elif char in b"}]":
+            depth -= 1
+        if (depth == 1 and char == b",") or depth == 0:
+            if key is not None and _is_name(key, name):
+                found = (value_start, at)
+            key, expect_key = None, True
+            if depth == 0:
+                return found
+        position = at + 1
+
+
+def _is_name(key: bytes, name: str) -> bool:
+    try:
+        return bool(loads(key) == name)
+    except ValueError:
+        return False
+
+
+def _deep_record(frame: bytes) -> tuple[dict[str, Any], bytes] | None:
+    """A record line that ``loads`` refuses only because its ``msg`` is as deep as a plain
+    frame may be (so the record is one level deeper): the record with ``msg`` None, and the
+    frame's text. None for anything else; the frame itself is decoded by the caller."""
+    span = _member_span(frame, "msg")
+    if span is None:
+        return None
+    start, end = span
+    try:
+        envelope = loads(frame[:start] + b"null" + frame[end:])
+    except ValueError:
+        return None
+    if not is_record(envelope):
+        return None
+    return envelope, frame[start:end].strip(b" \t\r\n")
+
+
+def load(path: str | os.PathLike[str] | IO[bytes], **options: Any) -> Sessions:
     """Reduce a whole trace (a path, ``-``, or a binary file) into a new ``Sessions``.
 
     As :func:`replay`, except that a trace whose first MiB holds lines but no JSON message
@@ -111,7 +214,7 @@ def load(path: str | Path | IO[bytes], **options: Any) -> Sessions:
     return _load(path, True, options)
 
 
-def replay(source: str | Path | IO[bytes], **options: Any) -> Sessions:
+def replay(source: str | os.PathLike[str] | IO[bytes], **options: Any) -> Sessions:
     """Reduce a whole trace (a path, ``-``, or a binary file) into a new ``Sessions``.
 
     Plain ACP NDJSON is framed and reduced by the active backend in one pass (the native one
@@ -123,11 +226,15 @@ def replay(source: str | Path | IO[bytes], **options: Any) -> Sessions:
     return _load(source, False, options)
 
 
-def _load(path: str | Path | IO[bytes], strict: bool, options: dict) -> Sessions:
+def _load(
+    path: str | os.PathLike[str] | IO[bytes], strict: bool, options: dict[str, Any]
+) -> Sessions:
     return _load_kind(path, strict, options)[0]
 
 
-def _load_kind(path: str | Path | IO[bytes], strict: bool, options: dict) -> tuple[Sessions, bool]:
+def _load_kind(
+    path: str | os.PathLike[str] | IO[bytes], strict: bool, options: dict[str, Any]
+) -> tuple[Sessions, bool]:
     """``_load``, also saying whether the trace holds records."""
     from .. import _backend
 
@@ -169,13 +276,15 @@ class Following:
             if not _holds_a_line(fp, position):
                 position = 0  # blank lines only: not yet told plain or recorded
             fp.seek(0)
-            store, recorded = _load_kind(_Limited(fp, position), True, self.options)
+            store, recorded = _load_kind(_Limited(fp, position), True, self.options)  # type: ignore[arg-type]
             fp.seek(0)
             whole = _Limited(fp, position)
             lines = sum(chunk.count(b"\n") for chunk in iter(lambda: whole.read(CHUNK), b""))
             fp.seek(max(0, position - _TAIL))
             tail = fp.read(position - fp.tell())
         store.changes()  # what the load did is the starting point, not a change
+        # The sessions the last poll that returned True changed: after a load, all of them.
+        self.changed: list[str] = list(store.ids())
         self.store, self.recorded = store, recorded
         self.position, self._lines, self._tail = position, lines, tail
         self._identity = (stat.st_dev, stat.st_ino)
@@ -242,7 +351,9 @@ class Following:
         else:
             self.store.feed(data)
             self._advance(data, len(data))
-        return bool(self.store.changes())
+        changes = self.store.changes()
+        self.changed = list(dict.fromkeys(session_id for session_id, _, _ in changes))
+        return bool(changes)
 
     def _first_line_ended(self, size: int) -> bool:
         """Whether the file now holds a line that is not blank, ended; each byte is searched
@@ -367,6 +478,8 @@ class _Limited:
 
 
 _SENDERS = frozenset(("client", "agent"))
+# What the framing refuses a frame for (`FrameError.reason`, alike on both backends).
+_FRAME_REASONS = frozenset((INVALID_UTF8, INVALID_JSON, TRAILING_DATA, EMPTY_BATCH, TOO_LONG))
 
 
 @dataclass
@@ -381,10 +494,16 @@ class TraceLine:
     t: float | None = None
     sender: str | None = None
     error: str | None = None
+    # The start of the frame an error is about, as ``FrameError.excerpt`` quotes it.
+    excerpt: str = ""
+
+
+def _excerpt(frame: bytes) -> str:
+    return frame[:EXCERPT_BYTES].decode("utf-8", "replace")
 
 
 def iter_trace(
-    path: str | Path | IO[bytes], max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES
+    path: str | os.PathLike[str] | IO[bytes], max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES
 ) -> Iterator[TraceLine]:
     """Each line of a trace (a path, ``-``, or a binary file) that is not blank, placed, with
     its message or the error a plain trace would record for it: see :func:`iter_lines`.
@@ -428,40 +547,56 @@ def iter_lines(
         # (below) may be longer than the frame it holds.
         over_cap = len(frame) > max_frame_bytes
         if len(frame) > limit or (over_cap and not recorded):
-            return TraceLine(number, start, error=TOO_LONG)
+            return TraceLine(number, start, excerpt=_excerpt(frame), error=TOO_LONG)
         if not frame.strip(b" \t\r"):
-            return TraceLine(number, start, error=TOO_LONG) if over_cap else None
+            return (
+                TraceLine(number, start, excerpt=_excerpt(frame), error=TOO_LONG)
+                if over_cap
+                else None
+            )
         try:
             # `loads` skips a byte order mark, as `json.loads` does; the framing does not.
             if frame.startswith(b"\xef\xbb\xbf"):
                 raise ValueError("byte order mark")
             value = loads(frame)
         except ValueError:
-            return TraceLine(number, start, error=reason_for(frame) or INVALID_JSON)
+            deep = _deep_record(frame) if recorded else None
+            if deep is None:
+                return TraceLine(
+                    number, start, excerpt=_excerpt(frame), error=reason_for(frame) or INVALID_JSON
+                )
+            value, inner = deep
+            try:
+                value["msg"] = loads(inner)
+            except ValueError:
+                # Deeper than a plain frame may be, or not JSON: what a plain trace says.
+                reason = reason_for(inner) or INVALID_JSON
+                t, sender = _placed(value)
+                return TraceLine(
+                    number, start, t=t, sender=sender, error=reason, excerpt=_excerpt(inner)
+                )
         if value == []:
-            return TraceLine(number, start, error=EMPTY_BATCH)
+            return TraceLine(number, start, excerpt=_excerpt(frame), error=EMPTY_BATCH)
         if not is_record(value):
             return (
-                TraceLine(number, start, error=TOO_LONG)
+                TraceLine(number, start, excerpt=_excerpt(frame), error=TOO_LONG)
                 if over_cap
                 else TraceLine(number, start, value)
             )
-        direction = value["dir"]
-        sender = direction if isinstance(direction, str) and direction in _SENDERS else None
-        t = value["t"]
-        t = float(t) if isinstance(t, (int, float)) and not isinstance(t, bool) else None
+        t, sender = _placed(value)
         if "msg" in value:
             if value["msg"] == []:
-                return TraceLine(number, start, t=t, sender=sender, error=EMPTY_BATCH)
+                return TraceLine(number, start, t=t, sender=sender, error=EMPTY_BATCH, excerpt="[]")
             return TraceLine(number, start, value["msg"], t, sender)
         reason = value.get("error")
-        if not isinstance(reason, str):
-            raw = value["raw"]
+        raw = value["raw"]
+        text = raw.encode("utf-8", "replace") if isinstance(raw, str) else b""
+        if not isinstance(reason, str) or reason not in _FRAME_REASONS:
             # A frame recorded raw whose text is now valid JSON held invalid UTF-8 (the
-            # recorder replaced it).
-            text = raw.encode("utf-8", "replace") if isinstance(raw, str) else b""
-            reason = reason_for(text) or INVALID_UTF8
-        return TraceLine(number, start, t=t, sender=sender, error=reason)
+            # recorder replaced it). A reason the framing never gives is not taken either:
+            # the frame is judged as a plain trace would judge it.
+            reason = (reason_for(text) or INVALID_UTF8) if isinstance(raw, str) else INVALID_JSON
+        return TraceLine(number, start, t=t, sender=sender, error=reason, excerpt=_excerpt(text))
 
     number = lines_before  # lines ended so far
     start = offset  # where the current line starts in the trace
@@ -493,8 +628,16 @@ def iter_lines(
             yield found
 
 
+def _placed(record: dict[str, Any]) -> tuple[float | None, str | None]:
+    """A record's time (None unless a number) and sender (None unless client or agent)."""
+    direction = record["dir"]
+    sender = direction if isinstance(direction, str) and direction in _SENDERS else None
+    t = record["t"]
+    return (float(t) if isinstance(t, (int, float)) and not isinstance(t, bool) else None), sender
+
+
 def _apply_records(
-    store: Any, stream: Any, options: dict, lines_before: int = 0, offset: int = 0
+    store: Any, stream: Any, options: dict[str, Any], lines_before: int = 0, offset: int = 0
 ) -> None:
     """Apply each line of a recorded trace to ``store``, errors placed at their trace line
     (``stream`` starting after ``lines_before`` lines, at byte ``offset`` of the trace)."""
