@@ -5,7 +5,8 @@ acpwire backends and by the naive orjson + dict reducer and msgspec, in interlea
 figure is the median of the per-round ratios (a baseline's time ÷ acpwire's). Then the bytes an
 opaque payload retains per wire byte, and the time per byte of many sessions ÷ one.
 
-    python benches/scripts/shape_matrix.py [--rounds 7] [--scale 0.5] [--print-only]
+    python benches/scripts/shape_matrix.py [--rounds 7] [--scale 0.5] [--sessions 100000]
+        [--print-only]
 
 It prints the block and rewrites it between the ``shape-matrix`` markers; ``--print-only``
 leaves the file alone. ``acpwire bench --only shapes`` runs the same measurement.
@@ -90,12 +91,20 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--scale", type=float, default=0.5, help="size of the workloads")
+    parser.add_argument(
+        "--sessions", type=int, default=100_000, help="distinct sessions against one session"
+    )
     parser.add_argument("--print-only", action="store_true", help="write no file")
     args = parser.parse_args()
     if args.rounds < 1 or not args.scale > 0:
         parser.error("--rounds must be at least 1 and --scale above 0")
-    report = run_shapes(rounds=args.rounds, scale=args.scale)
-    command = f"python benches/scripts/shape_matrix.py --rounds {args.rounds} --scale {args.scale}"
+    if args.sessions < 1:
+        parser.error("--sessions must be at least 1")
+    report = run_shapes(rounds=args.rounds, scale=args.scale, sessions=args.sessions)
+    command = (
+        f"python benches/scripts/shape_matrix.py --rounds {args.rounds} --scale {args.scale} "
+        f"--sessions {args.sessions}"
+    )
     text = block(report, command)
     print(text)
     if report["mismatches"]:

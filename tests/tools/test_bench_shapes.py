@@ -333,3 +333,59 @@ def test_the_shape_matrix_plot_is_written(tmp_path):
     png = tmp_path / "bench.png"
     plot(_report(), str(png))
     assert png.read_bytes().startswith(b"\x89PNG")
+
+
+# -- the scripts ----------------------------------------------------------------------------
+
+
+def _script(name: str, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, str(ROOT / "benches" / "scripts" / name), *args],
+        capture_output=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "python")},
+        check=False,
+        timeout=300,
+    )
+
+
+def test_the_shape_matrix_script_prints_its_block():
+    done = _script(
+        "shape_matrix.py", "--rounds", "1", "--scale", "0.01", "--sessions", "1000", "--print-only"
+    )
+    assert done.returncode == 0, done.stderr
+    text = done.stdout.decode()
+    assert text.startswith("<!-- shape-matrix: start") and text.rstrip().endswith("end -->")
+    rows = [line for line in text.splitlines() if line.startswith("| ") and "×" in line]
+    assert [row.split(" | ")[0][2:] for row in rows] == [*SHAPES, *END_TO_END]
+    assert "Time per byte of 1,000 distinct sessions" in text
+    assert "--sessions 1000" in text and "MB/s" not in text
+    refused = _script("shape_matrix.py", "--rounds", "0")
+    assert refused.returncode == 2
+
+
+def test_the_docs_hold_a_shape_matrix_block():
+    text = (ROOT / "docs" / "performance.md").read_text()
+    block = text.split("<!-- shape-matrix: start", 1)[1].split("<!-- shape-matrix: end -->")[0]
+    assert all(f"| {shape} |" in block for shape in [*SHAPES, *END_TO_END])
+    assert "benches/scripts/shape_matrix.py --rounds" in block
+
+
+def test_the_escape_costs_script_compares_both_backends_with_the_twins():
+    done = _script("escape_costs.py", "--rounds", "1", "--scale", "0.01")
+    assert done.returncode == 0, done.stderr
+    text = done.stdout.decode()
+    for stream in ("tabs after TBC", "EL1 on full rows"):
+        for width in ("8192", "200"):
+            assert any(line.startswith(stream) and width in line for line in text.splitlines())
+    assert "pure's ÷ native's" in text or "native" not in text
+    assert _script("escape_costs.py", "--scale", "0").returncode == 2
+
+
+def test_the_batch_peak_script_measures_every_api():
+    done = _script("batch_peak.py", "--scale", "0.001")
+    assert done.returncode == 0, done.stderr
+    text = done.stdout.decode()
+    assert "empty objects: 10,000 items" in text and "message chunks: 1,000 items" in text
+    for api in ("FrameDecoder.feed", "loads", "Sessions.feed"):
+        assert text.count(api) >= 2
+    assert _script("batch_peak.py", "--scale", "0").returncode == 2

@@ -107,6 +107,7 @@ def run_shapes(
     scale: float = 1.0,
     contenders: set[str] | None = None,
     memory: bool = True,
+    sessions: int | None = None,
     log: Callable[[str], None] = lambda s: print(s, file=sys.stderr),
 ) -> dict[str, Any]:
     """Run the matrix; return a JSON-serializable report (what ``--json`` writes)."""
@@ -186,7 +187,8 @@ def run_shapes(
         report["retained"] = {
             key: retained_ratio(key, payload) for key in [*ours, *theirs] if key != "msgspec"
         }
-        sessions = max(1000, int(100_000 * scale))
+        if sessions is None:
+            sessions = max(1000, int(100_000 * scale))
         log(f"{sessions:,} sessions against one ...")
         report["many_sessions"] = {
             "sessions": sessions,
