@@ -22,15 +22,18 @@ from __future__ import annotations
 
 import argparse
 import gc
+import importlib
 import statistics
 import time
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
 from acpwire import _pure
 
+_native: ModuleType | None
 try:
-    from acpwire import _native
+    _native = importlib.import_module("acpwire._native")
 except ImportError:  # the pure backend alone
     _native = None
 
@@ -98,11 +101,11 @@ def main() -> int:
                 raise SystemExit(f"{name}, {width} columns: the backends show different text")
     times: dict[tuple[str, int, str, str], list[float]] = {k: [] for k in runs}
     for i in range(args.rounds):
-        for key in list(runs) if i % 2 == 0 else list(reversed(runs)):
+        for run_key in list(runs) if i % 2 == 0 else list(reversed(runs)):
             gc.collect()
             start = time.perf_counter()
-            runs[key]()
-            times[key].append(time.perf_counter() - start)
+            runs[run_key]()
+            times[run_key].append(time.perf_counter() - start)
 
     def median_ratio(a: list[float], b: list[float]) -> float:
         return statistics.median(x / y for x, y in zip(a, b, strict=True))
@@ -112,14 +115,15 @@ def main() -> int:
     slowdowns: dict[tuple[str, int, str], list[float]] = {}
     for (name, width), (_, _, cells) in work.items():
         for key in backends:
-            stream, twin = times[(name, width, key, "stream")], times[(name, width, key, "twin")]
-            slowdowns[(name, width, key)] = [s / t for s, t in zip(stream, twin, strict=True)]
+            ours = times[(name, width, key, "stream")]
+            twins = times[(name, width, key, "twin")]
+            slowdowns[(name, width, key)] = [s / t for s, t in zip(ours, twins, strict=True)]
             linear = ""
             if cells and width != 200:
                 narrow = times[(name, 200, key, "stream")]
                 narrow_cells = work[(name, 200)][2]
                 per_cell = [
-                    (s / cells) / (n / narrow_cells) for s, n in zip(stream, narrow, strict=True)
+                    (s / cells) / (n / narrow_cells) for s, n in zip(ours, narrow, strict=True)
                 ]
                 linear = f"{statistics.median(per_cell):.2f}"
             slowdown = statistics.median(slowdowns[(name, width, key)])
