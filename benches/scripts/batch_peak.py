@@ -21,8 +21,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-
 CHILD = r"""
 import ctypes, gc, json, sys, tracemalloc
 backend, api, shape = sys.argv[1:4]
@@ -71,8 +69,12 @@ print(json.dumps({"frame": len(frame), "rss": rss, "traced_peak": peak, "traced_
 
 
 def measure(backend: str, api: str, shape: str, n: int, traced: bool) -> dict[str, int]:
+    # The child imports the acpwire this interpreter imports, wherever it is installed.
+    import acpwire
+
+    package_root = str(Path(acpwire.__file__).resolve().parents[1])
     path = os.environ.get("PYTHONPATH")
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "python") + (os.pathsep + path if path else "")}
+    env = {**os.environ, "PYTHONPATH": package_root + (os.pathsep + path if path else "")}
     done = subprocess.run(
         [sys.executable, "-c", CHILD, backend, api, shape, str(n), "1" if traced else "0"],
         capture_output=True,

@@ -342,7 +342,6 @@ def _script(name: str, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, str(ROOT / "benches" / "scripts" / name), *args],
         capture_output=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT / "python")},
         check=False,
         timeout=300,
     )
