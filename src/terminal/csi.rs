@@ -3,7 +3,7 @@
 
 use super::Terminal;
 use super::params::{Plain, plain_params};
-use super::screen::{Saved, shift_down, shift_up};
+use super::screen::{Saved, TabStops, shift_down, shift_up};
 use super::sgr::sgr;
 use super::style::StyleKey;
 
@@ -166,9 +166,9 @@ impl Terminal {
             b'g' => match self.params.arg(0, 0) {
                 0 => {
                     let col = self.edit_col();
-                    self.tab_stops()[col] = false;
+                    self.tab_stops().set(col, false);
                 }
-                3 => self.tabs = Some(vec![false; w]),
+                3 => self.tabs = Some(TabStops::empty(w)),
                 _ => {}
             },
             b'@' => self.insert_chars(a0),

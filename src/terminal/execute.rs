@@ -70,7 +70,7 @@ impl Terminal {
             ([], b'M') => self.reverse_index(),
             ([], b'H') => {
                 let col = self.edit_col();
-                self.tab_stops()[col] = true;
+                self.tab_stops().set(col, true);
             }
             ([], b'c') => self.soft_reset(),
             ([b'#'], b'8') => {

@@ -165,8 +165,8 @@ pub struct Terminal {
     repeatable: Option<char>,
     /// DECOM: rows are addressed from the top margin and stay within the margins.
     origin: bool,
-    /// Tab stops set by HTS/TBC, one flag per column; `None` until then: every 8 columns.
-    tabs: Option<Vec<bool>>,
+    /// Tab stops set by HTS/TBC; `None` until then: every 8 columns.
+    tabs: Option<screen::TabStops>,
 }
 
 impl Terminal {

@@ -190,10 +190,9 @@ impl Terminal {
     }
 
     /// The tab stops, made explicit (every 8 columns) the first time they are changed.
-    pub(super) fn tab_stops(&mut self) -> &mut Vec<bool> {
+    pub(super) fn tab_stops(&mut self) -> &mut TabStops {
         let w = self.w;
-        self.tabs
-            .get_or_insert_with(|| (0..w).map(|c| c > 0 && c % 8 == 0).collect())
+        self.tabs.get_or_insert_with(|| TabStops::every_8(w))
     }
 
     /// The first tab stop right of `col`, or the last column.
@@ -202,11 +201,9 @@ impl Terminal {
         let col = col.min(last);
         match &self.tabs {
             None => ((col / 8 + 1) * 8).min(last),
-            // A scan of at most one row's flags: the cost of a tab is bounded by the width.
-            Some(stops) => stops[col + 1..]
-                .iter()
-                .position(|&stop| stop)
-                .map_or(last, |p| col + 1 + p),
+            Some(stops) => stops
+                .first_from(col + 1)
+                .map_or(last, |stop| stop.min(last)),
         }
     }
 
@@ -214,10 +211,7 @@ impl Terminal {
     pub(super) fn previous_tab(&self, col: usize) -> usize {
         match &self.tabs {
             None => (col.min(self.w) - 1) / 8 * 8,
-            Some(stops) => stops[..col.min(self.w)]
-                .iter()
-                .rposition(|&stop| stop)
-                .unwrap_or(0),
+            Some(stops) => stops.last_before(col.min(self.w)).unwrap_or(0),
         }
     }
 
@@ -339,5 +333,137 @@ impl Terminal {
         split(cells, end);
         let end = end.min(cells.len());
         cells[x..end].fill(BLANK);
+    }
+}
+
+/// Tab stops as a two-level bitset: a bit per column, and a bit per 64 columns saying whether
+/// any of them is a stop. Setting a stop is O(1), and finding the next or previous one reads a
+/// few words whatever the width and however few stops are left (none, after TBC), where a
+/// scan of a flag per column would cost the whole row on every tab.
+#[derive(Clone, Debug)]
+pub(super) struct TabStops {
+    words: Vec<u64>,
+    summary: Vec<u64>,
+}
+
+impl TabStops {
+    /// No stop in a row of `w` columns (TBC 3).
+    pub(super) fn empty(w: usize) -> Self {
+        let words = w.div_ceil(64);
+        Self {
+            words: vec![0; words],
+            summary: vec![0; words.div_ceil(64)],
+        }
+    }
+
+    /// A stop every 8 columns, as a terminal starts.
+    pub(super) fn every_8(w: usize) -> Self {
+        let mut stops = Self::empty(w);
+        for col in (8..w).step_by(8) {
+            stops.set(col, true);
+        }
+        stops
+    }
+
+    /// Sets (HTS) or clears (TBC 0) the stop at `col`, which is within the row.
+    pub(super) fn set(&mut self, col: usize, on: bool) {
+        let (i, bit) = (col / 64, 1u64 << (col % 64));
+        if on {
+            self.words[i] |= bit;
+        } else {
+            self.words[i] &= !bit;
+        }
+        let (j, any) = (i / 64, 1u64 << (i % 64));
+        if self.words[i] == 0 {
+            self.summary[j] &= !any;
+        } else {
+            self.summary[j] |= any;
+        }
+    }
+
+    /// The first stop at `col` or right of it.
+    pub(super) fn first_from(&self, col: usize) -> Option<usize> {
+        let i = col / 64;
+        let bits = self.words.get(i)? & (u64::MAX << (col % 64));
+        if bits != 0 {
+            return Some(i * 64 + bits.trailing_zeros() as usize);
+        }
+        // The next word holding a stop, found through the summary.
+        let next = i + 1;
+        let mut j = next / 64;
+        let mut any = self.summary.get(j)? & (u64::MAX << (next % 64));
+        loop {
+            if any != 0 {
+                let word = j * 64 + any.trailing_zeros() as usize;
+                return Some(word * 64 + self.words[word].trailing_zeros() as usize);
+            }
+            j += 1;
+            any = *self.summary.get(j)?;
+        }
+    }
+
+    /// The last stop left of `col` (which is at most the width).
+    pub(super) fn last_before(&self, col: usize) -> Option<usize> {
+        let last = col.checked_sub(1)?;
+        let i = last / 64;
+        let bits = self.words.get(i)? & (u64::MAX >> (63 - last % 64));
+        if bits != 0 {
+            return Some(i * 64 + 63 - bits.leading_zeros() as usize);
+        }
+        let previous = i.checked_sub(1)?;
+        let mut j = previous / 64;
+        let mut any = self.summary[j] & (u64::MAX >> (63 - previous % 64));
+        loop {
+            if any != 0 {
+                let word = j * 64 + 63 - any.leading_zeros() as usize;
+                return Some(word * 64 + 63 - self.words[word].leading_zeros() as usize);
+            }
+            j = j.checked_sub(1)?;
+            any = self.summary[j];
+        }
+    }
+}
+
+#[cfg(test)]
+mod tab_stop_tests {
+    use super::TabStops;
+
+    /// What a flag per column says: the reference the bitset must agree with.
+    fn naive(flags: &[bool], col: usize, forward: bool) -> Option<usize> {
+        if forward {
+            (col..flags.len()).find(|&c| flags[c])
+        } else {
+            (0..col.min(flags.len())).rev().find(|&c| flags[c])
+        }
+    }
+
+    #[test]
+    fn the_bitset_finds_the_stops_a_flag_per_column_finds() {
+        for w in [1, 7, 63, 64, 65, 200, 4095, 4096, 4097, 8192, 65_535] {
+            let mut flags = vec![false; w];
+            let mut stops = TabStops::empty(w);
+            let mut seed = w as u64 | 1;
+            for step in 0..400 {
+                // A few stops set and cleared at spread-out columns, then every query checked
+                // at columns near word and summary boundaries.
+                seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                let col = usize::try_from(seed >> 33).unwrap() % w;
+                let on = step % 3 != 0;
+                flags[col] = on;
+                stops.set(col, on);
+                for probe in [0, 1, 63, 64, 65, 4095, 4096, 4097, col, col + 1, w - 1, w] {
+                    let probe = probe.min(w);
+                    assert_eq!(stops.first_from(probe), naive(&flags, probe, true), "w={w}");
+                    assert_eq!(
+                        stops.last_before(probe),
+                        naive(&flags, probe, false),
+                        "w={w}"
+                    );
+                }
+            }
+            let every = TabStops::every_8(w);
+            assert_eq!(every.first_from(1), if w > 8 { Some(8) } else { None });
+            assert_eq!(every.last_before(w), (8..w).step_by(8).next_back());
+        }
     }
 }

@@ -138,7 +138,14 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument(
         "--only",
         metavar="NAMES",
-        help="comma-separated contenders: native, pure, dict, msgspec, sdk, pyte",
+        help="comma-separated contenders: native, pure, dict, msgspec, sdk, pyte; "
+        "'shapes' runs the shape matrix instead (one workload per layout agents send)",
+    )
+    bench.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="colour the results: on a terminal unless NO_COLOR is set (auto), always, never",
     )
     bench.add_argument("--json", metavar="OUT", help="also write the results as JSON")
     bench.add_argument("--plot", metavar="OUT.png", help="also draw a bar chart (matplotlib)")
@@ -337,6 +344,7 @@ def _run(argv: Sequence[str] | None) -> int:
             json_out=args.json,
             plot_out=args.plot,
             progress=not args.no_progress,
+            color=args.color,
         )
     if args.command == "replay":
         from .replay import replay_command

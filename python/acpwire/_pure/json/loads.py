@@ -98,20 +98,30 @@ def too_deep(value: Any) -> bool:
     """True when some value sits more than MAX_DECODE_DEPTH containers below the top."""
     if type(value) is not dict and type(value) is not list:
         return False
-    stack = [(value, 0)]
-    pop, push = stack.pop, stack.append
+    return _nesting(value)[0]
+
+
+def _nesting(value: dict[Any, Any] | list[Any]) -> tuple[bool, int, int]:
+    """(too deep, the deepest level holding a container, how many containers), read depth
+    first with one iterator per level: memory bounded by the depth limit, not by the number of
+    containers (a batch of ten million ``{}`` would otherwise hold one entry per object)."""
+    containers, deepest = 1, 0
+    stack = [iter(value.values() if type(value) is dict else value)]
     while stack:
-        node, level = pop()
-        children = node.values() if type(node) is dict else node
-        if not children:
-            continue
-        if level >= MAX_DECODE_DEPTH:
-            return True
-        for child in children:
+        for child in stack[-1]:
             kind = type(child)
             if kind is dict or kind is list:
-                push((child, level + 1))
-    return False
+                containers += 1
+                level = len(stack)
+                deepest = max(deepest, level)
+                if child:
+                    if level >= MAX_DECODE_DEPTH:
+                        return True, level, containers
+                    stack.append(iter(child.values() if kind is dict else child))
+                    break
+        else:
+            stack.pop()
+    return False, deepest, containers
 
 
 def maybe_too_deep(data: bytes | str, value: Any) -> bool:
@@ -126,9 +136,14 @@ def maybe_too_deep(data: bytes | str, value: Any) -> bool:
         opens = data.count(b"[") + data.count(b"{")
     if opens <= MAX_DECODE_DEPTH:
         return False
-    if too_deep(value):
+    deep, deepest, containers = _nesting(value)
+    if deep:
         return True
-    # A deep nest under a repeated key is not in the value: look at the text.
+    # A deep nest under a repeated key is not in the value. Such a value hangs below a
+    # container of the value and holds at most the brackets the value lacks: when even that
+    # cannot pass the limit, the text need not be read again.
+    if deepest + 1 + (opens - containers) <= MAX_DECODE_DEPTH:
+        return False
     text = data if isinstance(data, str) else bytes(data).decode("utf-8", "replace")
     return has_duplicate_keys(text)
 

@@ -230,7 +230,8 @@ class ScreenMixin(TerminalState):
         elif mode == 1 and x + 1 < self._w:
             self._split(chars, styles, x + 1)
             end = min(x + 1, len(chars))
-            chars[:end] = " " * end
+            # Lists repeated in C: a string would be iterated into one-character strings.
+            chars[:end] = [" "] * end
             styles[:end] = [0] * end
         else:
             self._grid[self.row] = _BLANK

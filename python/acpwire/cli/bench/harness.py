@@ -20,6 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from rich.text import Text
+
 from ... import __version__, dumps
 from . import baselines
 from .workloads.sessions import heavy_terminal, mixed_sessions, token_stream
@@ -351,66 +353,127 @@ def _progress(total: int, enabled: bool) -> Any:
 
 def format_table(report: dict[str, Any]) -> str:
     """The results as an aligned text table, one block per workload."""
-    lines: list[str] = []
+    return table_text(report).plain
+
+
+def table_text(report: dict[str, Any]) -> Text:
+    """The results as aligned text, styled for a terminal (``.plain`` for the bare text)."""
+    out = Text()
     if report.get("native_build"):
-        lines.extend([f"acpwire native build: {report['native_build']}", ""])
+        out.append(f"acpwire native build: {report['native_build']}\n\n", style="dim")
     by_workload: dict[str, list[dict[str, Any]]] = {}
     for row in report["results"]:
         by_workload.setdefault(row["workload"], []).append(row)
     for workload, rows in by_workload.items():
         native = next((r for r in rows if r["contender"] == "native"), rows[0])
-        lines.append(f"{workload}")
+        out.append(f"{workload}\n", style="bold")
         header = f"  {'contender':<38} {'MB/s':>9} {'spread':>17} {'msg/s':>12} {'vs native':>10}"
-        lines.append(header)
+        out.append(header + "\n", style="bold")
         for r in sorted(rows, key=lambda r: (r["excluded"], -(r["mb_per_s"] or 0))):
             if r["excluded"]:
-                lines.append(f"  {r['label']:<38} not comparable: {r['check']}")
+                out.append(f"  {r['label']:<38} ")
+                out.append(f"not comparable: {r['check']}\n", style="yellow")
                 continue
             spread = f"{r['mb_per_s_min']:.1f}–{r['mb_per_s_max']:.1f}"
             ratio = r["mb_per_s"] / native["mb_per_s"]
-            lines.append(
-                f"  {r['label']:<38} {r['mb_per_s']:>9.1f} {spread:>17} "
-                f"{r['messages_per_s']:>12,.0f} {ratio:>9.3f}×"
-            )
+            ours = r["contender"] in ("native", "pure")
+            out.append(f"  {r['label']:<38}", style="cyan" if ours else "")
+            out.append(f" {r['mb_per_s']:>9.1f}")
+            out.append(f" {spread:>17}", style="dim")
+            out.append(f" {r['messages_per_s']:>12,.0f} ")
+            # A baseline faster than native is worth seeing at a glance.
+            style = "red" if ratio > 1 and not ours else ""
+            out.append(f"{ratio:>9.3f}×\n", style=style)
             if r["check"]:
-                lines.append(f"  {'':<38} {r['check']}")
-        lines.append("")
+                mismatch = r["check"] == "MISMATCH"
+                out.append(f"  {'':<38} {r['check']}\n", style="bold red" if mismatch else "dim")
+        out.append("\n")
     if report["mismatches"]:
-        lines.append("!!! ACPWIRE BACKENDS DISAGREE ON THE FINAL STATE:")
-        lines.extend(f"!!!   {m}" for m in report["mismatches"])
+        out.append("!!! ACPWIRE BACKENDS DISAGREE ON THE FINAL STATE:\n", style="bold red")
+        for m in report["mismatches"]:
+            out.append(f"!!!   {m}\n", style="bold red")
     else:
-        lines.append("native and pure reached the same final state (snapshot digests equal)")
-    return "\n".join(lines)
+        out.append("native and pure reached the same final state (snapshot digests equal)")
+    out.rstrip()
+    return out
+
+
+def _bars(
+    ax: Any, groups: list[str], series: dict[str, dict[str, tuple[float, float, float]]]
+) -> None:
+    """Grouped bars with spread bars: ``series[label][group] = (value, low, high)``.
+
+    Each group holds only the series it has, side by side and centred, so that a contender
+    missing from a group leaves no gap; a label keeps its colour in every group.
+    """
+    colours = {label: f"C{i}" for i, label in enumerate(series)}
+    for j, group in enumerate(groups):
+        present = [label for label in series if group in series[label]]
+        width = 0.8 / max(1, len(present))
+        for k, label in enumerate(present):
+            value, low, high = series[label][group]
+            x = j - 0.4 + (k + 0.5) * width
+            ax.bar(x, value, width, color=colours[label])
+            ax.errorbar(
+                x,
+                value,
+                yerr=[[max(0.0, value - low)], [max(0.0, high - value)]],
+                fmt="none",
+                ecolor="black",
+                capsize=3,
+                linewidth=1,
+            )
+    from matplotlib.patches import Patch
+
+    handles = [Patch(color=colours[label], label=label) for label in series]
+    ax.figure.legend(handles=handles, loc="lower center", ncol=3, fontsize="small", frameon=False)
+    ax.set_xticks(range(len(groups)))
 
 
 def plot(report: dict[str, Any], path: str) -> None:
-    """A grouped bar chart of MB/s per workload and contender (needs matplotlib)."""
+    """A grouped bar chart with spread bars (needs matplotlib): MB/s per workload and contender
+    (bars from the slowest to the fastest round), or for the shape matrix the ratio per shape
+    (bars over the interquartile range of the per-round ratios)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    workloads = list(dict.fromkeys(r["workload"] for r in report["results"]))
-    labels = list(dict.fromkeys(r["label"] for r in report["results"]))
-    width = 0.8 / max(1, len(labels))
-    fig, ax = plt.subplots(figsize=(10, 5))
-    for i, label in enumerate(labels):
-        xs, ys = [], []
-        for j, workload in enumerate(workloads):
-            row = next(
-                (r for r in report["results"] if r["workload"] == workload and r["label"] == label),
-                None,
-            )
-            if row and not row["excluded"]:
-                xs.append(j + i * width)
-                ys.append(row["mb_per_s"])
-        ax.bar(xs, ys, width, label=label)
-    ax.set_xticks([j + width * (len(labels) - 1) / 2 for j in range(len(workloads))])
-    ax.set_xticklabels(workloads)
+    series: dict[str, dict[str, tuple[float, float, float]]] = {}
+    if report.get("kind") == "shapes":
+        groups = [row["shape"] for row in report["shapes"]]
+        for row in report["shapes"]:
+            for pair, cell in row["ratios"].items():
+                mine, base = pair.split("/")
+                label = f"{report['contenders'][base]} ÷ {report['contenders'][mine]}"
+                series.setdefault(label, {})[row["shape"]] = (
+                    cell["median"],
+                    cell["q1"],
+                    cell["q3"],
+                )
+        fig, ax = plt.subplots(figsize=(max(10, 1.1 * len(groups)), 6))
+        _bars(ax, groups, series)
+        ax.axhline(1.0, color="grey", linewidth=0.8)
+        ax.set_ylabel("baseline time ÷ acpwire time (log scale; median, IQR)")
+        ax.set_title(f"acpwire shape matrix, {report['rounds']} interleaved rounds")
+        ax.set_xticklabels(groups, rotation=30, ha="right", fontsize="small")
+        bottom = 0.3
+    else:
+        groups = list(dict.fromkeys(r["workload"] for r in report["results"]))
+        for r in report["results"]:
+            if not r["excluded"] and r["mb_per_s"]:
+                series.setdefault(r["label"], {})[r["workload"]] = (
+                    r["mb_per_s"],
+                    r["mb_per_s_min"],
+                    r["mb_per_s_max"],
+                )
+        fig, ax = plt.subplots(figsize=(10, 5))
+        _bars(ax, groups, series)
+        ax.set_ylabel("MB/s (log scale; median round, slowest to fastest)")
+        ax.set_title(f"acpwire {report['acpwire']} session reduction, Python {report['python']}")
+        ax.set_xticklabels(groups)
+        bottom = 0.12
     ax.set_yscale("log")
-    ax.set_ylabel("MB/s (log scale, median round)")
-    ax.set_title(f"acpwire {report['acpwire']} session reduction, Python {report['python']}")
-    fig.legend(loc="lower center", ncol=3, fontsize="small", frameon=False)
-    fig.tight_layout(rect=(0, 0.12, 1, 1))
+    fig.tight_layout(rect=(0, bottom, 1, 1))
     fig.savefig(path, dpi=120)
     plt.close(fig)
