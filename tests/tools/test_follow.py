@@ -14,12 +14,17 @@ from pathlib import Path
 
 import pytest
 
+import acpwire
+
 SAMPLE = Path(str(resources.files("acpwire") / "data" / "sample-v2.ndjson"))
 ROOT = Path(__file__).resolve().parents[2]
+# The package the test run imports (installed, or the checkout\'s with PYTHONPATH=python),
+# which the commands run here must import too.
+PACKAGE_ROOT = Path(acpwire.__file__).resolve().parents[1]
 
 
 def _env() -> dict[str, str]:
-    path = os.pathsep.join([str(ROOT / "python"), os.environ.get("PYTHONPATH", "")])
+    path = os.pathsep.join([str(PACKAGE_ROOT), os.environ.get("PYTHONPATH", "")])
     return {**os.environ, "PYTHONPATH": path}
 
 
@@ -103,7 +108,7 @@ def test_following_on_a_terminal_redraws_in_place_under_tmux(tmp_path):
     trace = tmp_path / "live.ndjson"
     trace.write_bytes(b"".join(lines[:10]))
     command = (
-        f"cd {ROOT} && PYTHONPATH={ROOT / 'python'} {sys.executable} -m acpwire replay "
+        f"cd {ROOT} && PYTHONPATH={PACKAGE_ROOT} {sys.executable} -m acpwire replay "
         f"{trace} --follow --format ansi; sleep 30"
     )
     _tmux("-f", "/dev/null", "new-session", "-d", "-s", "follow", "-x", "100", "-y", "30", command)

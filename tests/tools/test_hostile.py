@@ -16,9 +16,14 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import acpwire
+
 SAMPLE = Path(str(resources.files("acpwire") / "data" / "sample-v2.ndjson"))
 DRIVER = Path(__file__).with_name("hostile_driver.py")
 ROOT = Path(__file__).resolve().parents[2]
+# The package the test run imports (installed, or the checkout\'s with PYTHONPATH=python),
+# which the commands run here must import too.
+PACKAGE_ROOT = Path(acpwire.__file__).resolve().parents[1]
 
 HOSTILE = "c\x1b1\x1b]52;c;ZXZpbA==\x07\x1b]0;title\x07\x1b[2J\x9b2J\x85\r\x00\x7f"
 WRONG = [[1], {"a": 1}, None, 1, 1.5, True, HOSTILE, [], {}]
@@ -211,7 +216,7 @@ def test_no_command_or_format_crashes_or_lets_a_control_character_through(tmp_pa
     env = {
         **os.environ,
         "ACPWIRE_BACKEND": _backend_name(backend),
-        "PYTHONPATH": os.pathsep.join([str(ROOT / "python"), os.environ.get("PYTHONPATH", "")]),
+        "PYTHONPATH": os.pathsep.join([str(PACKAGE_ROOT), os.environ.get("PYTHONPATH", "")]),
     }
     done = subprocess.run(
         [sys.executable, str(DRIVER), *map(str, traces)],

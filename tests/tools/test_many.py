@@ -15,13 +15,18 @@ from typing import Any
 
 import pytest
 
+import acpwire
+
 SAMPLE = Path(str(resources.files("acpwire") / "data" / "sample-v2.ndjson"))
 ROOT = Path(__file__).resolve().parents[2]
+# The package the test run imports (installed, or the checkout\'s with PYTHONPATH=python),
+# which the commands run here must import too.
+PACKAGE_ROOT = Path(acpwire.__file__).resolve().parents[1]
 SGR = b"\x1b["
 
 
 def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
-    path = os.pathsep.join([str(ROOT / "python"), os.environ.get("PYTHONPATH", "")])
+    path = os.pathsep.join([str(PACKAGE_ROOT), os.environ.get("PYTHONPATH", "")])
     environment = {**os.environ, "PYTHONPATH": path}
     environment.pop("NO_COLOR", None)
     return subprocess.run(

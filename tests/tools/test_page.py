@@ -12,7 +12,12 @@ from pathlib import Path
 
 import pytest
 
+import acpwire
+
 ROOT = Path(__file__).resolve().parents[2]
+# The package the test run imports (installed, or the checkout\'s with PYTHONPATH=python),
+# which the commands run here must import too.
+PACKAGE_ROOT = Path(acpwire.__file__).resolve().parents[1]
 BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
@@ -87,7 +92,7 @@ def _chromium(*args: str) -> subprocess.CompletedProcess[bytes]:
 @pytest.mark.skipif(BROWSER is None, reason="chromium is not installed (Debian package 'chromium')")
 def test_the_page_runs_no_script_and_shows_every_block(tmp_path):
     page = tmp_path / "page.html"
-    path = os.pathsep.join([str(ROOT / "python"), os.environ.get("PYTHONPATH", "")])
+    path = os.pathsep.join([str(PACKAGE_ROOT), os.environ.get("PYTHONPATH", "")])
     done = subprocess.run(
         [
             sys.executable,
