@@ -27,6 +27,7 @@ import acpwire
 from acpwire.cli.bench.harness import run_bench
 from acpwire.cli.bench.workloads.sessions import mixed_sessions
 from acpwire.cli.bench.workloads.terminal import terminal_corpus
+from marked_block import rewrite_block
 
 ROOT = Path(__file__).resolve().parents[2]
 TARGETS = [ROOT / "README.md", ROOT / "docs" / "performance.md"]
@@ -175,15 +176,6 @@ def table(rows: list[tuple[str, str, float]], rounds: int) -> str:
     return "\n".join(out)
 
 
-def rewrite(path: Path, block: str) -> None:
-    text = path.read_text(encoding="utf-8")
-    head, found, rest = text.partition(START)
-    _, found_end, tail = rest.partition(END)
-    if not (found and found_end):
-        raise SystemExit(f"{path}: no performance-table markers")
-    path.write_text(head + block + tail, encoding="utf-8")
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=15)
@@ -197,7 +189,7 @@ def main() -> int:
     print(block)
     if not args.print_only:
         for path in TARGETS:
-            rewrite(path, block)
+            rewrite_block(path, START, END, block)
     return 0
 
 

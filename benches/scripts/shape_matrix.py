@@ -21,6 +21,7 @@ from typing import Any
 
 import acpwire
 from acpwire.cli.bench.shapes import run_shapes
+from marked_block import rewrite_block
 
 ROOT = Path(__file__).resolve().parents[2]
 TARGET = ROOT / "docs" / "performance.md"
@@ -78,15 +79,6 @@ def block(report: dict[str, Any], command: str) -> str:
     return "\n".join(out)
 
 
-def rewrite(path: Path, text: str) -> None:
-    content = path.read_text(encoding="utf-8")
-    head, found, rest = content.partition(START)
-    _, found_end, tail = rest.partition(END)
-    if not (found and found_end):
-        raise SystemExit(f"{path}: no shape-matrix markers")
-    path.write_text(head + text + tail, encoding="utf-8")
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=7)
@@ -111,7 +103,7 @@ def main() -> int:
         print("\n".join(report["mismatches"]), file=sys.stderr)
         return 1
     if not args.print_only:
-        rewrite(TARGET, text)
+        rewrite_block(TARGET, START, END, text)
     return 0
 
 
