@@ -307,14 +307,20 @@ impl Sessions {
             terminal_cols = None,
             scrollback = Size::of(10_000),
             max_terminal_bytes = Size::of(core::DEFAULT_MAX_TERMINAL_BYTES),
+            max_bytes = Some(Size::of(core::DEFAULT_MAX_BYTES)),
+            max_payload_bytes = Some(Size::of(core::DEFAULT_MAX_PAYLOAD_BYTES)),
+            max_message_bytes = Some(Size::of(core::DEFAULT_MAX_MESSAGE_BYTES)),
         ),
-        text_signature = "(max_frame_bytes=33554432, terminal_cols=None, scrollback=10000, max_terminal_bytes=67108864)"
+        text_signature = "(max_frame_bytes=33554432, terminal_cols=None, scrollback=10000, max_terminal_bytes=67108864, max_bytes=536870912, max_payload_bytes=16777216, max_message_bytes=67108864)"
     )]
     fn new(
         max_frame_bytes: Size,
         terminal_cols: Option<Size>,
         scrollback: Size,
         max_terminal_bytes: Size,
+        max_bytes: Option<Size>,
+        max_payload_bytes: Option<Size>,
+        max_message_bytes: Option<Size>,
     ) -> PyResult<Self> {
         let max_frame_bytes = max_frame_bytes
             .0
@@ -335,12 +341,22 @@ impl Sessions {
         let max_terminal_bytes = max_terminal_bytes
             .0
             .ok_or_else(|| PyValueError::new_err("max_terminal_bytes must not be negative"))?;
+        let bound = |name: &str, value: Option<Size>| {
+            value
+                .map(|v| {
+                    v.0.ok_or_else(|| PyValueError::new_err(format!("{name} must not be negative")))
+                })
+                .transpose()
+        };
         Ok(Self {
             inner: core::Sessions::new(core::SessionsConfig {
                 max_frame_bytes,
                 terminal_cols,
                 scrollback,
                 max_terminal_bytes,
+                max_bytes: bound("max_bytes", max_bytes)?,
+                max_payload_bytes: bound("max_payload_bytes", max_payload_bytes)?,
+                max_message_bytes: bound("max_message_bytes", max_message_bytes)?,
             }),
         })
     }
@@ -424,12 +440,13 @@ impl Sessions {
         let Ok(session_id) = key.extract::<&str>() else {
             return Err(missing());
         };
-        if !read_store(slf)?.inner.contains(session_id) {
+        let Some(serial) = read_store(slf)?.inner.get(session_id).map(core::Session::serial) else {
             return Err(missing());
-        }
+        };
         Ok(Session {
             store: slf.clone().unbind(),
             id: session_id.to_owned(),
+            serial,
         })
     }
 
@@ -455,6 +472,19 @@ impl Sessions {
     fn take_errors<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyList>> {
         let taken = write_store(slf)?.inner.take_errors();
         errors_to_py(slf.py(), taken.iter())
+    }
+
+    /// What the store retains, in cost bytes: its sessions and pending changes, counted as
+    /// `docs/behaviour/sessions.md` ("Cost") says. Reading it evicts nothing.
+    #[getter]
+    fn retained_bytes(slf: &Bound<'_, Self>) -> PyResult<usize> {
+        Ok(write_store(slf)?.inner.retained_bytes())
+    }
+
+    /// Sessions evicted so far to keep the store within `max_bytes`.
+    #[getter]
+    fn evicted_sessions(slf: &Bound<'_, Self>) -> PyResult<u64> {
+        Ok(read_store(slf)?.inner.evicted_sessions())
     }
 
     /// Errors dropped because more than 10,000 were waiting to be taken.
@@ -545,16 +575,24 @@ fn message_session_id(message: &Bound<'_, PyAny>) -> Option<String> {
 pub struct Session {
     store: Py<Sessions>,
     id: String,
+    /// Which session of that id: one made again after an eviction is another.
+    serial: u64,
 }
 
 impl Session {
     /// Run `f` on the session, once any feed running on another thread has returned.
     fn with<R>(&self, py: Python<'_>, f: impl FnOnce(&core::Session) -> R) -> PyResult<R> {
         let store = read_store(self.store.bind(py))?;
-        // A store never forgets a session, so the id found at creation stays valid.
-        let session = store.inner.get(&self.id).ok_or_else(|| {
-            PyRuntimeError::new_err(format!("session {:?} is gone from its store", self.id))
-        })?;
+        let session = store
+            .inner
+            .get(&self.id)
+            .filter(|s| s.serial() == self.serial)
+            .ok_or_else(|| {
+                PyRuntimeError::new_err(format!(
+                    "session {:?} was evicted from its store",
+                    self.id
+                ))
+            })?;
         Ok(f(session))
     }
 }
@@ -762,7 +800,13 @@ pub fn reduce_ndjson<'py>(
         for key in options.keys() {
             if !matches!(
                 key.extract::<&str>(),
-                Ok("max_frame_bytes" | "terminal_cols" | "scrollback" | "max_terminal_bytes")
+                Ok("max_frame_bytes"
+                    | "terminal_cols"
+                    | "scrollback"
+                    | "max_terminal_bytes"
+                    | "max_bytes"
+                    | "max_payload_bytes"
+                    | "max_message_bytes")
             ) {
                 return Err(PyTypeError::new_err(format!(
                     "reduce_ndjson() got an unexpected keyword argument {}",

@@ -39,12 +39,17 @@ const STEP_KEYS: &[&str] = &[
     "take_changes",
     "same_as",
     "protocol_version",
+    "ids",
+    "evicted_sessions",
 ];
 const CONFIG_KEYS: &[&str] = &[
     "max_frame_bytes",
     "terminal_cols",
     "scrollback",
     "max_terminal_bytes",
+    "max_bytes",
+    "max_payload_bytes",
+    "max_message_bytes",
 ];
 const ERROR_KEYS: &[&str] = &["reason", "line", "offset", "sessionId"];
 
@@ -167,7 +172,18 @@ fn new_store(case: &Obj, version: Option<&Json>, mode: Mode, at: &At<'_>) -> Ses
                 ("terminal_cols", n) => config.terminal_cols = Some(count(n, at, key)),
                 ("max_frame_bytes", n) => config.max_frame_bytes = count(n, at, key),
                 ("scrollback", n) => config.scrollback = count(n, at, key),
-                (_, n) => config.max_terminal_bytes = count(n, at, key),
+                ("max_terminal_bytes", n) => config.max_terminal_bytes = count(n, at, key),
+                (bound, n) => {
+                    let n = match n {
+                        Json::Null => None,
+                        n => Some(count(n, at, key)),
+                    };
+                    match bound {
+                        "max_bytes" => config.max_bytes = n,
+                        "max_payload_bytes" => config.max_payload_bytes = n,
+                        _ => config.max_message_bytes = n,
+                    }
+                }
             }
         }
     }
@@ -267,6 +283,13 @@ fn run_step(
             want,
             "protocol_version",
         )?;
+    }
+    if let Some(want) = obj_get(step, "ids") {
+        let ids = Json::Array(store.ids().into_iter().map(Json::from).collect());
+        expect_eq(&ids, want, "ids")?;
+    }
+    if let Some(want) = obj_get(step, "evicted_sessions") {
+        expect_eq(&Json::from(store.evicted_sessions()), want, "evicted_sessions")?;
     }
     check_records(store, step, sid, mode, at)?;
     if let Some(reference) = obj_get(step, "same_as") {

@@ -25,8 +25,10 @@
 
 #[cfg(test)]
 mod cases;
+mod budget;
 mod check;
 mod client_terminals;
+mod content;
 mod entity;
 mod fields;
 mod json;
@@ -57,6 +59,7 @@ pub(crate) use json::View;
 pub use model::{Role, Session};
 pub use rpc::Side;
 
+use budget::Budget;
 use model::TerminalBudget;
 use reducer::Reducer;
 use rpc::PendingMap;
@@ -96,11 +99,28 @@ pub struct SessionsConfig {
     /// `max_bytes` (see [`Terminal::retained_bytes`]): past it, the terminals written least
     /// recently are cleared. Each terminal's own `max_bytes` is at most this.
     pub max_terminal_bytes: usize,
+    /// What the store may retain, in cost bytes (see `docs/behaviour/sessions.md`, "The
+    /// store's budget"): past it, the sessions changed least recently are evicted. `None`:
+    /// no bound.
+    pub max_bytes: Option<usize>,
+    /// The cost past which an opaque value of an update or request is kept as a stub.
+    pub max_payload_bytes: Option<usize>,
+    /// The size past which a message keeps only its head and tail.
+    pub max_message_bytes: Option<usize>,
 }
 
 /// The default [`SessionsConfig::max_terminal_bytes`]: four terminals at their own default
 /// bound.
 pub const DEFAULT_MAX_TERMINAL_BYTES: usize = 64 * 1024 * 1024;
+
+/// The default [`SessionsConfig::max_bytes`].
+pub const DEFAULT_MAX_BYTES: usize = 512 * 1024 * 1024;
+
+/// The default [`SessionsConfig::max_payload_bytes`].
+pub const DEFAULT_MAX_PAYLOAD_BYTES: usize = 16 * 1024 * 1024;
+
+/// The default [`SessionsConfig::max_message_bytes`].
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 
 impl Default for SessionsConfig {
     fn default() -> Self {
@@ -109,6 +129,9 @@ impl Default for SessionsConfig {
             terminal_cols: None,
             scrollback: 10_000,
             max_terminal_bytes: DEFAULT_MAX_TERMINAL_BYTES,
+            max_bytes: Some(DEFAULT_MAX_BYTES),
+            max_payload_bytes: Some(DEFAULT_MAX_PAYLOAD_BYTES),
+            max_message_bytes: Some(DEFAULT_MAX_MESSAGE_BYTES),
         }
     }
 }
@@ -206,6 +229,13 @@ impl Sessions {
                 },
                 shared_version: Arc::new(AtomicI64::new(NO_VERSION)),
                 version_changes_named: 0,
+                budget: Budget::new(
+                    config.max_bytes,
+                    config.max_payload_bytes,
+                    config.max_message_bytes,
+                ),
+                walk_payloads: false,
+                serials: 0,
             },
         }
     }
@@ -248,8 +278,12 @@ impl Sessions {
     ) {
         self.r.pos = pos;
         self.r.sender = sender;
+        self.r.budget.add_message(message);
+        self.r.walk_payloads = self.r.budget.max_payload_bytes.is_some();
         self.r.apply_top(message);
+        self.r.walk_payloads = false;
         self.r.sender = None;
+        self.r.check_budget();
     }
 
     /// Record an error for a message that could not be applied at all (a frame that is not
@@ -295,6 +329,18 @@ impl Sessions {
         self.r.errors.drain(..).collect()
     }
 
+    /// What the store retains, in cost bytes: its sessions and pending changes (see
+    /// `docs/behaviour/sessions.md`, "Cost"). Costs the sessions changed since the last count;
+    /// evicts nothing.
+    pub fn retained_bytes(&mut self) -> usize {
+        self.r.retained()
+    }
+
+    /// Sessions evicted so far to keep the store within `max_bytes`.
+    pub fn evicted_sessions(&self) -> u64 {
+        self.r.budget.evicted
+    }
+
     /// Errors dropped because more than [`MAX_ERRORS`] were waiting.
     pub fn errors_dropped(&self) -> u64 {
         self.r.errors_dropped
@@ -303,6 +349,7 @@ impl Sessions {
     /// Everything changed since the last call, deduplicated, in first-change order.
     pub fn take_changes(&mut self) -> Vec<Change> {
         self.r.change_set.clear();
+        self.r.budget.changes_cost = 0;
         self.r.version_changes_named = 0;
         self.r.message_changed = None;
         std::mem::take(&mut self.r.changes)

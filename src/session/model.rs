@@ -6,10 +6,9 @@ use std::collections::VecDeque;
 use std::sync::atomic::AtomicI64;
 use std::sync::{Arc, Mutex};
 
-use jiter::JsonValue;
-
 use super::fields::{Fields, Keyed};
-use super::json::{Json, Obj, obj_get};
+use super::content::Content;
+use super::json::{Json, Obj};
 use super::rpc::Turn;
 use super::turns::TurnRecord;
 use super::{ErrorRecord, HashMap, MAX_HOLES};
@@ -62,97 +61,7 @@ impl Role {
     }
 }
 
-/// One content block, in 16 bytes: a streamed message holds one per chunk.
-#[derive(Clone, Debug)]
-enum Block {
-    /// A plain `{"type":"text","text":…}` block (the streaming hot path): its text is
-    /// [`Content::text`] up to this offset, from where the previous text block ended.
-    Text(usize),
-    Raw(Box<Json>),
-}
-
-const _: () = assert!(std::mem::size_of::<Block>() <= 16);
 const _: () = assert!(std::mem::size_of::<Message>() <= 64);
-
-/// The content blocks of a message. The text of its plain text blocks lies back to back in
-/// one buffer: a streamed message grows one allocation instead of making one per chunk.
-#[derive(Clone, Debug, Default)]
-pub(super) struct Content {
-    blocks: Vec<Block>,
-    pub(super) text: String,
-}
-
-impl Content {
-    pub(super) fn from_values(items: &[JsonValue<'_>]) -> Content {
-        let mut content = Content {
-            blocks: Vec::with_capacity(items.len()),
-            text: String::new(),
-        };
-        for item in items {
-            content.push(item);
-        }
-        content
-    }
-
-    pub(super) fn push(&mut self, value: &JsonValue<'_>) {
-        if let JsonValue::Object(members) = value
-            && members.len() == 2
-        {
-            // Only in this key order: the snapshot writes `type` then `text`, and must keep the
-            // order the block arrived in.
-            let (t, x) = (&members[0], &members[1]);
-            if t.0 == "type"
-                && x.0 == "text"
-                && let (JsonValue::Str(kind), JsonValue::Str(text)) = (&t.1, &x.1)
-                && kind == "text"
-            {
-                self.push_text(text);
-                return;
-            }
-        }
-        self.blocks
-            .push(Block::Raw(Box::new(Json::from_value(value))));
-    }
-
-    /// Append a plain text block.
-    pub(super) fn push_text(&mut self, text: &str) {
-        self.text.push_str(text);
-        self.blocks.push(Block::Text(self.text.len()));
-    }
-
-    /// The blocks in order, each text block with its text.
-    pub(super) fn iter(&self) -> impl Iterator<Item = BlockRef<'_>> {
-        let mut start = 0;
-        self.blocks.iter().map(move |block| match block {
-            Block::Text(end) => {
-                let text = &self.text[start..*end];
-                start = *end;
-                BlockRef::Text(text)
-            }
-            Block::Raw(json) => BlockRef::Raw(json),
-        })
-    }
-
-    /// The text of each block that is text, in order.
-    fn texts(&self) -> impl Iterator<Item = &str> {
-        self.iter().filter_map(|block| match block {
-            BlockRef::Text(text) => Some(text),
-            BlockRef::Raw(Json::Object(members)) => {
-                match (obj_get(members, "type"), obj_get(members, "text")) {
-                    (Some(Json::Str(kind)), Some(Json::Str(text))) if kind == "text" => Some(text),
-                    _ => None,
-                }
-            }
-            BlockRef::Raw(_) => None,
-        })
-    }
-}
-
-/// A block of a [`Content`], its text resolved.
-pub(super) enum BlockRef<'a> {
-    Text(&'a str),
-    Raw(&'a Json),
-}
 
 #[derive(Clone, Debug)]
 pub(super) struct Message {
@@ -277,6 +186,13 @@ pub struct Session {
     pub(super) tail_message: Option<(usize, usize)>,
     pub(super) errors: VecDeque<ErrorRecord>,
     pub(super) terminal_config: TerminalConfig,
+    /// Made `serial`-th in its store: a handle names the session, not a later one of its id.
+    pub(super) serial: u64,
+    /// Its cost when last counted, the change count when it last changed, and whether it
+    /// changed since the last count (see `budget`).
+    pub(super) cost: usize,
+    pub(super) changed_at: u64,
+    pub(super) dirty: bool,
 }
 
 /// The type of a timeline entry whose plan was removed (skipped by the snapshot).
@@ -378,6 +294,7 @@ impl Session {
         id: &str,
         protocol_version: &Arc<AtomicI64>,
         terminal_config: TerminalConfig,
+        serial: u64,
     ) -> Session {
         Session {
             id: id.to_owned(),
@@ -413,7 +330,17 @@ impl Session {
             tail_message: None,
             errors: VecDeque::new(),
             terminal_config,
+            serial,
+            cost: 0,
+            changed_at: 0,
+            dirty: false,
         }
+    }
+
+    /// Which session of its store this is: a session made again under the id of an evicted
+    /// one has another serial.
+    pub fn serial(&self) -> u64 {
+        self.serial
     }
 
     /// The session id.

@@ -8,6 +8,7 @@ use std::sync::atomic::AtomicI64;
 use jiter::JsonValue;
 
 use super::json::{Members, member};
+use super::budget::{Budget, SESSION_COST, change_cost};
 use super::model::{Role, Session, TerminalBudget};
 use super::rpc::{Mode, PendingMap, Side, mode_of};
 use super::{Change, ErrorRecord, HashMap, HashSet, MAX_ERRORS, MAX_SESSION_ERRORS};
@@ -50,6 +51,11 @@ pub(super) struct Reducer {
     pub(super) shared_version: Arc<AtomicI64>,
     /// The first sessions (by index) whose version change is in `changes` already.
     pub(super) version_changes_named: usize,
+    pub(super) budget: Budget,
+    /// Whether the message being applied may hold a payload over `max_payload_bytes`.
+    pub(super) walk_payloads: bool,
+    /// Sessions made so far.
+    pub(super) serials: u64,
 }
 
 impl Reducer {
@@ -57,22 +63,34 @@ impl Reducer {
         match event {
             Event::Frame(frame) => {
                 self.pos = Some((frame.line, frame.offset));
-                if self.fast_chunk(frame.bytes) || self.fast_terminal_chunk(frame.bytes) {
-                    return;
+                self.budget.add_frame(frame.bytes.len());
+                self.walk_payloads = self.budget.walks(frame.bytes.len());
+                // A frame that may hold a payload over its bound takes the general path,
+                // where payloads are stubbed.
+                let fast = !self.walk_payloads
+                    && (self.fast_chunk(frame.bytes) || self.fast_terminal_chunk(frame.bytes));
+                if !fast {
+                    self.reduce_frame(frame.bytes, frame.line, frame.offset);
                 }
-                if framing::is_batch(frame.bytes) {
-                    self.apply_batch_frame(frame.bytes);
-                } else if let Ok(value) = JsonValue::parse(frame.bytes, false) {
-                    self.apply_top(&value);
-                } else {
-                    let e = framing::diagnose(frame.bytes, frame.line, frame.offset);
-                    self.error(None, e.kind.reason().to_owned());
-                }
+                self.walk_payloads = false;
+                self.check_budget();
             }
             Event::Error(e) => {
                 self.pos = Some((e.line, e.offset));
                 self.error(None, e.kind.reason().to_owned());
             }
+        }
+    }
+
+    /// A frame off the fast paths: a batch, one message, or not JSON.
+    fn reduce_frame(&mut self, bytes: &[u8], line: u64, offset: u64) {
+        if framing::is_batch(bytes) {
+            self.apply_batch_frame(bytes);
+        } else if let Ok(value) = JsonValue::parse(bytes, false) {
+            self.apply_top(&value);
+        } else {
+            let e = framing::diagnose(bytes, line, offset);
+            self.error(None, e.kind.reason().to_owned());
         }
     }
 
@@ -136,6 +154,7 @@ impl Reducer {
     }
 
     pub(super) fn change(&mut self, sid: &str, kind: &'static str, id: &str) {
+        self.touch_named(sid);
         // Streams repeat the same entity; compare with the last change before hashing.
         if let Some((s, k, i)) = self.changes.last()
             && *k == kind
@@ -146,6 +165,7 @@ impl Reducer {
         }
         let c = (sid.to_owned(), kind, id.to_owned());
         if self.change_set.insert(c.clone()) {
+            self.budget.changes_cost += change_cost(sid, id);
             self.changes.push(c);
         }
     }
@@ -161,12 +181,15 @@ impl Reducer {
             i
         } else {
             let i = self.sessions.len();
+            self.serials += 1;
             self.sessions.push(Session::new(
                 sid,
                 &self.shared_version,
                 self.terminal_config,
+                self.serials,
             ));
             self.index.insert(sid.to_owned(), i);
+            self.budget.add(SESSION_COST);
             self.change(sid, "session", "sessionId");
             i
         };
@@ -185,6 +208,16 @@ impl Reducer {
     }
 
     fn apply_message(&mut self, msg: &JsonValue<'_>) {
+        if self.walk_payloads
+            && let Some(stubbed) = self.stub_payloads(msg)
+        {
+            self.reduce_message(&stubbed);
+        } else {
+            self.reduce_message(msg);
+        }
+    }
+
+    fn reduce_message(&mut self, msg: &JsonValue<'_>) {
         let JsonValue::Object(m) = msg else {
             self.error(None, "invalid message: not a JSON object".to_owned());
             return;

@@ -12,7 +12,7 @@ use super::fields::Fields;
 use super::json::{Json, Members, as_str, dedup, member};
 use super::reducer::Reducer;
 use super::turns::TurnSlot;
-use super::{HashMap, MAX_PENDING, check, tables};
+use super::{HashMap, HashSet, MAX_PENDING, check, tables};
 
 /// Which rules apply: before `initialize` (0), v1 (1) or v2 (2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -176,6 +176,22 @@ impl PendingMap {
         self.map
             .get(&(side, key.to_owned()))
             .map(|(_, _, keys)| *keys)
+    }
+
+    /// Forget the requests of the sessions named: a response to one answers nothing.
+    pub(super) fn forget_sessions(&mut self, names: &HashSet<&str>) {
+        self.map.retain(|_, (_, what, _)| {
+            let sid = match what {
+                Pending::Prompt(sid, ..)
+                | Pending::Permission(sid, _)
+                | Pending::SetMode(sid, _)
+                | Pending::LoadSession(sid, _)
+                | Pending::TerminalCreate(sid, _)
+                | Pending::TerminalAsk(sid, ..) => sid,
+                _ => return true,
+            };
+            !names.contains(sid.as_str())
+        });
     }
 
     fn take(&mut self, side: Side, key: &str) -> Option<Pending> {

@@ -8,7 +8,7 @@ use super::NO_VERSION;
 use super::fields::{Fields, Keyed};
 use super::json::{Json, View, view_set};
 use super::model::{
-    BlockRef, Content, Message, REMOVED, Session, TerminalEntry, kept_before, lock,
+    Message, REMOVED, Session, TerminalEntry, kept_before, lock,
 };
 
 impl Session {
@@ -160,17 +160,9 @@ pub(super) fn message_view(m: &Message) -> View<'_> {
     }
     // No field is named `id`, `role` or `content`: updates never store those as fields.
     o.extend(m.fields.iter().flat_map(|f| f.view_members()));
+    if let Some(truncated) = m.content.as_ref().and_then(|c| c.truncated_view()) {
+        o.push(("truncated", truncated));
+    }
     View::Object(o)
 }
 
-impl Content {
-    fn to_view(&self) -> View<'_> {
-        let block_view = |block| match block {
-            BlockRef::Text(text) => {
-                View::Object(vec![("type", View::Str("text")), ("text", View::Str(text))])
-            }
-            BlockRef::Raw(json) => View::Json(json),
-        };
-        View::Array(self.iter().map(block_view).collect())
-    }
-}

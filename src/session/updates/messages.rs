@@ -5,11 +5,15 @@ use jiter::JsonValue;
 
 use super::super::fields::{Fields, patch_op};
 use super::super::json::{Json, Members, as_str, dedup, is_object, member};
-use super::super::model::{Content, Role};
+use super::super::content::Content;
+use super::super::model::Role;
 use super::super::reducer::Reducer;
 use super::super::rpc::Mode;
 use super::super::scan;
 use super::is_block;
+
+/// The error record of a message's first truncation.
+const TRUNCATED: &str = "message over max_message_bytes: its middle dropped";
 
 impl Reducer {
     /// Index of message (`role`, `id`), created (with a timeline entry) when new.
@@ -80,17 +84,22 @@ impl Reducer {
                 _ => self.anonymous_message(sid, role),
             }
         };
+        let limit = self.budget.max_message_bytes;
         let s = self.session(sid);
         s.current = Some(index);
         let m = &mut s.messages[index];
         if role == Role::Session {
             set_participants(m.fields_mut(), u);
         }
-        m.content
+        let cut = m
+            .content
             .get_or_insert_with(Box::default)
-            .push(content.expect("checked above"));
+            .push(content.expect("checked above"), limit);
         let id = m.id.clone();
         self.change(sid, role.change_kind(), &id);
+        if cut {
+            self.notes.push(TRUNCATED.to_owned());
+        }
     }
 
     pub(super) fn upsert_message(&mut self, sid: &str, kind: &str, role: Role, u: &Members<'_>) {
@@ -99,6 +108,8 @@ impl Reducer {
             return;
         };
         let index = self.message(sid, role, id);
+        let limit = self.budget.max_message_bytes;
+        let mut cut = false;
         let s = self.session(sid);
         s.current = Some(index);
         let m = &mut s.messages[index];
@@ -111,7 +122,9 @@ impl Reducer {
                 "content" => match v {
                     JsonValue::Array(items) if items.is_empty() => m.content = None,
                     JsonValue::Array(items) => {
-                        m.content = Some(Box::new(Content::from_values(items)));
+                        let (content, truncated) = Content::from_values(items, limit);
+                        m.content = Some(Box::new(content));
+                        cut = truncated;
                     }
                     JsonValue::Null => m.content = None,
                     _ => {}
@@ -128,6 +141,9 @@ impl Reducer {
             m.fields_mut().apply(ops);
         }
         self.change(sid, role.change_kind(), id);
+        if cut {
+            self.notes.push(TRUNCATED.to_owned());
+        }
     }
 
     /// The streaming hot path: a plain-text message chunk with a `messageId`, reduced without
@@ -148,17 +164,23 @@ impl Reducer {
     fn apply_text_chunk(&mut self, chunk: &scan::TextChunk<'_>) {
         let si = self.session_index(chunk.session_id);
         let index = self.message_in(si, chunk.role, chunk.message_id);
+        let limit = self.budget.max_message_bytes;
         let s = &mut self.sessions[si];
         s.current = Some(index);
-        s.messages[index]
+        let cut = s.messages[index]
             .content
             .get_or_insert_with(Box::default)
-            .push_text(chunk.text);
-        // Sessions and messages are never removed, so the indices name the same message
-        // until the changes are taken.
-        if self.message_changed != Some((si, index)) {
+            .push_text(chunk.text, limit);
+        // Messages are never removed, and an eviction clears `message_changed`, so the indices
+        // name the same message until the changes are taken.
+        if self.message_changed == Some((si, index)) {
+            self.touch(si);
+        } else {
             self.change(chunk.session_id, chunk.role.change_kind(), chunk.message_id);
             self.message_changed = Some((si, index));
+        }
+        if cut {
+            self.error(Some(chunk.session_id), TRUNCATED.to_owned());
         }
     }
 }
