@@ -214,6 +214,14 @@ class Sessions:
     terminals written least recently are cleared (their ``truncated`` set, their fields
     kept). Each terminal's own ``max_bytes`` is at most this.
 
+    ``max_bytes`` bounds everything the store retains, in cost bytes (``retained_bytes``):
+    past it, the sessions changed least recently are evicted whole, each an error record and a
+    ``[sessionId, "session", "evicted"]`` change. ``max_payload_bytes`` bounds one opaque value
+    of an update or request (past it, a stub ``{"dropped": "max_payload_bytes", "cost": N}`` is
+    kept), ``max_message_bytes`` one message's content (past it, its head and tail are kept and
+    its snapshot says ``truncated``). ``None`` for no bound. The rules are in
+    ``docs/behaviour/sessions.md`` ("The store's budget").
+
     One thread feeds a store; others may read it meanwhile: their calls wait for the running
     ``feed`` to return. A second thread calling ``feed`` at the same time gets RuntimeError.
     """
@@ -224,6 +232,9 @@ class Sessions:
         terminal_cols: int | None = None,
         scrollback: int = 10000,
         max_terminal_bytes: int = 67108864,
+        max_bytes: int | None = 536870912,
+        max_payload_bytes: int | None = 67108864,
+        max_message_bytes: int | None = 67108864,
     ) -> Sessions: ...
     def feed(self, data: _Buffer) -> int:
         """Frame, decode and reduce NDJSON bytes (without the GIL); return frames consumed."""
@@ -255,6 +266,12 @@ class Sessions:
         """Return the error records and forget them."""
     @property
     def errors_dropped(self) -> int: ...
+    @property
+    def retained_bytes(self) -> int:
+        """What the store retains, in cost bytes: its sessions and pending changes. Evicts nothing."""
+    @property
+    def evicted_sessions(self) -> int:
+        """Sessions evicted so far to keep the store within ``max_bytes``."""
     def changes(self) -> list[Change]:
         """(sessionId, entity type, id) of everything changed since the last call.
 
@@ -326,5 +343,8 @@ def reduce_ndjson(
     terminal_cols: int | None = None,
     scrollback: int = 10000,
     max_terminal_bytes: int = 67108864,
+    max_bytes: int | None = 536870912,
+    max_payload_bytes: int | None = 67108864,
+    max_message_bytes: int | None = 67108864,
 ) -> Sessions:
     """Reduce a whole NDJSON trace (a path or a binary file) into a new Sessions."""

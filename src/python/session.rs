@@ -311,7 +311,7 @@ impl Sessions {
             max_payload_bytes = Some(Size::of(core::DEFAULT_MAX_PAYLOAD_BYTES)),
             max_message_bytes = Some(Size::of(core::DEFAULT_MAX_MESSAGE_BYTES)),
         ),
-        text_signature = "(max_frame_bytes=33554432, terminal_cols=None, scrollback=10000, max_terminal_bytes=67108864, max_bytes=536870912, max_payload_bytes=16777216, max_message_bytes=67108864)"
+        text_signature = "(max_frame_bytes=33554432, terminal_cols=None, scrollback=10000, max_terminal_bytes=67108864, max_bytes=536870912, max_payload_bytes=67108864, max_message_bytes=67108864)"
     )]
     fn new(
         max_frame_bytes: Size,
@@ -440,7 +440,11 @@ impl Sessions {
         let Ok(session_id) = key.extract::<&str>() else {
             return Err(missing());
         };
-        let Some(serial) = read_store(slf)?.inner.get(session_id).map(core::Session::serial) else {
+        let Some(serial) = read_store(slf)?
+            .inner
+            .get(session_id)
+            .map(core::Session::serial)
+        else {
             return Err(missing());
         };
         Ok(Session {
@@ -588,10 +592,7 @@ impl Session {
             .get(&self.id)
             .filter(|s| s.serial() == self.serial)
             .ok_or_else(|| {
-                PyRuntimeError::new_err(format!(
-                    "session {:?} was evicted from its store",
-                    self.id
-                ))
+                PyRuntimeError::new_err(format!("session {:?} was evicted from its store", self.id))
             })?;
         Ok(f(session))
     }

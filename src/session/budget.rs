@@ -48,9 +48,9 @@ pub(super) fn value_cost(v: &JsonValue<'_>) -> usize {
         JsonValue::Null | JsonValue::Bool(_) => SCALAR,
         JsonValue::Int(_) | JsonValue::BigInt(_) | JsonValue::Float(_) => NUMBER,
         JsonValue::Str(s) => string_cost(s),
-        JsonValue::Array(items) => items
-            .iter()
-            .fold(ARRAY, |sum, item| sum.saturating_add(ITEM + value_cost(item))),
+        JsonValue::Array(items) => items.iter().fold(ARRAY, |sum, item| {
+            sum.saturating_add(ITEM + value_cost(item))
+        }),
         JsonValue::Object(members) => members_cost(members),
     }
 }
@@ -67,9 +67,9 @@ pub(super) fn json_cost(v: &Json) -> usize {
         Json::Null | Json::Bool(_) => SCALAR,
         Json::Int(_) | Json::BigInt(_) | Json::Float(_) => NUMBER,
         Json::Str(s) => string_cost(s),
-        Json::Array(items) => items
-            .iter()
-            .fold(ARRAY, |sum, item| sum.saturating_add(ITEM + json_cost(item))),
+        Json::Array(items) => items.iter().fold(ARRAY, |sum, item| {
+            sum.saturating_add(ITEM + json_cost(item))
+        }),
         Json::Object(members) => members.iter().fold(OBJECT, |sum, (k, v)| {
             sum.saturating_add(MEMBER + string_cost(k) + json_cost(v))
         }),
@@ -82,9 +82,9 @@ pub(super) fn view_cost(v: &View<'_>) -> usize {
         View::Json(json) => json_cost(json),
         View::Owned(json) => json_cost(json),
         View::Str(s) => string_cost(s),
-        View::Array(items) => items
-            .iter()
-            .fold(ARRAY, |sum, item| sum.saturating_add(ITEM + view_cost(item))),
+        View::Array(items) => items.iter().fold(ARRAY, |sum, item| {
+            sum.saturating_add(ITEM + view_cost(item))
+        }),
         View::Object(members) => members.iter().fold(OBJECT, |sum, (k, v)| {
             sum.saturating_add(MEMBER + string_cost(k) + view_cost(v))
         }),
@@ -259,20 +259,24 @@ impl Reducer {
         for &i in victims {
             gone[i] = true;
         }
-        let ids: Vec<String> = victims.iter().map(|&i| self.sessions[i].id.clone()).collect();
+        let ids: Vec<String> = victims
+            .iter()
+            .map(|&i| self.sessions[i].id.clone())
+            .collect();
         let names: HashSet<&str> = ids.iter().map(String::as_str).collect();
         for &i in victims {
             let s = &self.sessions[i];
             self.budget.sessions_cost -= s.cost;
-            for (_, t) in s.terminals.iter() {
+            for (_, t) in s.cold().terminals.iter() {
                 self.terminal_budget.held -= t.held;
             }
         }
         self.terminal_budget.order.retain(|_, (si, _)| !gone[*si]);
         self.pending.forget_sessions(&names);
-        self.changes.retain(|(sid, _, _)| !names.contains(sid.as_str()));
-        self.change_set.retain(|(sid, _, _)| !names.contains(sid.as_str()));
+        self.changes
+            .retain(|(sid, _, _)| !names.contains(sid.as_str()));
         drop(names);
+        self.reindex_changes();
         self.budget.changes_cost = self
             .changes
             .iter()
@@ -287,8 +291,8 @@ impl Reducer {
                 kept += 1;
             }
         }
-        let named = self.version_changes_named;
-        self.version_changes_named = (0..named.min(gone.len())).filter(|&i| !gone[i]).count();
+        let before = self.version_changes_named;
+        self.version_changes_named = (0..before.min(gone.len())).filter(|&i| !gone[i]).count();
         let mut index = 0;
         self.sessions.retain(|_| {
             index += 1;
@@ -337,20 +341,28 @@ impl Reducer {
         let JsonValue::Object(params) = &m[params_at].1 else {
             return None;
         };
-        let sid = params.iter().rev().find_map(|(k, v)| match (k.as_ref(), v) {
-            ("sessionId", JsonValue::Str(s)) => Some(s.to_string()),
-            _ => None,
-        });
+        let sid = params
+            .iter()
+            .rev()
+            .find_map(|(k, v)| match (k.as_ref(), v) {
+                ("sessionId", JsonValue::Str(s)) => Some(s.to_string()),
+                _ => None,
+            });
         let mut notes = Vec::new();
         let new_params = if method == "session/update" {
             let update_at = params.iter().rposition(|(k, _)| k == "update")?;
             let JsonValue::Object(update) = &params[update_at].1 else {
                 return None;
             };
-            let chunk = update.iter().rev().find_map(|(k, v)| match (k.as_ref(), v) {
-                ("sessionUpdate", JsonValue::Str(kind)) => Some(MESSAGE_CHUNKS.contains(&kind.as_ref())),
-                _ => None,
-            });
+            let chunk = update
+                .iter()
+                .rev()
+                .find_map(|(k, v)| match (k.as_ref(), v) {
+                    ("sessionUpdate", JsonValue::Str(kind)) => {
+                        Some(MESSAGE_CHUNKS.contains(&kind.as_ref()))
+                    }
+                    _ => None,
+                });
             let update = stubbed(update, max, &mut notes, |k, v| {
                 k == "sessionUpdate" || (chunk == Some(true) && k == "content" && is_text_block(v))
             })?;

@@ -289,7 +289,11 @@ fn run_step(
         expect_eq(&ids, want, "ids")?;
     }
     if let Some(want) = obj_get(step, "evicted_sessions") {
-        expect_eq(&Json::from(store.evicted_sessions()), want, "evicted_sessions")?;
+        expect_eq(
+            &Json::from(store.evicted_sessions()),
+            want,
+            "evicted_sessions",
+        )?;
     }
     check_records(store, step, sid, mode, at)?;
     if let Some(reference) = obj_get(step, "same_as") {

@@ -128,7 +128,7 @@ impl Reducer {
         };
         let method = ask.method();
         let sidx = self.session_index(sid);
-        if self.sessions[sidx].terminals.get(tid).is_none() {
+        if self.sessions[sidx].cold().terminals.get(tid).is_none() {
             self.error(
                 Some(sid),
                 format!("{method}: params.terminalId names no terminal of the session"),
@@ -166,6 +166,7 @@ impl Reducer {
                     }
                 };
                 let entry = self.sessions[sidx]
+                    .cold_mut()
                     .terminals
                     .get_mut(tid)
                     .expect("checked above");
@@ -185,6 +186,7 @@ impl Reducer {
                     _ => ("released", Json::Bool(true)),
                 };
                 let entry = self.sessions[sidx]
+                    .cold_mut()
                     .terminals
                     .get_mut(tid)
                     .expect("checked above");

@@ -114,6 +114,10 @@ impl Content {
 
     /// Append a plain text block; true when this made the message truncated.
     pub(super) fn push_text(&mut self, text: &str, limit: Option<usize>) -> bool {
+        if self.blocks.is_empty() {
+            // Most messages are one block or many: the first gets room for itself only.
+            self.blocks.reserve_exact(1);
+        }
         self.text.push_str(text);
         self.blocks.push(Block::Text(self.text.len()));
         self.pushed(text.len(), limit)

@@ -44,28 +44,27 @@ impl Session {
     }
 
     pub(crate) fn message_view(&self, role: &str, message_id: &str) -> Option<View<'_>> {
-        let slot = Role::parse(role)?.slot();
-        let found = |index: &super::HashMap<String, [Option<usize>; 4]>| {
-            index.get(message_id).and_then(|slots| slots[slot])
-        };
-        let i = found(&self.message_index).or_else(|| found(&self.anonymous_index))?;
+        let i = self.message_named(message_id, Role::parse(role)?)?;
         Some(message_view(&self.messages[i]))
     }
 
     pub(crate) fn terminal_snapshot_view(&self, terminal_id: &str) -> Option<View<'_>> {
-        self.terminals.get(terminal_id).map(terminal_view)
+        self.cold().terminals.get(terminal_id).map(terminal_view)
     }
 
     pub(crate) fn plan_view(&self, plan_id: &str) -> Option<View<'_>> {
-        self.plans.get(plan_id).map(View::of_obj)
+        self.cold().plans.get(plan_id).map(View::of_obj)
     }
 
     pub(crate) fn compaction_view(&self, compaction_id: &str) -> Option<View<'_>> {
-        self.compactions.get(compaction_id).map(|f| f.to_view())
+        self.cold()
+            .compactions
+            .get(compaction_id)
+            .map(|f| f.to_view())
     }
 
     pub(crate) fn subagent_view(&self, subagent_id: &str) -> Option<View<'_>> {
-        self.subagents.get(subagent_id).map(|f| f.to_view())
+        self.cold().subagents.get(subagent_id).map(|f| f.to_view())
     }
 }
 

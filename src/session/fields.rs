@@ -15,8 +15,10 @@ const SCAN_SLOTS: usize = 32;
 #[derive(Clone, Debug)]
 pub(crate) struct Keyed<T> {
     slots: Vec<Option<(String, T)>>,
-    /// Key to slot, kept once the map outgrows [`SCAN_SLOTS`].
-    index: Option<HashMap<String, usize>>,
+    /// Key to slot, kept once the map outgrows [`SCAN_SLOTS`] (boxed: every entity's fields
+    /// are a map, and few grow that large).
+    #[allow(clippy::box_collection)] // 8 bytes in every map instead of 48
+    index: Option<Box<HashMap<String, usize>>>,
     holes: usize,
 }
 
@@ -117,7 +119,8 @@ impl<T> Keyed<T> {
                 .iter()
                 .enumerate()
                 .filter_map(|(i, slot)| slot.as_ref().map(|(k, _)| (k.clone(), i)))
-                .collect()
+                .collect::<HashMap<_, _>>()
+                .into()
         });
     }
 

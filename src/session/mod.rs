@@ -23,9 +23,9 @@
 //! - `tables`: the protocol tables, generated from `protocol/tables.json`;
 //! - `json`, `fields`, `scan`: values, patched field sets and the byte fast paths.
 
+mod budget;
 #[cfg(test)]
 mod cases;
-mod budget;
 mod check;
 mod client_terminals;
 mod content;
@@ -117,7 +117,7 @@ pub const DEFAULT_MAX_TERMINAL_BYTES: usize = 64 * 1024 * 1024;
 pub const DEFAULT_MAX_BYTES: usize = 512 * 1024 * 1024;
 
 /// The default [`SessionsConfig::max_payload_bytes`].
-pub const DEFAULT_MAX_PAYLOAD_BYTES: usize = 16 * 1024 * 1024;
+pub const DEFAULT_MAX_PAYLOAD_BYTES: usize = 64 * 1024 * 1024;
 
 /// The default [`SessionsConfig::max_message_bytes`].
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
@@ -218,7 +218,8 @@ impl Sessions {
                 error_session: None,
                 notes: Vec::new(),
                 changes: Vec::new(),
-                change_set: HashSet::new(),
+                change_index: hashbrown::HashTable::new(),
+                change_hasher: ahash::RandomState::new(),
                 message_changed: None,
                 pos: None,
                 sender: None,
@@ -311,7 +312,7 @@ impl Sessions {
     }
 
     pub fn get(&self, session_id: &str) -> Option<&Session> {
-        self.r.index.get(session_id).map(|&i| &self.r.sessions[i])
+        self.r.index.get(session_id).map(|&i| &*self.r.sessions[i])
     }
 
     /// The negotiated protocol version, if `initialize` was seen.
@@ -348,7 +349,7 @@ impl Sessions {
 
     /// Everything changed since the last call, deduplicated, in first-change order.
     pub fn take_changes(&mut self) -> Vec<Change> {
-        self.r.change_set.clear();
+        self.r.change_index.clear();
         self.r.budget.changes_cost = 0;
         self.r.version_changes_named = 0;
         self.r.message_changed = None;

@@ -4,10 +4,10 @@
 use std::collections::BTreeMap;
 use std::collections::VecDeque;
 use std::sync::atomic::AtomicI64;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, LazyLock, Mutex};
 
-use super::fields::{Fields, Keyed};
 use super::content::Content;
+use super::fields::{Fields, Keyed};
 use super::json::{Json, Obj};
 use super::rpc::Turn;
 use super::turns::TurnRecord;
@@ -62,11 +62,51 @@ impl Role {
 }
 
 const _: () = assert!(std::mem::size_of::<Message>() <= 64);
+// A store may hold many thousands of sessions: see `Cold`.
+const _: () = assert!(std::mem::size_of::<Session>() <= 512);
+
+/// Messages up to this many are found by searching them; a session with more indexes them.
+const SCAN_MESSAGES: usize = 8;
+
+/// A session's messages by id and role, real ids and anonymous ones apart (a real id never
+/// reaches an anonymous message spelled alike).
+#[derive(Default)]
+pub(super) struct MessageIndex {
+    real: HashMap<String, [u32; 4]>,
+    anonymous: HashMap<String, [u32; 4]>,
+}
+
+/// No message in that slot.
+const NO_MESSAGE: u32 = u32::MAX;
+
+impl MessageIndex {
+    fn insert(&mut self, id: &str, role: Role, anonymous: bool, at: usize) {
+        let map = if anonymous {
+            &mut self.anonymous
+        } else {
+            &mut self.real
+        };
+        let slots = map.entry(id.to_owned()).or_insert([NO_MESSAGE; 4]);
+        slots[role.slot()] = u32::try_from(at).unwrap_or(NO_MESSAGE);
+    }
+
+    fn get(&self, id: &str, role: Role, anonymous: bool) -> Option<usize> {
+        let map = if anonymous {
+            &self.anonymous
+        } else {
+            &self.real
+        };
+        let at = map.get(id)?[role.slot()];
+        (at != NO_MESSAGE).then_some(at as usize)
+    }
+}
 
 #[derive(Clone, Debug)]
 pub(super) struct Message {
     pub(super) id: String,
     pub(super) role: Role,
+    /// An anonymous v1 message (`~N`), indexed apart from real ids.
+    pub(super) anonymous: bool,
     /// Boxed to keep `Message` at 64 bytes: each session holds a growing list of them, and a
     /// larger element cost megabytes of resident memory on mixed streams.
     pub(super) content: Option<Box<Content>>,
@@ -135,6 +175,29 @@ impl TerminalBudget {
     }
 }
 
+/// The parts of a session most sessions never use, boxed apart so that a session's own size
+/// stays small: a store may hold many thousands.
+#[derive(Default)]
+pub(super) struct Cold {
+    pub(super) terminals: Keyed<TerminalEntry>,
+    pub(super) plans: Keyed<Obj>,
+    pub(super) compactions: Keyed<Fields>,
+    pub(super) subagents: Keyed<Fields>,
+    pub(super) usage: Option<Obj>,
+    pub(super) available_commands: Option<Json>,
+    pub(super) config_options: Option<Json>,
+    pub(super) current_mode_id: Option<String>,
+    pub(super) update_extras: Obj,
+    pub(super) permissions: Vec<Fields>,
+    pub(super) notices: VecDeque<Json>,
+    pub(super) other: Vec<Json>,
+    /// Where each plan's entry is in `timeline`, so that removing a plan is O(1).
+    pub(super) plan_at: HashMap<String, usize>,
+}
+
+/// The [`Cold`] part of a session that has none.
+static NO_COLD: LazyLock<Cold> = LazyLock::new(Cold::default);
+
 /// The reduced state of one session.
 pub struct Session {
     pub(super) id: String,
@@ -145,24 +208,13 @@ pub struct Session {
     pub(super) stop_reason: Option<String>,
     pub(super) messages: Vec<Message>,
     /// messageId -> index in `messages`, per role.
-    pub(super) message_index: HashMap<String, [Option<usize>; 4]>,
-    /// The same for anonymous messages, kept apart so that a real id never reaches one.
-    pub(super) anonymous_index: HashMap<String, [Option<usize>; 4]>,
+    /// Set once there are more than [`SCAN_MESSAGES`] messages (fewer are searched).
+    pub(super) message_index: Option<Box<MessageIndex>>,
     /// The message that v1 chunks without an id join.
     pub(super) current: Option<usize>,
     pub(super) anonymous: u64,
     pub(super) tool_calls: Keyed<Fields>,
-    pub(super) terminals: Keyed<TerminalEntry>,
-    pub(super) plans: Keyed<Obj>,
-    pub(super) compactions: Keyed<Fields>,
-    pub(super) subagents: Keyed<Fields>,
-    pub(super) usage: Option<Obj>,
     pub(super) info: Fields,
-    pub(super) available_commands: Option<Json>,
-    pub(super) config_options: Option<Json>,
-    pub(super) current_mode_id: Option<String>,
-    pub(super) update_extras: Obj,
-    pub(super) permissions: Vec<Fields>,
     pub(super) prompts: Vec<Fields>,
     /// The turn going on, if one is: until the last prompt's v1 response or error response,
     /// or (v2) an idle `state_update` or an error answer to each of its prompts. In v2 a
@@ -171,12 +223,8 @@ pub struct Session {
     pub(super) turn: Option<Turn>,
     /// Every prompt turn, in order (see [`TurnRecord`]).
     pub(super) turns: Vec<TurnRecord>,
-    pub(super) notices: VecDeque<Json>,
-    pub(super) other: Vec<Json>,
     /// (type, id, role) in first-seen order; a removed plan's entry has type [`REMOVED`].
     pub(super) timeline: Vec<(&'static str, String, Option<Role>)>,
-    /// Where each plan's entry is in `timeline`, so that removing a plan is O(1).
-    pub(super) plan_at: HashMap<String, usize>,
     /// Entries of removed plans still in `timeline`.
     pub(super) timeline_holes: usize,
     /// Holes compacted out of `timeline`: with its length, the entries ever placed there.
@@ -193,6 +241,8 @@ pub struct Session {
     pub(super) cost: usize,
     pub(super) changed_at: u64,
     pub(super) dirty: bool,
+    /// What most sessions never have, made on first use (see [`Cold`]).
+    pub(super) cold: Option<Box<Cold>>,
 }
 
 /// The type of a timeline entry whose plan was removed (skipped by the snapshot).
@@ -216,21 +266,51 @@ impl Session {
     /// the timeline; returns its index.
     pub(super) fn add_message(&mut self, id: String, role: Role, anonymous: bool) -> usize {
         let i = self.messages.len();
-        let index = if anonymous {
-            &mut self.anonymous_index
-        } else {
-            &mut self.message_index
-        };
-        index.entry(id.clone()).or_default()[role.slot()] = Some(i);
+        if let Some(index) = &mut self.message_index {
+            index.insert(&id, role, anonymous, i);
+        } else if i == SCAN_MESSAGES {
+            let mut index = Box::<MessageIndex>::default();
+            for (j, m) in self.messages.iter().enumerate() {
+                index.insert(&m.id, m.role, m.anonymous, j);
+            }
+            index.insert(&id, role, anonymous, i);
+            self.message_index = Some(index);
+        }
+        if self.timeline.is_empty() {
+            // Most sessions hold a few entries: the first gets room for itself only.
+            self.timeline.reserve_exact(1);
+        }
         self.timeline.push(("message", id.clone(), Some(role)));
         self.tail_message = Some((i, self.timeline_placed()));
+        if i == 0 {
+            self.messages.reserve_exact(1);
+        }
         self.messages.push(Message {
             id,
             role,
+            anonymous,
             content: None,
             fields: None,
         });
         i
+    }
+
+    /// The index of message (`id`, `role`) among the real ids or, if `anonymous`, the
+    /// anonymous ones.
+    pub(super) fn find_message(&self, id: &str, role: Role, anonymous: bool) -> Option<usize> {
+        match &self.message_index {
+            Some(index) => index.get(id, role, anonymous),
+            None => self
+                .messages
+                .iter()
+                .rposition(|m| m.role == role && m.anonymous == anonymous && m.id == id),
+        }
+    }
+
+    /// [`Session::find_message`] among real ids, then anonymous ones.
+    pub(super) fn message_named(&self, id: &str, role: Role) -> Option<usize> {
+        self.find_message(id, role, false)
+            .or_else(|| self.find_message(id, role, true))
     }
 
     /// Entries ever placed in the timeline, the compacted holes of removed plans included.
@@ -248,7 +328,7 @@ impl Session {
     /// Drop plan `id`'s timeline entry: it becomes a hole, and the holes are compacted once
     /// they outnumber the rest, so a stream of plan removals stays linear.
     pub(super) fn remove_plan_entry(&mut self, id: &str) {
-        let Some(at) = self.plan_at.remove(id) else {
+        let Some(at) = self.cold.as_mut().and_then(|c| c.plan_at.remove(id)) else {
             return;
         };
         self.timeline[at].0 = REMOVED;
@@ -260,9 +340,10 @@ impl Session {
             self.timeline.retain(|(kind, _, _)| *kind != REMOVED);
             self.timeline_dropped += self.timeline_holes;
             self.timeline_holes = 0;
+            let plan_at = &mut self.cold.get_or_insert_with(Box::default).plan_at;
             for (i, (kind, id, _)) in self.timeline.iter().enumerate() {
                 if *kind == "plan" {
-                    self.plan_at.insert(id.clone(), i);
+                    plan_at.insert(id.clone(), i);
                 }
             }
         }
@@ -272,7 +353,8 @@ impl Session {
     /// `"agent"` (v2 terminal updates) or `"client"` (v1 `terminal/create`).
     pub(super) fn terminal_entry(&mut self, id: &str, source: &str) -> &mut TerminalEntry {
         let config = self.terminal_config;
-        let (entry, new) = self.terminals.entry(id, || TerminalEntry {
+        let terminals = &mut self.cold.get_or_insert_with(Box::default).terminals;
+        let (entry, new) = terminals.entry(id, || TerminalEntry {
             fields: [
                 ("terminalId".to_owned(), id.into()),
                 ("source".to_owned(), source.into()),
@@ -302,29 +384,16 @@ impl Session {
             state: None,
             stop_reason: None,
             messages: Vec::new(),
-            message_index: HashMap::new(),
-            anonymous_index: HashMap::new(),
+            message_index: None,
+            cold: None,
             current: None,
             anonymous: 0,
             tool_calls: Keyed::default(),
-            terminals: Keyed::default(),
-            plans: Keyed::default(),
-            compactions: Keyed::default(),
-            subagents: Keyed::default(),
-            usage: None,
             info: Fields::new(),
-            available_commands: None,
-            config_options: None,
-            current_mode_id: None,
-            update_extras: Vec::new(),
-            permissions: Vec::new(),
             prompts: Vec::new(),
             turn: None,
             turns: Vec::new(),
-            notices: VecDeque::new(),
-            other: Vec::new(),
             timeline: Vec::new(),
-            plan_at: HashMap::new(),
             timeline_holes: 0,
             timeline_dropped: 0,
             tail_message: None,
@@ -341,6 +410,16 @@ impl Session {
     /// one has another serial.
     pub fn serial(&self) -> u64 {
         self.serial
+    }
+
+    /// The parts most sessions never use (empty when never used).
+    pub(super) fn cold(&self) -> &Cold {
+        self.cold.as_deref().unwrap_or(&NO_COLD)
+    }
+
+    /// [`Session::cold`], made on first use.
+    pub(super) fn cold_mut(&mut self) -> &mut Cold {
+        self.cold.get_or_insert_with(Box::default)
     }
 
     /// The session id.
@@ -362,17 +441,16 @@ impl Session {
 
     /// The live terminal `terminal_id`, shared so callers can keep a handle.
     pub fn terminal(&self, terminal_id: &str) -> Option<Arc<Mutex<Terminal>>> {
-        self.terminals.get(terminal_id).map(|t| Arc::clone(&t.term))
+        self.cold()
+            .terminals
+            .get(terminal_id)
+            .map(|t| Arc::clone(&t.term))
     }
 
     /// The concatenated text blocks of message (`role`, `message_id`), or `None` when there is
     /// no such message. `role` is `"user"`, `"agent"`, `"thought"` or `"session"`.
     pub fn message_text(&self, message_id: &str, role: &str) -> Option<String> {
-        let role = Role::parse(role)?;
-        let slot = |index: &HashMap<String, [Option<usize>; 4]>| {
-            index.get(message_id).and_then(|slots| slots[role.slot()])
-        };
-        let i = slot(&self.message_index).or_else(|| slot(&self.anonymous_index))?;
+        let i = self.message_named(message_id, Role::parse(role)?)?;
         Some(
             self.messages[i]
                 .content

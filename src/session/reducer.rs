@@ -7,11 +7,11 @@ use std::sync::atomic::AtomicI64;
 
 use jiter::JsonValue;
 
-use super::json::{Members, member};
 use super::budget::{Budget, SESSION_COST, change_cost};
+use super::json::{Members, member};
 use super::model::{Role, Session, TerminalBudget};
 use super::rpc::{Mode, PendingMap, Side, mode_of};
-use super::{Change, ErrorRecord, HashMap, HashSet, MAX_ERRORS, MAX_SESSION_ERRORS};
+use super::{Change, ErrorRecord, HashMap, MAX_ERRORS, MAX_SESSION_ERRORS};
 use crate::framing::{self, Event};
 use crate::terminal::TerminalConfig;
 
@@ -20,7 +20,9 @@ pub(super) struct Reducer {
     pub(super) terminal_config: TerminalConfig,
     pub(super) version: Option<i64>,
     /// Sessions in first-seen order, and their index by id.
-    pub(super) sessions: Vec<Session>,
+    /// Boxed: a session is large, and a vector of them would hold up to twice as many.
+    #[allow(clippy::vec_box)] // 8 bytes a slot; a vector's spare capacity of sessions is not
+    pub(super) sessions: Vec<Box<Session>>,
     pub(super) index: HashMap<String, usize>,
     /// The session and message touched last: streams hit them again and again.
     pub(super) last_session: Option<usize>,
@@ -36,7 +38,10 @@ pub(super) struct Reducer {
     /// once its handler has applied it, dropped if the handler refuses it (its one record).
     pub(super) notes: Vec<String>,
     pub(super) changes: Vec<Change>,
-    pub(super) change_set: HashSet<Change>,
+    /// `changes` by value, as indices into it: a set of the changes themselves would hold
+    /// each twice.
+    pub(super) change_index: hashbrown::HashTable<usize>,
+    pub(super) change_hasher: ahash::RandomState,
     /// (session index, message index) of a message whose change is already in `changes`, so
     /// the hot path can skip [`Reducer::change`]. Cleared when the changes are taken.
     pub(super) message_changed: Option<(usize, usize)>,
@@ -56,6 +61,10 @@ pub(super) struct Reducer {
     pub(super) walk_payloads: bool,
     /// Sessions made so far.
     pub(super) serials: u64,
+}
+
+fn change_hash(hasher: &ahash::RandomState, (sid, kind, id): &Change) -> u64 {
+    hasher.hash_one((sid.as_str(), *kind, id.as_str()))
 }
 
 impl Reducer {
@@ -163,10 +172,32 @@ impl Reducer {
         {
             return;
         }
-        let c = (sid.to_owned(), kind, id.to_owned());
-        if self.change_set.insert(c.clone()) {
+        let hash = self.change_hasher.hash_one((sid, kind, id));
+        let changes = &self.changes;
+        let known = self.change_index.find(hash, |&i| {
+            let (s, k, x) = &changes[i];
+            *k == kind && x == id && s == sid
+        });
+        if known.is_none() {
             self.budget.changes_cost += change_cost(sid, id);
-            self.changes.push(c);
+            self.changes.push((sid.to_owned(), kind, id.to_owned()));
+            let (changes, hasher) = (&self.changes, &self.change_hasher);
+            self.change_index
+                .insert_unique(hash, changes.len() - 1, |&i| {
+                    change_hash(hasher, &changes[i])
+                });
+        }
+    }
+
+    /// Index `changes` again, after entries were removed.
+    pub(super) fn reindex_changes(&mut self) {
+        self.change_index.clear();
+        let (changes, hasher) = (&self.changes, &self.change_hasher);
+        for (i, c) in changes.iter().enumerate() {
+            self.change_index
+                .insert_unique(change_hash(hasher, c), i, |&j| {
+                    change_hash(hasher, &changes[j])
+                });
         }
     }
 
@@ -182,12 +213,12 @@ impl Reducer {
         } else {
             let i = self.sessions.len();
             self.serials += 1;
-            self.sessions.push(Session::new(
+            self.sessions.push(Box::new(Session::new(
                 sid,
                 &self.shared_version,
                 self.terminal_config,
                 self.serials,
-            ));
+            )));
             self.index.insert(sid.to_owned(), i);
             self.budget.add(SESSION_COST);
             self.change(sid, "session", "sessionId");

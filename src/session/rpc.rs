@@ -181,14 +181,14 @@ impl PendingMap {
     /// Forget the requests of the sessions named: a response to one answers nothing.
     pub(super) fn forget_sessions(&mut self, names: &HashSet<&str>) {
         self.map.retain(|_, (_, what, _)| {
-            let sid = match what {
-                Pending::Prompt(sid, ..)
-                | Pending::Permission(sid, _)
-                | Pending::SetMode(sid, _)
-                | Pending::LoadSession(sid, _)
-                | Pending::TerminalCreate(sid, _)
-                | Pending::TerminalAsk(sid, ..) => sid,
-                _ => return true,
+            let (Pending::Prompt(sid, ..)
+            | Pending::Permission(sid, _)
+            | Pending::SetMode(sid, _)
+            | Pending::LoadSession(sid, _)
+            | Pending::TerminalCreate(sid, _)
+            | Pending::TerminalAsk(sid, ..)) = what
+            else {
+                return true;
             };
             !names.contains(sid.as_str())
         });
@@ -405,8 +405,9 @@ impl Reducer {
                 };
                 let entry = request_entry(id, params);
                 let s = self.session(sid);
-                s.permissions.push(entry);
-                let index = s.permissions.len() - 1;
+                let permissions = &mut s.cold_mut().permissions;
+                permissions.push(entry);
+                let index = permissions.len() - 1;
                 self.change(sid, "session", "permissions");
                 self.check_request(sid, method, params);
                 self.track(
@@ -551,13 +552,13 @@ impl Reducer {
             }
             Pending::Permission(sid, index) => {
                 let s = self.session(&sid);
-                answer(&mut s.permissions[index], result, error);
+                answer(&mut s.cold_mut().permissions[index], result, error);
                 self.change(&sid, "session", "permissions");
             }
             Pending::SetMode(sid, mode) => {
                 // v1 only, as `current_mode_update`: v2 has no modes.
                 if result.is_some() && error.is_none() && self.mode() != Mode::V2 {
-                    self.session(&sid).current_mode_id = Some(mode);
+                    self.session(&sid).cold_mut().current_mode_id = Some(mode);
                     self.change(&sid, "session", "currentModeId");
                 }
             }
@@ -710,11 +711,11 @@ impl Reducer {
             self.error(Some(sid), note);
         }
         if let Some(options) = options {
-            self.session(sid).config_options = Some(options);
+            self.session(sid).cold_mut().config_options = Some(options);
             self.change(sid, "session", "configOptions");
         }
         if let Some(id) = mode_id {
-            self.session(sid).current_mode_id = Some(id);
+            self.session(sid).cold_mut().current_mode_id = Some(id);
             self.change(sid, "session", "currentModeId");
         }
     }

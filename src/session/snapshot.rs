@@ -7,9 +7,7 @@ use super::ErrorRecord;
 use super::NO_VERSION;
 use super::fields::{Fields, Keyed};
 use super::json::{Json, View, view_set};
-use super::model::{
-    Message, REMOVED, Session, TerminalEntry, kept_before, lock,
-};
+use super::model::{Message, REMOVED, Session, TerminalEntry, kept_before, lock};
 
 impl Session {
     /// The session as one JSON object. Top-level keys, always present:
@@ -37,15 +35,16 @@ impl Session {
     /// [`Self::snapshot`] borrowed from the session: the same value, with stored values
     /// referred to rather than copied.
     pub(crate) fn snapshot_view(&self) -> View<'_> {
+        let cold = self.cold();
         let messages = self.messages.iter().map(message_view).collect();
         let plans = View::Object(
-            self.plans
+            cold.plans
                 .iter()
                 .map(|(id, o)| (id.as_str(), View::of_obj(o)))
                 .collect(),
         );
         let terminals = View::Object(
-            self.terminals
+            cold.terminals
                 .iter()
                 .map(|(id, t)| (id.as_str(), terminal_view(t)))
                 .collect(),
@@ -85,41 +84,41 @@ impl Session {
             ("toolCalls", keyed(&self.tool_calls)),
             ("terminals", terminals),
             ("plans", plans),
-            ("compactions", keyed(&self.compactions)),
+            ("compactions", keyed(&cold.compactions)),
             (
                 "usage",
-                self.usage
+                cold.usage
                     .as_ref()
                     .map_or(View::Owned(Json::Null), View::of_obj),
             ),
             ("info", self.info.to_view()),
             (
                 "availableCommands",
-                stored(self.available_commands.as_ref()),
+                stored(cold.available_commands.as_ref()),
             ),
-            ("configOptions", stored(self.config_options.as_ref())),
+            ("configOptions", stored(cold.config_options.as_ref())),
             (
                 "currentModeId",
-                View::of_str(self.current_mode_id.as_deref()),
+                View::of_str(cold.current_mode_id.as_deref()),
             ),
-            ("permissions", objs(&self.permissions)),
+            ("permissions", objs(&cold.permissions)),
             ("prompts", objs(&self.prompts)),
             ("turns", self.turns_view(&kept_before(&self.timeline))),
             (
                 "notices",
-                View::Array(self.notices.iter().map(View::Json).collect()),
+                View::Array(cold.notices.iter().map(View::Json).collect()),
             ),
             (
                 "other",
-                View::Array(self.other.iter().map(View::Json).collect()),
+                View::Array(cold.other.iter().map(View::Json).collect()),
             ),
             ("timeline", View::Array(timeline)),
             (
                 "errors",
                 View::Array(self.errors.iter().map(ErrorRecord::view).collect()),
             ),
-            ("subagents", keyed(&self.subagents)),
-            ("updateExtras", View::of_obj(&self.update_extras)),
+            ("subagents", keyed(&cold.subagents)),
+            ("updateExtras", View::of_obj(&cold.update_extras)),
         ])
     }
 }
@@ -165,4 +164,3 @@ pub(super) fn message_view(m: &Message) -> View<'_> {
     }
     View::Object(o)
 }
-

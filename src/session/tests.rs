@@ -145,7 +145,7 @@ fn errors_and_pending_are_bounded() {
         })
         .collect();
     s.feed(notices.as_bytes());
-    assert_eq!(s.get(SID).unwrap().notices.len(), MAX_NOTICES);
+    assert_eq!(s.get(SID).unwrap().cold().notices.len(), MAX_NOTICES);
 }
 
 #[test]

@@ -10,7 +10,7 @@ use super::push_item;
 impl Reducer {
     fn compaction_entry(&mut self, sid: &str, id: &str) -> &mut Fields {
         let s = self.session(sid);
-        let (_, new) = s.compactions.entry(id, || {
+        let (_, new) = s.cold_mut().compactions.entry(id, || {
             [("compactionId".to_owned(), id.into())]
                 .into_iter()
                 .collect()
@@ -18,7 +18,7 @@ impl Reducer {
         if new {
             s.timeline.push(("compaction", id.to_owned(), None));
         }
-        s.compactions.get_mut(id).expect("created above")
+        s.cold_mut().compactions.get_mut(id).expect("created above")
     }
 
     pub(super) fn compaction(&mut self, sid: &str, u: &Members<'_>) {

@@ -3,9 +3,9 @@
 
 use jiter::JsonValue;
 
+use super::super::content::Content;
 use super::super::fields::{Fields, patch_op};
 use super::super::json::{Json, Members, as_str, dedup, is_object, member};
-use super::super::content::Content;
 use super::super::model::Role;
 use super::super::reducer::Reducer;
 use super::super::rpc::Mode;
@@ -32,9 +32,7 @@ impl Reducer {
             return i;
         }
         let s = &mut self.sessions[si];
-        if let Some(slots) = s.message_index.get(id)
-            && let Some(i) = slots[role.slot()]
-        {
+        if let Some(i) = s.find_message(id, role, false) {
             self.last_message = Some((si, role, i));
             return i;
         }
@@ -49,10 +47,7 @@ impl Reducer {
         let id = loop {
             s.anonymous += 1;
             let id = format!("~{}", s.anonymous);
-            let taken = s
-                .message_index
-                .get(&id)
-                .is_some_and(|slots| slots[role.slot()].is_some());
+            let taken = s.find_message(&id, role, false).is_some();
             if !taken {
                 break id;
             }

@@ -101,8 +101,9 @@ impl Reducer {
 
     fn other(&mut self, sid: &str, update: &JsonValue<'_>) {
         let s = self.session(sid);
-        let index = s.other.len().to_string();
-        s.other.push(Json::from_value(update));
+        let other = &mut s.cold_mut().other;
+        let index = other.len().to_string();
+        other.push(Json::from_value(update));
         s.timeline.push(("other", index.clone(), None));
         self.change(sid, "other", &index);
     }
@@ -118,7 +119,7 @@ impl Reducer {
         };
         let null_clears = self.mode() != Mode::V1;
         let s = self.session(sid);
-        let (entry, _) = s.subagents.entry(id, Fields::new);
+        let (entry, _) = s.cold_mut().subagents.entry(id, Fields::new);
         let ops = dedup(u)
             .into_iter()
             .filter(|(k, v)| {

@@ -11,10 +11,11 @@ use super::{set_extras, without};
 impl Reducer {
     fn set_plan(&mut self, sid: &str, id: &str, plan: Obj) {
         let s = self.session(sid);
-        let (slot, new) = s.plans.entry(id, Vec::new);
+        let (slot, new) = s.cold_mut().plans.entry(id, Vec::new);
         *slot = plan;
         if new {
-            s.plan_at.insert(id.to_owned(), s.timeline.len());
+            let at = s.timeline.len();
+            s.cold_mut().plan_at.insert(id.to_owned(), at);
             s.timeline.push(("plan", id.to_owned(), None));
         }
         self.change(sid, "plan", id);
@@ -96,7 +97,12 @@ impl Reducer {
     /// The update's own `_meta` and unknown fields (beside the plan or plan id) go to
     /// `updateExtras`, the last of each kind, as a session-level update's do.
     fn plan_extras(&mut self, sid: &str, kind: &str, u: &Members<'_>, skip: &[&str]) {
-        if set_extras(&mut self.session(sid).update_extras, kind, u, skip) {
+        if set_extras(
+            &mut self.session(sid).cold_mut().update_extras,
+            kind,
+            u,
+            skip,
+        ) {
             self.change(sid, "session", "updateExtras");
         }
     }
@@ -111,7 +117,7 @@ impl Reducer {
         };
         let s = self.session(sid);
         // Removing a plan that is not there changes nothing (and must not grow the change set).
-        if s.plans.remove(id) {
+        if s.cold_mut().plans.remove(id) {
             s.remove_plan_entry(id);
             self.change(sid, "plan", id);
         }

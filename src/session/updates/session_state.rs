@@ -30,11 +30,16 @@ impl Reducer {
         let value = Json::from_value(value.expect("checked above"));
         let s = self.session(sid);
         match field {
-            "availableCommands" => s.available_commands = Some(value),
-            "configOptions" => s.config_options = Some(value),
-            _ => s.current_mode_id = value.as_str().map(str::to_owned),
+            "availableCommands" => s.cold_mut().available_commands = Some(value),
+            "configOptions" => s.cold_mut().config_options = Some(value),
+            _ => s.cold_mut().current_mode_id = value.as_str().map(str::to_owned),
         }
-        let moved = set_extras(&mut s.update_extras, kind, u, &["sessionUpdate", field]);
+        let moved = set_extras(
+            &mut s.cold_mut().update_extras,
+            kind,
+            u,
+            &["sessionUpdate", field],
+        );
         self.change(sid, "session", field);
         if moved {
             self.change(sid, "session", "updateExtras");
@@ -74,7 +79,7 @@ impl Reducer {
             }
         }
         let s = self.session(sid);
-        s.usage = Some(without(u, &["sessionUpdate"]));
+        s.cold_mut().usage = Some(without(u, &["sessionUpdate"]));
         self.change(sid, "session", "usage");
     }
 
@@ -105,7 +110,7 @@ impl Reducer {
         } else {
             &["sessionUpdate", "state"]
         };
-        let moved = set_extras(&mut s.update_extras, "state_update", u, skip);
+        let moved = set_extras(&mut s.cold_mut().update_extras, "state_update", u, skip);
         self.change(sid, "session", "state");
         if stopped {
             self.change(sid, "session", "stopReason");
@@ -131,11 +136,11 @@ impl Reducer {
             return;
         }
         let s = self.session(sid);
-        if s.notices.len() == MAX_NOTICES {
-            s.notices.pop_front();
+        let notices = &mut s.cold_mut().notices;
+        if notices.len() == MAX_NOTICES {
+            notices.pop_front();
         }
-        s.notices
-            .push_back(Json::Object(without(u, &["sessionUpdate"])));
+        notices.push_back(Json::Object(without(u, &["sessionUpdate"])));
         self.change(sid, "session", "notices");
     }
 }

@@ -79,7 +79,7 @@ impl Reducer {
     /// Resets terminal `id` of session `sidx` (which has it) to `output`, within the store's
     /// bound.
     pub(in crate::session) fn reset_terminal(&mut self, sidx: usize, id: &str, output: &[u8]) {
-        let Some(entry) = self.sessions[sidx].terminals.get_mut(id) else {
+        let Some(entry) = self.sessions[sidx].cold_mut().terminals.get_mut(id) else {
             return;
         };
         let held = {
@@ -147,6 +147,7 @@ impl Reducer {
             let (victim_index, victim_id) = oldest.remove();
             let session = &mut self.sessions[victim_index];
             let victim = session
+                .cold_mut()
                 .terminals
                 .get_mut(&victim_id)
                 .expect("terminals are never removed");
