@@ -91,6 +91,16 @@ pub(super) fn view_cost(v: &View<'_>) -> usize {
     }
 }
 
+/// What an item of an array adds to its cost.
+pub(super) fn item_cost(v: &View<'_>) -> usize {
+    ITEM.saturating_add(view_cost(v))
+}
+
+/// What a member of an object adds to its cost.
+pub(super) fn member_cost(key: &str, v: &View<'_>) -> usize {
+    (MEMBER + string_cost(key)).saturating_add(view_cost(v))
+}
+
 /// What a pending change costs.
 pub(super) fn change_cost(sid: &str, id: &str) -> usize {
     CHANGE_COST + sid.len() + id.len()
@@ -198,7 +208,7 @@ impl Reducer {
         for si in std::mem::take(&mut self.budget.dirty) {
             let s = &mut self.sessions[si];
             s.dirty = false;
-            let cost = SESSION_COST.saturating_add(view_cost(&s.snapshot_view()));
+            let cost = SESSION_COST.saturating_add(s.snapshot_cost());
             self.budget.sessions_cost = self.budget.sessions_cost - s.cost + cost;
             s.cost = cost;
         }

@@ -5,9 +5,10 @@ use std::sync::atomic::Ordering;
 
 use super::ErrorRecord;
 use super::NO_VERSION;
+use super::budget::{item_cost, member_cost, view_cost};
 use super::fields::{Fields, Keyed};
 use super::json::{Json, View, view_set};
-use super::model::{Message, REMOVED, Session, TerminalEntry, kept_before, lock};
+use super::model::{Message, REMOVED, Role, Session, TerminalEntry, kept_before, lock};
 
 impl Session {
     /// The session as one JSON object. Top-level keys, always present:
@@ -35,8 +36,65 @@ impl Session {
     /// [`Self::snapshot`] borrowed from the session: the same value, with stored values
     /// referred to rather than copied.
     pub(crate) fn snapshot_view(&self) -> View<'_> {
+        View::Object(self.snapshot_members(true))
+    }
+
+    /// The cost of [`Self::snapshot_view`] (see `budget`), its messages, tool calls and
+    /// timeline entries viewed one at a time: a count never holds a large session's whole
+    /// view.
+    pub(super) fn snapshot_cost(&self) -> usize {
+        let mut cost = view_cost(&View::Object(self.snapshot_members(false)));
+        for m in &self.messages {
+            cost = cost.saturating_add(item_cost(&message_view(m)));
+        }
+        for (id, f) in self.tool_calls.iter() {
+            cost = cost.saturating_add(member_cost(id, &f.to_view()));
+        }
+        let mut turn = 0;
+        for entry in self.timeline.iter().filter(|(kind, _, _)| *kind != REMOVED) {
+            cost = cost.saturating_add(item_cost(&self.timeline_entry(entry, &mut turn)));
+        }
+        cost
+    }
+
+    /// A timeline entry; `turn` counts the turn entries before it (a turn's entry shows its
+    /// request id; turns are placed in order, one entry each).
+    fn timeline_entry<'a>(
+        &'a self,
+        (kind, id, role): &'a (&'static str, String, Option<Role>),
+        turn: &mut usize,
+    ) -> View<'a> {
+        let id = if *kind == "turn" {
+            *turn += 1;
+            View::Json(self.turn_request_id(*turn - 1))
+        } else {
+            View::Str(id)
+        };
+        let mut o = vec![("type", View::Str(kind)), ("id", id)];
+        if let Some(role) = role {
+            o.push(("role", View::Str(role.as_str())));
+        }
+        View::Object(o)
+    }
+
+    /// The snapshot's members; with `whole` false, its messages, tool calls and timeline are
+    /// left empty (see [`Self::snapshot_cost`]).
+    fn snapshot_members(&self, whole: bool) -> Vec<(&'static str, View<'_>)> {
         let cold = self.cold();
-        let messages = self.messages.iter().map(message_view).collect();
+        let (messages, tool_calls, timeline) = if whole {
+            let mut turn = 0;
+            (
+                self.messages.iter().map(message_view).collect(),
+                keyed(&self.tool_calls),
+                self.timeline
+                    .iter()
+                    .filter(|(kind, _, _)| *kind != REMOVED)
+                    .map(|entry| self.timeline_entry(entry, &mut turn))
+                    .collect(),
+            )
+        } else {
+            (Vec::new(), View::Object(Vec::new()), Vec::new())
+        };
         let plans = View::Object(
             cold.plans
                 .iter()
@@ -49,27 +107,7 @@ impl Session {
                 .map(|(id, t)| (id.as_str(), terminal_view(t)))
                 .collect(),
         );
-        // A turn's entry shows its request id; turns are placed in order, one entry each.
-        let mut turn = 0;
-        let timeline = self
-            .timeline
-            .iter()
-            .filter(|(kind, _, _)| *kind != REMOVED)
-            .map(|(kind, id, role)| {
-                let id = if *kind == "turn" {
-                    turn += 1;
-                    View::Json(self.turn_request_id(turn - 1))
-                } else {
-                    View::Str(id)
-                };
-                let mut o = vec![("type", View::Str(kind)), ("id", id)];
-                if let Some(role) = role {
-                    o.push(("role", View::Str(role.as_str())));
-                }
-                View::Object(o)
-            })
-            .collect();
-        View::Object(vec![
+        vec![
             ("sessionId", View::Str(&self.id)),
             (
                 "protocolVersion",
@@ -81,7 +119,7 @@ impl Session {
             ("state", View::of_str(self.state.as_deref())),
             ("stopReason", View::of_str(self.stop_reason.as_deref())),
             ("messages", View::Array(messages)),
-            ("toolCalls", keyed(&self.tool_calls)),
+            ("toolCalls", tool_calls),
             ("terminals", terminals),
             ("plans", plans),
             ("compactions", keyed(&cold.compactions)),
@@ -119,7 +157,7 @@ impl Session {
             ),
             ("subagents", keyed(&cold.subagents)),
             ("updateExtras", View::of_obj(&cold.update_extras)),
-        ])
+        ]
     }
 }
 

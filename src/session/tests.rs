@@ -714,3 +714,32 @@ fn method_sides_are_those_of_the_schemas_meta() {
     assert_eq!(ours(AGENT_METHODS), &agent - &both);
     assert_eq!(ours(CLIENT_METHODS), &client - &both);
 }
+
+#[test]
+fn a_sessions_cost_is_that_of_its_snapshot_built_whole() {
+    let prompt = r#"{"jsonrpc":"2.0","id":7,"method":"session/prompt","params":{"sessionId":"s1","prompt":[{"type":"text","text":"go"}]}}"#;
+    let lines = [
+        prompt.to_owned(),
+        upd(r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"héllo"}}"#),
+        upd(
+            r#"{"sessionUpdate":"tool_call","toolCallId":"c1","title":"ls","rawInput":{"a":[1,2.5,null,true]}}"#,
+        ),
+        upd(
+            r#"{"sessionUpdate":"plan","entries":[{"content":"x","priority":"low","status":"pending"}]}"#,
+        ),
+        upd(
+            r#"{"sessionUpdate":"agent_thought_chunk","content":{"type":"image","data":"AA==","mimeType":"image/png"}}"#,
+        ),
+        upd(r#"{"sessionUpdate":"mystery","x":1}"#),
+    ];
+    let mut s = store(Some(1), &lines);
+    let session = s.get(SID).expect("made");
+    let whole = budget::view_cost(&session.snapshot_view());
+    assert_eq!(session.snapshot_cost(), whole);
+    let changes: usize =
+        s.r.changes
+            .iter()
+            .map(|(sid, _, id)| budget::change_cost(sid, id))
+            .sum();
+    assert_eq!(s.retained_bytes(), budget::SESSION_COST + whole + changes);
+}
