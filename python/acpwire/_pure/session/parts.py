@@ -43,7 +43,6 @@ ItemRule = tuple[FieldRules, tuple[tuple[str, int | None, FieldRules], ...]]
 RuleInside = tuple[Literal["shaped"], FieldRules] | tuple[Literal["items", "one"], ItemRule]
 
 
-
 class _StoreParts:
     """What the handler classes of ``Sessions`` read and call (defined by ``Sessions`` and by
     the handler classes themselves)."""

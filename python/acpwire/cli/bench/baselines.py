@@ -22,6 +22,7 @@ import orjson
 
 __all__ = ["Baseline", "DictReducer", "MsgspecReducer", "PyteTerminal", "SdkDecoder", "available"]
 
+
 class Baseline(Protocol):
     """What the benchmark runs of a baseline: made with no arguments, fed the workload's lines."""
 
