@@ -19,6 +19,9 @@ import typing as _typing
 
 from ._errors import DecodeError, EncodeError, FrameError, TerminalDataError
 
+if _typing.TYPE_CHECKING:
+    from types import ModuleType
+
 __all__ = [
     "BACKEND",
     "DecodeError",
@@ -40,7 +43,7 @@ __all__ = [
 ]
 
 
-def _select_backend():
+def _select_backend() -> tuple[_typing.Literal["native", "pure"], ModuleType]:
     choice = _os.environ.get("ACPWIRE_BACKEND", "").strip().lower()
     if choice not in ("", "native", "pure"):
         raise ImportError(f"ACPWIRE_BACKEND must be 'native' or 'pure', not {choice!r}")

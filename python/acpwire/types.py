@@ -20,7 +20,7 @@ from typing import Literal, TypeAlias, TypedDict
 
 if sys.version_info >= (3, 11):
     from typing import NotRequired, Required
-else:  # rich, a dependency, requires typing_extensions before 3.11
+else:  # a dependency before 3.11 (pyproject.toml)
     from typing_extensions import NotRequired, Required
 
 __all__ = [

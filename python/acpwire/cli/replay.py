@@ -341,7 +341,6 @@ def _width(line: str) -> int:
 def _follow_appending(following: Any, view: _View, out: str | None) -> None:
     """Write the rendering, then only what changes: new blocks, the text added to the last
     block written, and a block that changed otherwise (once per change)."""
-    write: Callable[[str], None]
     if view.fmt not in _INCREMENTAL:
         # A document (JSON, a page): the file is rewritten; to a pipe, JSON comes as one
         # line per change holding the sessions that changed.

@@ -8,6 +8,7 @@ from collections import Counter, defaultdict
 from typing import IO, Any, TypedDict
 
 from .. import dumps
+from ..types import SessionSnapshot, Usage
 from .output import expand_paths, fail, paint, safe_json, write_out
 from .render import visible
 from .traces import DEFAULT_MAX_FRAME_BYTES, iter_trace
@@ -57,7 +58,7 @@ class TurnTiming(_TurnTimingBase):
 
 class _SessionStatsBase(TypedDict):
     protocolVersion: int | None
-    state: str
+    state: str | None
     turns: int
     stopReasons: dict[str, int]
     messages: dict[str, int]
@@ -65,7 +66,7 @@ class _SessionStatsBase(TypedDict):
     updates: dict[str, int]
     toolCalls: ToolCallStats
     terminals: TerminalStats
-    usage: dict[str, Any] | None
+    usage: Usage | None
     errors: int
     errorResponses: int
 
@@ -238,7 +239,7 @@ def trace_stats(
     }
 
 
-def _session_stats(snap: dict[str, Any], session_id: str, tally: _Tally) -> SessionStats:
+def _session_stats(snap: SessionSnapshot, session_id: str, tally: _Tally) -> SessionStats:
     calls = [c for c in snap["toolCalls"].values() if isinstance(c, dict)]
     terminals = [t for t in snap["terminals"].values() if isinstance(t, dict)]
     tool_kinds = Counter(str(c.get("kind", "other")) for c in calls)

@@ -106,14 +106,13 @@ def _present_fields(
     pass (but a null required array is one that does not fit), and the members of an idle
     state_update are unknown fields on another state."""
     not_idle = kind == "state_update" and u.get("state") != "idle"
-    for field in _FIELD_TYPES[kind]:
-        name, _, _, need, _ = field
+    for name, types, want, need, inside in _FIELD_TYPES[kind]:
         v = u.get(name)
         if (v is None and (need != DEFAULT or name not in u)) or (
             not_idle and name in _IDLE_MEMBERS
         ):
             continue
-        yield (v, *field)
+        yield (v, name, types, want, need, inside)
 
 
 def _needs_repair(kind: str, u: JsonObject, mode: int) -> bool:

@@ -9,14 +9,17 @@ that each handler is checked against them; at run time it adds nothing (no slots
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal
 
-from ..terminal import _locked as _untyped_locked
+from ..terminal import _locked
 
 # A decoded JSON value, and a JSON object: what messages, updates and entities are made of.
 JsonValue = Any
 JsonObject = dict[str, JsonValue]
+
+# The terminal's `_locked` (run a method holding `self._lock`): a generic decorator, so type
+# checkers see each method it wraps with that method's own signature.
+locked = _locked
 
 if TYPE_CHECKING:
     from .model import Session, _TerminalEntry
@@ -38,11 +41,6 @@ FieldRule = tuple[str, tuple[type, ...], str, int, "RuleInside | None"]
 FieldRules = tuple[FieldRule, ...]
 ItemRule = tuple[FieldRules, tuple[tuple[str, int | None, FieldRules], ...]]
 RuleInside = tuple[Literal["shaped"], FieldRules] | tuple[Literal["items", "one"], ItemRule]
-
-_Method = TypeVar("_Method", bound=Callable[..., Any])
-# The terminal's `_locked` (run a method holding `self._lock`), as the type checker sees it: it
-# keeps the method's signature.
-locked: Callable[[_Method], _Method] = _untyped_locked
 
 
 class _StoreParts:

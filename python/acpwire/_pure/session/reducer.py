@@ -233,13 +233,15 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, Unpicklable):
         ] = {}
         dispatch = self._dispatch
         for i, line in enumerate(lines):
+            # A refused line's `value` is never read: it is bound all the same, so that type
+            # checkers see it bound where it is read.
             if check_each and (len(line) > cap or ZEROS in line.translate(DIGITS_TO_ZERO)):
-                refused = True
+                refused, value = True, None
             else:
                 try:
                     value = loads(line)
                 except decode_error:
-                    refused = True
+                    refused, value = True, None
                 else:
                     refused = len(line) >= MIN_DEEP_SIZE and maybe_too_deep(line, value)
             if refused:
@@ -268,6 +270,9 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, Unpicklable):
                 role = roles.get(kind)
             except (KeyError, TypeError):  # not an update's shape: the general path decides
                 kind = role = None
+                # Not read when kind is None; bound so that type checkers see them bound (and u
+                # an update) where they are read.
+                sid, u = None, {}
             if type(kind) is not str or type(sid) is not str:
                 last_sid = None
                 self._pos = i

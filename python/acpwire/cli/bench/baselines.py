@@ -16,11 +16,22 @@ against the real reducer on what they do compute: the text of every message.
 
 import base64
 import json
-from typing import Any
+from typing import Any, ClassVar, Protocol
 
 import orjson
 
-__all__ = ["DictReducer", "MsgspecReducer", "PyteTerminal", "SdkDecoder", "available"]
+__all__ = ["Baseline", "DictReducer", "MsgspecReducer", "PyteTerminal", "SdkDecoder", "available"]
+
+
+class Baseline(Protocol):
+    """What the benchmark runs of a baseline: made with no arguments, fed the workload's lines."""
+
+    name: ClassVar[str]  # the label of its row in the table
+
+    def __init__(self) -> None: ...
+
+    def feed_lines(self, lines: list[bytes]) -> None: ...
+
 
 _ROLE = {
     "user_message_chunk": "user",
@@ -38,7 +49,7 @@ def _text(content: Any) -> str:
 class DictReducer:
     """orjson + dicts: the reducer most clients write first."""
 
-    name = "orjson + dict reducer"
+    name: ClassVar[str] = "orjson + dict reducer"
 
     def __init__(self) -> None:
         self.sessions: dict[str, dict[str, Any]] = {}
@@ -103,7 +114,7 @@ class DictReducer:
 class MsgspecReducer(DictReducer):
     """msgspec typed decoding feeding the same reducer."""
 
-    name = "msgspec typed + reducer"
+    name: ClassVar[str] = "msgspec typed + reducer"
 
     def __init__(self) -> None:
         super().__init__()
@@ -140,7 +151,7 @@ class MsgspecReducer(DictReducer):
 class SdkDecoder:
     """The official SDK's decode path: json.loads and pydantic validation."""
 
-    name = "official SDK decode (json + pydantic)"
+    name: ClassVar[str] = "official SDK decode (json + pydantic)"
 
     def __init__(self) -> None:
         from acp import schema  # the agent-client-protocol package
@@ -165,7 +176,7 @@ class SdkDecoder:
 class PyteTerminal:
     """Terminal output through pyte, the pure-Python terminal emulator."""
 
-    name = "pyte Screen 200x50"
+    name: ClassVar[str] = "pyte Screen 200x50"
 
     def __init__(self) -> None:
         import pyte
@@ -182,9 +193,9 @@ class PyteTerminal:
             self.stream.feed(base64.b64decode(update["data"]))
 
 
-def available() -> dict[str, type]:
+def available() -> dict[str, type[Baseline]]:
     """The baselines whose libraries are installed."""
-    found: dict[str, type] = {"dict": DictReducer}
+    found: dict[str, type[Baseline]] = {"dict": DictReducer}
     for key, cls, module in (
         ("msgspec", MsgspecReducer, "msgspec"),
         ("sdk", SdkDecoder, "acp"),

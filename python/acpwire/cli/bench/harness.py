@@ -130,7 +130,7 @@ def _sessions_runner(module: Any) -> Callable[[list[bytes]], Any]:
     return run
 
 
-def _baseline_runner(cls: type) -> Callable[[bytes], Any]:
+def _baseline_runner(cls: type[baselines.Baseline]) -> Callable[[bytes], Any]:
     def run(data: bytes) -> Any:
         reducer = cls()
         reducer.feed_lines(data.split(b"\n"))
@@ -175,6 +175,7 @@ def run_bench(
     log: Callable[[str], None] = lambda s: print(s, file=sys.stderr),
 ) -> dict[str, Any]:
     """Run the benchmark; return a JSON-serializable report (see ``acpwire bench --json``)."""
+    workloads: dict[str, Callable[[], bytes]]
     if trace is not None:
         data, recorded = _trace_input(trace)
         if not data.strip():

@@ -12,6 +12,7 @@ import base64
 import json
 import random
 
+from ....types import JSONObject, JSONValue
 from .terminal import terminal_corpus
 
 __all__ = ["heavy_terminal", "mixed_sessions", "token_stream"]
@@ -64,12 +65,12 @@ _WORDS = [
 ]
 
 
-def _line(obj: dict) -> bytes:
+def _line(obj: JSONObject) -> bytes:
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
 
 
 def _handshake(version: int, session_id: str, request_id: int = 1) -> list[bytes]:
-    init = {"protocolVersion": version}
+    init: JSONObject = {"protocolVersion": version}
     if version >= 2:
         init["info"] = {"name": "bench-client", "version": "1.0"}
     return [
@@ -87,7 +88,7 @@ def _handshake(version: int, session_id: str, request_id: int = 1) -> list[bytes
     ]
 
 
-def _update(session_id: str, update: dict) -> bytes:
+def _update(session_id: str, update: JSONObject) -> bytes:
     return _line(
         {
             "jsonrpc": "2.0",
@@ -114,7 +115,7 @@ def token_stream(n: int = 100_000, seed: int = 0, per_message: int = 400) -> byt
             w = rng.choice(_WORDS)
             words.append(w)
             size += len(w.encode()) + 1
-        update = {
+        update: JSONObject = {
             "sessionUpdate": "agent_message_chunk",
             "messageId": f"msg_agent_{i // per_message:06d}",
             "content": {"type": "text", "text": " ".join(words) + " "},
@@ -194,7 +195,7 @@ def _text(rng: random.Random, lo: int = 3, hi: int = 12) -> str:
     return " ".join(rng.choice(_WORDS) for _ in range(rng.randint(lo, hi)))
 
 
-def _block(rng: random.Random) -> dict:
+def _block(rng: random.Random) -> JSONObject:
     if rng.random() < 0.9:
         return {"type": "text", "text": _text(rng)}
     return {"type": "resource_link", "name": "main.rs", "uri": "file:///home/dev/src/main.rs"}
@@ -279,7 +280,7 @@ def mixed_sessions(
             )
         elif r < 0.62:
             call = f"call_{turn}_{rng.randint(0, 3)}"
-            update = {
+            update: JSONObject = {
                 "sessionUpdate": "tool_call_update"
                 if version >= 2 or rng.random() < 0.5
                 else "tool_call",
@@ -334,7 +335,7 @@ def mixed_sessions(
                     )
                 )
         elif r < 0.78:
-            entries = [
+            entries: list[JSONValue] = [
                 {
                     "content": _text(rng, 2, 6),
                     "priority": "medium",
@@ -352,12 +353,12 @@ def mixed_sessions(
             lines.append(_update(sid, update))
         elif r < 0.81:
             agent_id += 1
-            rid = f"perm-{agent_id}"
+            permission_id = f"perm-{agent_id}"
             lines.append(
                 _line(
                     {
                         "jsonrpc": "2.0",
-                        "id": rid,
+                        "id": permission_id,
                         "method": "session/request_permission",
                         "params": {
                             "sessionId": sid,
@@ -373,7 +374,7 @@ def mixed_sessions(
                 _line(
                     {
                         "jsonrpc": "2.0",
-                        "id": rid,
+                        "id": permission_id,
                         "result": {"outcome": {"outcome": "selected", "optionId": "allow"}},
                     }
                 )
