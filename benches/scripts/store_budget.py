@@ -54,12 +54,17 @@ def update(sid, body):
 
 def frames():
     if workload == "raw_input":
+        # Each frame in pieces, so that the generator holds no more than a piece of it.
         line = json.dumps({"path": "src/x.rs", "line": 1, "text": "fn main() { \"\\t\" }"})
         count = int(30_000_000 * scale) // (len(line) + 1)
-        lines = "[" + ",".join([line] * count) + "]"
+        per_piece = max(1, PIECE // (len(line) + 1))
         for i in range(20):
             yield update("s", b'{"sessionUpdate":"tool_call","toolCallId":"t%d","title":"grep",'
-                         b'"rawInput":{"hits":%s}}' % (i, lines.encode()))
+                         b'"rawInput":{"hits":[' % i)[:-3]
+            for start in range(0, count, per_piece):
+                n = min(per_piece, count - start)
+                yield (b"," if start else b"") + ",".join([line] * n).encode()
+            yield b"]}}}}\n"
     elif workload == "one_message":
         text = ("x" * 1023 + " ").encode()
         chunk = update("s", b'{"sessionUpdate":"agent_message_chunk","content":'
@@ -98,6 +103,7 @@ usable = store["fresh"].message_text(store["fresh"].snapshot()["messages"][0]["i
 print(json.dumps({
     "backend": acpwire.BACKEND, "peak_growth": (peak - base) * 1024, "seconds": seconds,
     "usable": usable == "still here", "sessions": len(store),
+    "errors": sorted({e["reason"] for e in store.errors}),
     "evicted": getattr(store, "evicted_sessions", None),
     "retained": getattr(store, "retained_bytes", None),
 }))
@@ -134,7 +140,8 @@ def main() -> None:
     parser.add_argument("--scale", type=float, default=1.0)
     args = parser.parse_args()
     print(f"max_bytes={args.max_bytes}  scale={args.scale}")
-    print(f"{'workload':12} {'backend':7} {'peak growth':>12} {'seconds':>8}  usable  evicted")
+    header = f"{'workload':12} {'backend':7} {'peak growth':>12} {'seconds':>8}"
+    print(header + "  usable  evicted  errors")
     for workload in args.only.split(","):
         for backend in args.backends.split(","):
             r = run(workload, backend, args.max_bytes, args.scale)
@@ -144,7 +151,7 @@ def main() -> None:
             growth = int(r["peak_growth"]) / MIB  # type: ignore[call-overload]
             print(
                 f"{workload:12} {backend:7} {growth:9.0f} MiB {r['seconds']:8.1f}  "
-                f"{r['usable']!s:6}  {r['evicted']}"
+                f"{r['usable']!s:6}  {r['evicted']!s:7}  {'; '.join(r['errors'])}"  # type: ignore[arg-type]
             )
 
 
