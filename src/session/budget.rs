@@ -198,7 +198,12 @@ impl Reducer {
         {
             return;
         }
-        if let Some(&i) = self.index.get(sid) {
+        // The session looked up last is nearly always the one changed.
+        if let Some(i) = self.last_session
+            && self.sessions[i].id == sid
+        {
+            self.touch(i);
+        } else if let Some(&i) = self.index.get(sid) {
             self.touch(i);
         }
     }

@@ -40,7 +40,7 @@ pub(super) struct Reducer {
     pub(super) changes: Vec<Change>,
     /// `changes` by value, as indices into it: a set of the changes themselves would hold
     /// each twice.
-    pub(super) change_index: hashbrown::HashTable<usize>,
+    pub(super) change_index: hashbrown::HashTable<(u64, usize)>,
     pub(super) change_hasher: ahash::RandomState,
     /// (session index, message index) of a message whose change is already in `changes`, so
     /// the hot path can skip [`Reducer::change`]. Cleared when the changes are taken.
@@ -174,30 +174,26 @@ impl Reducer {
         }
         let hash = self.change_hasher.hash_one((sid, kind, id));
         let changes = &self.changes;
-        let known = self.change_index.find(hash, |&i| {
+        let known = self.change_index.find(hash, |&(h, i)| {
             let (s, k, x) = &changes[i];
-            *k == kind && x == id && s == sid
+            h == hash && *k == kind && x == id && s == sid
         });
         if known.is_none() {
             self.budget.changes_cost += change_cost(sid, id);
             self.changes.push((sid.to_owned(), kind, id.to_owned()));
-            let (changes, hasher) = (&self.changes, &self.change_hasher);
+            // Each entry keeps its hash, so that growing the table hashes nothing again.
             self.change_index
-                .insert_unique(hash, changes.len() - 1, |&i| {
-                    change_hash(hasher, &changes[i])
-                });
+                .insert_unique(hash, (hash, self.changes.len() - 1), |&(h, _)| h);
         }
     }
 
     /// Index `changes` again, after entries were removed.
     pub(super) fn reindex_changes(&mut self) {
         self.change_index.clear();
-        let (changes, hasher) = (&self.changes, &self.change_hasher);
-        for (i, c) in changes.iter().enumerate() {
+        for (i, c) in self.changes.iter().enumerate() {
+            let hash = change_hash(&self.change_hasher, c);
             self.change_index
-                .insert_unique(change_hash(hasher, c), i, |&j| {
-                    change_hash(hasher, &changes[j])
-                });
+                .insert_unique(hash, (hash, i), |&(h, _)| h);
         }
     }
 
@@ -221,6 +217,8 @@ impl Reducer {
             )));
             self.index.insert(sid.to_owned(), i);
             self.budget.add(SESSION_COST);
+            // Touched by index, so that `change` need not look the session up again.
+            self.touch(i);
             self.change(sid, "session", "sessionId");
             i
         };

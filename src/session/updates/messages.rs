@@ -168,9 +168,8 @@ impl Reducer {
             .push_text(chunk.text, limit);
         // Messages are never removed, and an eviction clears `message_changed`, so the indices
         // name the same message until the changes are taken.
-        if self.message_changed == Some((si, index)) {
-            self.touch(si);
-        } else {
+        self.touch(si);
+        if self.message_changed != Some((si, index)) {
             self.change(chunk.session_id, chunk.role.change_kind(), chunk.message_id);
             self.message_changed = Some((si, index));
         }
