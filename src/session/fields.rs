@@ -2,23 +2,89 @@
 //! by id (tool calls, terminals, plans, ...), and the fields of each entity. Cheap for the
 //! handful of entries they usually hold, and still O(1) per key (amortized) with very many.
 
-use std::collections::HashMap;
+use std::borrow::Cow;
+
+use hashbrown::HashTable;
 
 use super::json::{Json, Obj, View};
 
 /// Maps up to this many slots are searched by scanning; larger ones keep a key index.
 const SCAN_SLOTS: usize = 32;
 
+/// A key: the field names of the protocol are static, so that a million tool calls do not
+/// hold a million copies of `"status"`.
+type Key = Cow<'static, str>;
+
+/// `key`, static when it is a field name of the protocol common enough to be worth it.
+fn key_of(key: &str) -> Key {
+    Cow::Borrowed(match key {
+        "toolCallId" => "toolCallId",
+        "title" => "title",
+        "kind" => "kind",
+        "status" => "status",
+        "content" => "content",
+        "locations" => "locations",
+        "rawInput" => "rawInput",
+        "rawOutput" => "rawOutput",
+        "_meta" => "_meta",
+        "terminalId" => "terminalId",
+        "source" => "source",
+        "command" => "command",
+        "args" => "args",
+        "cwd" => "cwd",
+        "env" => "env",
+        "outputByteLimit" => "outputByteLimit",
+        "exitStatus" => "exitStatus",
+        "output" => "output",
+        "requestId" => "requestId",
+        "response" => "response",
+        "error" => "error",
+        "prompt" => "prompt",
+        "options" => "options",
+        "toolCall" => "toolCall",
+        "cancelRequested" => "cancelRequested",
+        "messageId" => "messageId",
+        "name" => "name",
+        "compactionId" => "compactionId",
+        "summary" => "summary",
+        "sessionId" => "sessionId",
+        "type" => "type",
+        "text" => "text",
+        "entries" => "entries",
+        "priority" => "priority",
+        "planId" => "planId",
+        "state" => "state",
+        "stopReason" => "stopReason",
+        "usage" => "usage",
+        "killed" => "killed",
+        "released" => "released",
+        "truncated" => "truncated",
+        "modeId" => "modeId",
+        "value" => "value",
+        "configId" => "configId",
+        "subagentId" => "subagentId",
+        "senderSessionId" => "senderSessionId",
+        "recipientSessionId" => "recipientSessionId",
+        "description" => "description",
+        "agentId" => "agentId",
+        _ => return Cow::Owned(key.to_owned()),
+    })
+}
+
+/// The index's hash of a key: a fixed seed, as ids come from one connection (see `HashMap`).
+fn key_hash(key: &str) -> u64 {
+    ahash::RandomState::with_seeds(0x243f_6a88, 0x85a3_08d3, 0x1319_8a2e, 0x0370_7344).hash_one(key)
+}
+
 /// Entries in insertion order: a key set again keeps its place, a removed key that returns
 /// goes last. Removal leaves a hole, compacted once holes outnumber the entries, so that every
 /// operation is amortized O(1) on large maps (O(32) at most on small ones).
 #[derive(Clone, Debug)]
 pub(crate) struct Keyed<T> {
-    slots: Vec<Option<(String, T)>>,
-    /// Key to slot, kept once the map outgrows [`SCAN_SLOTS`] (boxed: every entity's fields
-    /// are a map, and few grow that large).
-    #[allow(clippy::box_collection)] // 8 bytes in every map instead of 48
-    index: Option<Box<HashMap<String, usize>>>,
+    slots: Vec<Option<(Key, T)>>,
+    /// Slot numbers by their key's hash, kept once the map outgrows [`SCAN_SLOTS`] (boxed:
+    /// every entity's fields are a map, and few grow that large).
+    index: Option<Box<HashTable<usize>>>,
     holes: usize,
 }
 
@@ -40,9 +106,17 @@ impl<T> Keyed<T> {
         Self::default()
     }
 
+    fn key_at(&self, i: usize) -> &str {
+        self.slots[i].as_ref().map_or("", |(k, _)| k)
+    }
+
     fn find(&self, key: &str) -> Option<usize> {
         match &self.index {
-            Some(index) => index.get(key).copied(),
+            Some(index) => index
+                .find(key_hash(key), |&i| {
+                    self.slots[i].as_ref().is_some_and(|(k, _)| k == key)
+                })
+                .copied(),
             None => self
                 .slots
                 .iter()
@@ -62,14 +136,21 @@ impl<T> Keyed<T> {
 
     /// Add `key`, known to be absent, at the end; return its slot.
     fn push(&mut self, key: &str, value: T) -> usize {
-        if let Some(index) = &mut self.index {
-            index.insert(key.to_owned(), self.slots.len());
+        let at = self.slots.len();
+        if at == 0 {
+            // Most maps hold a few entries: the first gets room for itself only.
+            self.slots.reserve_exact(1);
         }
-        self.slots.push(Some((key.to_owned(), value)));
-        if self.index.is_none() && self.slots.len() > SCAN_SLOTS {
+        self.slots.push(Some((key_of(key), value)));
+        if let Some(index) = &mut self.index {
+            let slots = &self.slots;
+            index.insert_unique(key_hash(key), at, |&i| {
+                key_hash(slots[i].as_ref().map_or("", |(k, _)| k))
+            });
+        } else if self.slots.len() > SCAN_SLOTS {
             self.reindex();
         }
-        self.slots.len() - 1
+        at
     }
 
     /// The entry for `key`, made with `make` at the end when absent (second value: made).
@@ -99,10 +180,12 @@ impl<T> Keyed<T> {
         let Some(i) = self.find(key) else {
             return false;
         };
-        self.slots[i] = None;
-        if let Some(index) = &mut self.index {
-            index.remove(key);
+        if let Some(index) = &mut self.index
+            && let Ok(entry) = index.find_entry(key_hash(key), |&j| j == i)
+        {
+            entry.remove();
         }
+        self.slots[i] = None;
         self.holes += 1;
         if self.holes * 2 > self.slots.len() {
             self.slots.retain(Option::is_some);
@@ -114,14 +197,20 @@ impl<T> Keyed<T> {
 
     /// Rebuild the index for the current slots (none while the map is small).
     fn reindex(&mut self) {
-        self.index = (self.slots.len() > SCAN_SLOTS).then(|| {
-            self.slots
-                .iter()
-                .enumerate()
-                .filter_map(|(i, slot)| slot.as_ref().map(|(k, _)| (k.clone(), i)))
-                .collect::<HashMap<_, _>>()
-                .into()
-        });
+        if self.slots.len() <= SCAN_SLOTS {
+            self.index = None;
+            return;
+        }
+        let mut index = HashTable::with_capacity(self.slots.len());
+        for i in 0..self.slots.len() {
+            if self.slots[i].is_some() {
+                let slots = &self.slots;
+                index.insert_unique(key_hash(self.key_at(i)), i, |&j| {
+                    key_hash(slots[j].as_ref().map_or("", |(k, _)| k))
+                });
+            }
+        }
+        self.index = Some(Box::new(index));
     }
 
     pub fn clear(&mut self) {
@@ -129,8 +218,8 @@ impl<T> Keyed<T> {
     }
 
     /// (key, value) in order.
-    pub fn iter(&self) -> impl Iterator<Item = (&String, &T)> {
-        self.slots.iter().flatten().map(|(k, v)| (k, v))
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &T)> {
+        self.slots.iter().flatten().map(|(k, v)| (k.as_ref(), v))
     }
 }
 
@@ -149,7 +238,11 @@ impl Fields {
 
     /// The fields as a plain ordered object.
     pub fn into_obj(self) -> Obj {
-        self.slots.into_iter().flatten().collect()
+        self.slots
+            .into_iter()
+            .flatten()
+            .map(|(k, v)| (k.into_owned(), v))
+            .collect()
     }
 
     /// The fields as a view, borrowed.
@@ -159,9 +252,7 @@ impl Fields {
 
     /// The members of [`Self::to_view`].
     pub fn view_members(&self) -> Vec<(&str, View<'_>)> {
-        self.iter()
-            .map(|(k, v)| (k.as_str(), View::Json(v)))
-            .collect()
+        self.iter().map(|(k, v)| (k, View::Json(v))).collect()
     }
 }
 
@@ -262,7 +353,7 @@ mod tests {
                     }
                 }
             }
-            let got: Vec<(String, u32)> = keyed.iter().map(|(k, v)| (k.clone(), *v)).collect();
+            let got: Vec<(String, u32)> = keyed.iter().map(|(k, v)| (k.to_owned(), *v)).collect();
             assert_eq!(got, model, "round {round}");
             for (k, v) in &model {
                 assert_eq!(keyed.get(k), Some(v));

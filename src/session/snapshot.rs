@@ -98,13 +98,13 @@ impl Session {
         let plans = View::Object(
             cold.plans
                 .iter()
-                .map(|(id, o)| (id.as_str(), View::of_obj(o)))
+                .map(|(id, o)| (id, View::of_obj(o)))
                 .collect(),
         );
         let terminals = View::Object(
             cold.terminals
                 .iter()
-                .map(|(id, t)| (id.as_str(), terminal_view(t)))
+                .map(|(id, t)| (id, terminal_view(t)))
                 .collect(),
         );
         vec![
@@ -162,7 +162,7 @@ impl Session {
 }
 
 fn keyed(k: &Keyed<Fields>) -> View<'_> {
-    View::Object(k.iter().map(|(id, f)| (id.as_str(), f.to_view())).collect())
+    View::Object(k.iter().map(|(id, f)| (id, f.to_view())).collect())
 }
 
 fn objs(v: &[Fields]) -> View<'_> {
