@@ -259,12 +259,46 @@ impl Reducer {
             total = total.saturating_sub(freed) + change_cost(&s.id, "evicted");
             victims.push(i);
         }
-        drop(pending);
-        if victims.is_empty() {
+        if !victims.is_empty() {
+            drop(pending);
+            self.remove_sessions(&victims);
+        }
+        let keep = self.budget.last_changed.unwrap_or(keep);
+        if total > target {
+            total = self.shed_tool_calls(keep, total, target);
+        }
+        total
+    }
+
+    /// Drop the oldest tool calls of session `si` (the one changed last, which is never
+    /// evicted) until `total` would be at most `target`; return the total counted again.
+    fn shed_tool_calls(&mut self, si: usize, mut total: usize, target: usize) -> usize {
+        let s = &self.sessions[si];
+        let mut ids = Vec::new();
+        for (id, fields) in s.tool_calls.iter() {
+            if total <= target {
+                break;
+            }
+            let entry = View::Object(vec![("type", View::Str("toolCall")), ("id", View::Str(id))]);
+            let freed = member_cost(id, &fields.to_view()) + item_cost(&entry);
+            total = total.saturating_sub(freed) + change_cost(&s.id, id);
+            ids.push(id.to_owned());
+        }
+        if ids.is_empty() {
             return total;
         }
-        self.remove_sessions(&victims);
-        total
+        let sid = s.id.clone();
+        self.sessions[si].drop_tool_calls(&ids);
+        self.touch(si);
+        let dropped = ids.len();
+        for id in ids {
+            self.change(&sid, "toolCall", &id);
+        }
+        self.error(
+            Some(&sid),
+            format!("dropped {dropped} tool calls: the store was over max_bytes"),
+        );
+        self.retained()
     }
 
     /// Remove the sessions at `victims` (in eviction order) from everything the store holds,

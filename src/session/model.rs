@@ -334,19 +334,42 @@ impl Session {
         self.timeline[at].0 = REMOVED;
         self.timeline_holes += 1;
         if self.timeline_holes > MAX_HOLES && self.timeline_holes * 2 > self.timeline.len() {
-            if !self.turns.is_empty() {
-                self.remap_turns(&kept_before(&self.timeline));
-            }
-            self.timeline.retain(|(kind, _, _)| *kind != REMOVED);
-            self.timeline_dropped += self.timeline_holes;
-            self.timeline_holes = 0;
-            let plan_at = &mut self.cold.get_or_insert_with(Box::default).plan_at;
+            self.compact_timeline();
+        }
+    }
+
+    /// Drop the holes of removed entries from `timeline`.
+    fn compact_timeline(&mut self) {
+        if !self.turns.is_empty() {
+            self.remap_turns(&kept_before(&self.timeline));
+        }
+        self.timeline.retain(|(kind, _, _)| *kind != REMOVED);
+        self.timeline_dropped += self.timeline_holes;
+        self.timeline_holes = 0;
+        if let Some(cold) = self.cold.as_deref_mut()
+            && !cold.plan_at.is_empty()
+        {
             for (i, (kind, id, _)) in self.timeline.iter().enumerate() {
                 if *kind == "plan" {
-                    plan_at.insert(id.clone(), i);
+                    cold.plan_at.insert(id.clone(), i);
                 }
             }
         }
+    }
+
+    /// Remove tool calls `ids` and their timeline entries (see `budget`).
+    pub(super) fn drop_tool_calls(&mut self, ids: &[String]) {
+        let gone: std::collections::HashSet<&str> = ids.iter().map(String::as_str).collect();
+        for id in ids {
+            self.tool_calls.remove(id);
+        }
+        for entry in &mut self.timeline {
+            if entry.0 == "toolCall" && gone.contains(entry.1.as_str()) {
+                entry.0 = REMOVED;
+                self.timeline_holes += 1;
+            }
+        }
+        self.compact_timeline();
     }
 
     /// The terminal `id`, made (and placed on the timeline) on first sight, run by `source`:
