@@ -288,7 +288,8 @@ class Session:
     """One session's reduced state (a live view into its ``Sessions``).
 
     Each ``store[id]`` may be a new handle; handles on one session of one store are equal and
-    hash alike.
+    hash alike. Once the session is evicted (see ``Sessions``), every read of its handles raises
+    RuntimeError; a new session of the same id is another session, with other handles.
     """
 
     def __eq__(self, value: object, /) -> bool: ...

@@ -742,7 +742,7 @@ impl Session {
     /// extract.)
     fn __eq__(&self, other: &Bound<'_, Self>) -> bool {
         let other = other.get();
-        self.store.is(&other.store) && self.id == other.id
+        self.store.is(&other.store) && self.id == other.id && self.serial == other.serial
     }
 
     fn __hash__(&self) -> u64 {
@@ -750,6 +750,7 @@ impl Session {
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
         self.store.as_ptr().addr().hash(&mut hasher);
         self.id.hash(&mut hasher);
+        self.serial.hash(&mut hasher);
         hasher.finish()
     }
 
