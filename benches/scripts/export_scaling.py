@@ -13,8 +13,11 @@ A plain script (not collected by pytest), a minute or two on 2 cores::
   says how many cores the whole machine kept busy meanwhile (``/proc/stat``): with 1 worker
   on an otherwise idle 2-core machine that is about 1, with 2 about 2; more with 1 worker
   means other work was sharing the cores, and then the ratio says more about the machine
-  than about the export. ``--cli`` times fresh
-  ``python -m acpwire export`` processes instead, interpreter start and imports included.
+  than about the export. With Linux's ``sched_autogroup`` on, the cores are shared between
+  sessions first: while another session keeps them busy, this run's processes together get
+  about one session's share, so 2 workers cannot beat 1 (the script says so when it is on).
+  ``--cli`` times fresh ``python -m acpwire export`` processes instead, interpreter start and
+  imports included.
 * memory: the same archive plus one large trace (``--big-mb`` MiB of agent text) is exported
   with 2 workers while the workers' peak resident memory (``VmHWM``) is read from ``/proc``;
   it is set beside the peak of a fresh process that exports the large trace alone, and beside
@@ -89,6 +92,14 @@ def write_big(path: Path, megabytes: int) -> None:
             }
         )
         fp.write(chunk * (megabytes * 2**20 // len(chunk)))
+
+
+def _autogroup() -> bool:
+    try:
+        with open("/proc/sys/kernel/sched_autogroup_enabled") as fp:
+            return fp.read().strip() == "1"
+    except OSError:
+        return False
 
 
 def busy_cores() -> tuple[float, float]:
@@ -236,6 +247,14 @@ def main() -> None:
         )
         if hasattr(os, "getloadavg"):
             print(f"load average after: {os.getloadavg()[0]:.1f}")
+        if _autogroup():
+            # The scheduler shares the cores between sessions first, then between the
+            # processes of each: while another session keeps a core busy, this one gets at
+            # most its share whatever the number of workers (`--cli` shows what it got).
+            print(
+                "note: sched_autogroup is on: while other sessions keep the cores busy, this "
+                "run's processes together get one session's share, however many workers"
+            )
 
         if args.no_memory:
             return
