@@ -12,6 +12,7 @@ distributed = pytest.importorskip("dask.distributed")
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 
+from acpwire.cli import export  # noqa: E402
 from acpwire.cli.export import TABLES, arrow_schema, expand_paths, export_traces  # noqa: E402
 from acpwire.dask import read_traces  # noqa: E402
 
@@ -32,8 +33,10 @@ def client():
         yield connected
 
 
-def test_the_same_rows_as_the_export_in_process_and_in_a_pool(tmp_path, client):
+def test_the_same_rows_as_the_export_in_process_and_in_a_pool(tmp_path, client, monkeypatch):
     folder = archive(tmp_path)
+    # Small tasks, so that the pool writes several parts of this small archive.
+    monkeypatch.setattr(export, "_TASK_MIN_BYTES", 1)
     missing = str(tmp_path / "missing.ndjson")
     paths = [str(folder), missing]
     export_traces(paths, tmp_path / "inline", jobs=1)
@@ -46,8 +49,8 @@ def test_the_same_rows_as_the_export_in_process_and_in_a_pool(tmp_path, client):
         assert frame.npartitions == len(files)
         assert list(frame.columns) == arrow_schema(table).names
         rows = as_rows(result, table)
-        assert rows == pq.read_table(tmp_path / "inline" / f"{table}.parquet").to_pylist()
-        assert rows == pq.read_table(tmp_path / "pool" / f"{table}.parquet").to_pylist()
+        assert rows == pq.read_table(tmp_path / "inline" / table).to_pylist()
+        assert rows == pq.read_table(tmp_path / "pool" / table).to_pylist()
     sessions = computed[list(frames).index("sessions")]
     assert len(sessions) == 3
     assert str(sessions["usage_used"].dtype) == "int64[pyarrow]"
@@ -59,7 +62,7 @@ def test_a_query_runs_on_the_cluster(tmp_path, client):
     by_kind = calls.groupby("kind")["tool_call_id"].count().compute().to_dict()
     export_traces([str(folder)], tmp_path / "out", jobs=1)
     expected: dict[str, int] = {}
-    for row in pq.read_table(tmp_path / "out" / "tool_calls.parquet").to_pylist():
+    for row in pq.read_table(tmp_path / "out" / "tool_calls").to_pylist():
         expected[row["kind"]] = expected.get(row["kind"], 0) + 1
     assert by_kind == expected and sum(by_kind.values()) > 0
 

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from test_export_cases import (
@@ -20,6 +21,8 @@ from test_export_cases import (
     updates_per_turn,
 )
 
+import acpwire
+from acpwire.cli import export
 from acpwire.cli.export import TABLES, arrow_schema, expand_paths, export_traces, reduce_trace
 from acpwire.cli.export.tables import COLUMNS, _replay, _session_rows
 
@@ -27,7 +30,11 @@ pq = pytest.importorskip("pyarrow.parquet")
 
 
 def read_rows(out) -> dict[str, list[dict]]:
-    return {table: pq.read_table(out / f"{table}.parquet").to_pylist() for table in TABLES}
+    return {table: pq.read_table(out / table).to_pylist() for table in TABLES}
+
+
+def parts(out, table: str) -> list[str]:
+    return sorted(p.name for p in (out / table).iterdir())
 
 
 def test_every_table_has_its_schema_even_when_empty(tmp_path):
@@ -36,7 +43,8 @@ def test_every_table_has_its_schema_even_when_empty(tmp_path):
     export_traces([str(SAMPLE)], tmp_path / "full", jobs=1)
     for out in ("empty", "bad", "full"):
         for table in TABLES:
-            schema = pq.read_schema(tmp_path / out / f"{table}.parquet")
+            [part] = parts(tmp_path / out, table)
+            schema = pq.read_schema(tmp_path / out / table / part)
             assert schema.remove_metadata() == arrow_schema(table)
             assert schema.names[:2] == ["trace", "session_id"]
     assert set(COLUMNS) == {
@@ -139,13 +147,74 @@ def test_files_directories_and_globs(tmp_path):
     ]
 
 
-def test_rows_are_equal_in_process_and_in_a_pool(tmp_path):
+def test_rows_are_equal_in_process_and_in_a_pool(tmp_path, monkeypatch):
     folder = archive(tmp_path)
     inline = export_traces([str(folder)], tmp_path / "inline", jobs=1)
+    # Tasks of a few hundred bytes, so that this small archive is several parts, written by
+    # two workers.
+    monkeypatch.setattr(export, "_TASK_MIN_BYTES", 1)
     pooled = export_traces([str(folder)], tmp_path / "pool", jobs=2)
     assert inline == pooled
     assert read_rows(tmp_path / "inline") == read_rows(tmp_path / "pool")
     assert inline["sessions"] == 3 and inline["errors"] == 2
+    # One part per table in process; in the pool, the same numbered parts in every table.
+    assert all(parts(tmp_path / "inline", t) == ["part-00000.parquet"] for t in TABLES)
+    names = parts(tmp_path / "pool", "sessions")
+    assert len(names) > 2 and all(parts(tmp_path / "pool", t) == names for t in TABLES)
+
+
+def test_part_n_of_every_table_holds_the_same_traces(tmp_path, monkeypatch):
+    folder = archive(tmp_path)
+    monkeypatch.setattr(export, "_TASK_MIN_BYTES", 1)
+    export_traces([str(folder), str(tmp_path / "missing.ndjson")], tmp_path / "out", jobs=2)
+    paths = expand_paths([str(folder), str(tmp_path / "missing.ndjson")])
+    seen: list[str] = []
+    for name in parts(tmp_path / "out", "sessions"):
+        traces = set()
+        for table in TABLES:
+            traces |= {
+                r["trace"] for r in pq.read_table(tmp_path / "out" / table / name).to_pylist()
+            }
+        # The parts follow the traces' order, each trace in one part only.
+        assert traces and not traces & set(seen)
+        seen += sorted(traces, key=paths.index)
+    assert seen == paths
+
+
+def test_a_new_export_replaces_the_parts_of_an_earlier_one(tmp_path, monkeypatch):
+    folder = archive(tmp_path)
+    monkeypatch.setattr(export, "_TASK_MIN_BYTES", 1)
+    export_traces([str(folder)], tmp_path / "out", jobs=2)
+    assert len(parts(tmp_path / "out", "turns")) > 1
+    # Another file in the folder is not a part and stays.
+    (tmp_path / "out" / "turns" / "notes.txt").write_text("mine")
+    export_traces([str(folder / "a-sample.ndjson")], tmp_path / "out", jobs=1)
+    assert parts(tmp_path / "out", "turns") == ["notes.txt", "part-00000.parquet"]
+    turns = pq.read_table(tmp_path / "out" / "turns" / "part-00000.parquet").to_pylist()
+    assert {row["trace"] for row in turns} == {str(folder / "a-sample.ndjson")}
+
+
+def test_duckdb_reads_the_parts_as_pyarrow_does(tmp_path, monkeypatch):
+    duckdb = pytest.importorskip("duckdb")
+    folder = archive(tmp_path)
+    monkeypatch.setattr(export, "_TASK_MIN_BYTES", 1)
+    export_traces([str(folder)], tmp_path / "out", jobs=2)
+    for table in TABLES:
+        expected = pq.read_table(tmp_path / "out" / table)
+        glob = str(tmp_path / "out" / table / "*.parquet")
+        got = duckdb.sql(f"SELECT * FROM read_parquet('{glob}')").arrow()
+        if hasattr(got, "read_all"):
+            got = got.read_all()
+        assert got.schema.names == expected.schema.names
+        # DuckDB promises no row order without ORDER BY: the same rows, in any order.
+        assert sorted(map(repr, got.to_pylist())) == sorted(map(repr, expected.to_pylist()))
+        assert got.num_rows == expected.num_rows > 0 or table in ("terminals", "permissions")
+
+
+def _env() -> dict[str, str]:
+    # The package the test run imports (installed, or the checkout's with PYTHONPATH=python).
+    root = str(Path(acpwire.__file__).resolve().parents[1])
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
 
 
 def test_the_command_line(tmp_path):
@@ -166,12 +235,34 @@ def test_the_command_line(tmp_path):
         text=True,
         timeout=120,
         check=False,
+        env=_env(),
     )
     # d-garbage could not be read: the status says so, and the rest was exported.
     assert result.returncode == 1
     assert "d-garbage.ndjson: cannot read the trace" in result.stderr
     assert result.stdout.startswith("2 traces → ")
-    assert len(pq.read_table(tmp_path / "out" / "sessions.parquet")) == 1
+    assert len(pq.read_table(tmp_path / "out" / "sessions")) == 1
+    # Two workers, from a parent that has not imported pyarrow (so they are forked), writing
+    # a part per trace (tasks of at least one byte).
+    code = (
+        "import sys; from acpwire.cli import export; from acpwire.cli.main import main; "
+        "export._TASK_MIN_BYTES = 1; status = main(); "
+        "print('parent imported pyarrow:', 'pyarrow' in sys.modules); sys.exit(status)"
+    )
+    two = str(tmp_path / "two")
+    result = subprocess.run(
+        [sys.executable, "-c", code, "export", str(folder), "-o", two, "--jobs", "2"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env=_env(),
+    )
+    assert result.returncode == 1, result.stderr
+    assert result.stdout.startswith("4 traces → ")
+    assert len(pq.read_table(tmp_path / "two" / "sessions")) == 3
+    assert len(parts(tmp_path / "two", "sessions")) == 4
+    assert result.stdout.endswith("parent imported pyarrow: False\n")
     result = subprocess.run(
         [
             sys.executable,
@@ -188,6 +279,7 @@ def test_the_command_line(tmp_path):
         text=True,
         timeout=120,
         check=False,
+        env=_env(),
     )
     assert result.returncode == 2 and "--jobs must be at least 1" in result.stderr
 
