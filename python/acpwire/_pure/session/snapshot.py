@@ -48,10 +48,14 @@ def _turns_view(s: Session) -> list[JsonValue]:
 def message_view(m: _Message) -> JsonObject:
     """A message as the snapshot writes it: id, role, content, then its other fields."""
     o: JsonObject = {"id": m.id, "role": m.role}
-    if m.content is not None:
-        o["content"] = _copy(m.content)
+    content = m.blocks()
+    if content is not None:
+        o["content"] = _copy(content)
     for k, v in m.fields.items():
         o[k] = _copy(v)
+    trunc = m.trunc
+    if trunc is not None:
+        o["truncated"] = {"blocks": trunc.blocks, "bytes": trunc.bytes}
     return o
 
 
