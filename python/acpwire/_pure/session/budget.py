@@ -10,6 +10,7 @@ recently are evicted whole.
 from __future__ import annotations
 
 from collections import OrderedDict
+from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
 from ..._contract import MAX_ERRORS
@@ -234,9 +235,14 @@ class _Budget(_StoreParts):
         for k, v in obj.items():
             if k == skip:
                 continue
-            if chunk and k == "content" and type(v) is dict and v.get("type") == "text":
-                if type(v.get("text")) is str:
-                    continue  # a chunk's text is the message's: max_message_bytes bounds it
+            if (
+                chunk
+                and k == "content"
+                and type(v) is dict
+                and v.get("type") == "text"
+                and type(v.get("text")) is str
+            ):
+                continue  # a chunk's text is the message's: max_message_bytes bounds it
             cost = json_cost(v)
             if cost > limit:
                 # Only values change, so the iteration goes on over the same keys.
@@ -428,8 +434,6 @@ def _drop_session(s: Session) -> None:
 
     for name in Session.__slots__:
         if name != "_id" and name != "_lock":
-            try:
+            with suppress(AttributeError):
                 delattr(s, name)
-            except AttributeError:
-                pass
     s.__class__ = _EvictedSession

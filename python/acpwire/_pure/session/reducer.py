@@ -98,33 +98,33 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, _Budget, Unpicklable):
         "_block",
         "_changes",
         "_cost",
+        "_decoder",
+        "_errors",
+        "_errors_dropped",
         "_estimate",
         "_evicted",
+        "_handlers",
+        "_lock",
         "_lru",
         "_max_bytes",
         "_max_message",
         "_max_payload",
         "_message_room",
-        "_payload_walk",
-        "_sessions_cost",
-        "_touched",
-        "_decoder",
-        "_errors",
-        "_errors_dropped",
-        "_handlers",
-        "_lock",
         "_mode",
         "_notes",
         "_order",
+        "_payload_walk",
         "_pending",
         "_pos",
         "_sender",
         "_sessions",
+        "_sessions_cost",
         "_shared_version",
         "_term_args",
         "_terminal_budget",
         "_terminal_held",
         "_terminal_order",
+        "_touched",
         "_version",
         "_version_changes_named",
     )
@@ -157,7 +157,9 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, _Budget, Unpicklable):
             raise ValueError("scrollback must not be negative")
         if max_terminal_bytes < 0:
             raise ValueError("max_terminal_bytes must not be negative")
-        for name, bound in zip(("max_bytes", "max_payload_bytes", "max_message_bytes"), budget):
+        for name, bound in zip(
+            ("max_bytes", "max_payload_bytes", "max_message_bytes"), budget, strict=True
+        ):
             if bound is not None and bound < 0:
                 raise ValueError(f"{name} must not be negative")
         self._budget_init(*budget)
