@@ -251,12 +251,13 @@ class _Budget(_StoreParts):
 
     # -- messages ----------------------------------------------------------------------------
 
-    def _add_block(self, sid: str, m: _Message, block: JsonValue, line_len: int = -1) -> None:
+    def _add_block(self, sid: str, m: _Message, block: JsonValue, bound_of: int = -1) -> None:
         """Append a content block to message ``m`` within ``max_message_bytes``.
 
         Until a message may be near the bound its size is not tracked: ``room`` is the bound
-        less an upper bound of its size (64 times each chunk's line, or a block's exact size).
-        Once that goes negative the size is computed and tracked exactly.
+        less an upper bound of its size (``bound_of`` each block, when the caller has one from
+        its line, else its exact size). Once that goes negative the size is computed and
+        tracked exactly.
         """
         bound = self._max_message
         if bound is None:
@@ -264,8 +265,8 @@ class _Budget(_StoreParts):
             return
         size = -1
         if m.room >= 0:
-            if line_len >= 0:
-                room = m.room - (line_len << 6)
+            if bound_of >= 0:
+                room = m.room - bound_of
             else:
                 size = block_size(block)
                 room = m.room - size

@@ -14,8 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 from ..._contract import (
     MAX_HOLES,
-    MAX_NOTICES,
-    MAX_SESSION_ERRORS,
 )
 from .._args import Unpicklable, str_arg
 from ..terminal import Terminal
@@ -229,7 +227,8 @@ class Session(Unpicklable):
         # Its record in `_turns`, every prompt turn in order.
         self._turn_record = 0
         self._turns: list[_Turn] = []
-        self._notices: deque[JsonObject] = deque(maxlen=MAX_NOTICES)
+        # Made on first use, as `_errors`: an empty deque costs 760 bytes, most of a session.
+        self._notices: deque[JsonObject] | None = None
         self._other: list[JsonValue] = []
         # (type, id, role) in first-seen order; None where a removed plan's entry was.
         self._timeline: list[TimelineEntry | None] = []
@@ -241,7 +240,7 @@ class Session(Unpicklable):
         # The message placed last and the count of entries placed once it was: while that
         # count has not moved, the message is the timeline's last entry.
         self._tail_message: tuple[int, int] | None = None
-        self._errors: deque[ErrorRecord] = deque(maxlen=MAX_SESSION_ERRORS)
+        self._errors: deque[ErrorRecord] | None = None
         self._term_args = term_args
 
     @property

@@ -14,7 +14,13 @@ from typing import Any
 
 import orjson
 
-from ..._contract import DEFAULT_MAX_FRAME_BYTES, DEFAULT_MAX_TERMINAL_BYTES, MAX_COLS, MAX_ERRORS
+from ..._contract import (
+    DEFAULT_MAX_FRAME_BYTES,
+    DEFAULT_MAX_TERMINAL_BYTES,
+    MAX_COLS,
+    MAX_ERRORS,
+    MAX_SESSION_ERRORS,
+)
 from ..._errors import FrameError
 from .._args import Unpicklable, at_most, buffer_bytes, size
 from ..framing import FrameDecoder
@@ -272,21 +278,25 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, _Budget, Unpicklable):
         # session changed last). A count may evict sessions, so it empties this.
         chunk_targets: dict[tuple[str, str, str], tuple[Session, int, _Message]] = {}
         dispatch = self._dispatch
-        changes = self._changes
+        # The sessions changed since the last count, when a bound reads them.
+        touched = None if self._max_bytes is None else self._touched
         # Frames longer than this are walked for payloads over max_payload_bytes.
         walk = self._payload_walk
-        # The estimate of the line before, added once it was reduced.
-        pending = 0
+        # The estimate is kept here as what may still be added before a count (`left`), written
+        # back around the calls that add to it; a line's share is taken once it was reduced,
+        # and the count runs before the next line.
+        allowance = self._allowance
+        left = allowance - self._estimate
+        evicted = self._evicted
         for i, line in enumerate(lines):
-            if pending:
-                self._estimate += pending
-                pending = 0
-                if self._estimate > self._allowance:
-                    self._pos = i - 1
-                    self._count()
-                    last_sid = None
-                    chunk_targets.clear()
-                    changes = self._changes
+            if left < 0:
+                self._estimate = allowance - left
+                self._pos = i - 1
+                self._count()
+                allowance = left = self._allowance
+                last_sid = None
+                chunk_targets.clear()
+                evicted = self._evicted
             if check_each and (len(line) > cap or ZEROS in line.translate(DIGITS_TO_ZERO)):
                 refused = True
             else:
@@ -299,10 +309,16 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, _Budget, Unpicklable):
             if refused:
                 # The decoder decides, as for a line fed alone.
                 last_sid = None
+                self._estimate = allowance - left
                 self._reduce_frame(line, *self._block_pos(i))
-                changes = self._changes
+                # It counts for itself, and a count may have evicted sessions.
+                allowance = self._allowance
+                left = allowance - self._estimate
+                if self._evicted != evicted:
+                    chunk_targets.clear()
+                    evicted = self._evicted
                 continue
-            pending = (len(line) << 2) + MESSAGE_COST
+            cost = (len(line) << 2) + MESSAGE_COST
             if len(line) > walk:
                 self._pos = i
                 self._stub_payloads(value)
@@ -313,11 +329,12 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, _Budget, Unpicklable):
             ):
                 last_sid = None
                 self._pos = i
+                self._estimate = allowance - left
                 if type(value) is list:
                     self._batch(value)
                 else:
                     self._message(value)
-                changes = self._changes
+                left = allowance - self._estimate - cost
                 continue
             try:
                 params = value["params"]
@@ -331,22 +348,31 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, _Budget, Unpicklable):
             if type(kind) is not str or type(sid) is not str:
                 last_sid = None
                 self._pos = i
+                self._estimate = allowance - left
                 self._session_update(value.get("params"))
-                changes = self._changes
+                left = allowance - self._estimate - cost
                 continue
             if role is not None and len(u) == 3:  # other fields (`_meta`): the general path's
                 mid = u.get("messageId")
                 content = u.get("content")
-                if type(mid) is str and type(content) is dict and type(content.get("type")) is str:
+                ctype = content.get("type") if type(content) is dict else None
+                if type(mid) is str and type(ctype) is str:
+                    # An upper bound of the block's size: a text block's UTF-8 is at most its
+                    # line, and no value costs more than 64 times its JSON text.
+                    if ctype == "text" and type(content.get("text")) is str:
+                        line_len = len(line)
+                    else:
+                        line_len = len(line) << 6
                     if mid == last_mid and sid == last_sid and role == last_role:
                         # Within max_message_bytes by the estimate: appended as it comes.
-                        room = last_msg.room - (len(line) << 6)
+                        room = last_msg.room - line_len
                         if room >= 0:
                             last_msg.room = room
                             last_msg.content.append(content)
                         else:
                             self._pos = i
-                            self._add_block(sid, last_msg, content, len(line))
+                            self._add_block(sid, last_msg, content, line_len)
+                        left -= cost
                         continue
                     key = (sid, role, mid)
                     target = chunk_targets.get(key)
@@ -354,25 +380,36 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, _Budget, Unpicklable):
                     if target is not None:
                         target[0]._current = target[1]
                         last_msg = target[2]
-                        self._add_block(sid, last_msg, content, len(line))
-                        changes[(sid, _CHANGE_KINDS[role], mid)] = None
+                        room = last_msg.room - line_len
+                        if room >= 0:
+                            last_msg.room = room
+                            last_msg.append(content)
+                        else:
+                            self._add_block(sid, last_msg, content, line_len)
+                        if touched is not None:
+                            # Its change record is in place: the session is changed last.
+                            touched.pop(sid, None)
+                            touched[sid] = None
                     else:
+                        self._estimate = allowance - left
                         target = chunk_targets[key] = self._append_chunk(
-                            sid, role, mid, content, len(line)
+                            sid, role, mid, content, line_len
                         )
+                        left = allowance - self._estimate
                         last_msg = target[2]
                     last_sid, last_role, last_mid = sid, role, mid
+                    left -= cost
                     continue
             last_sid = None
             self._pos = i
+            self._estimate = allowance - left
             # `_session_update` once these types are known.
             dispatch(sid, kind, u)
-            changes = self._changes
-        if pending:
-            self._estimate += pending
-            if self._estimate > self._allowance:
-                self._pos = len(lines) - 1
-                self._count()
+            left = allowance - self._estimate - cost
+        self._estimate = allowance - left
+        if left < 0:
+            self._pos = len(lines) - 1
+            self._count()
         self._block = self._pos = None
         decoder._line = first_line + len(lines)
         decoder._position = decoder._line_start = base + len(block) + 1
@@ -600,7 +637,11 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, _Budget, Unpicklable):
             (None, None, sid, reason) if pos is None else (pos[0], pos[1], sid, reason)
         )
         if sid is not None:
-            self._session(sid)._errors.append(record)
+            s = self._session(sid)
+            kept = s._errors
+            if kept is None:
+                kept = s._errors = deque(maxlen=MAX_SESSION_ERRORS)
+            kept.append(record)
             self._change(sid, "session", "errors")
         if len(self._errors) == MAX_ERRORS:
             self._errors.popleft()

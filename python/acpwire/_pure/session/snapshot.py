@@ -105,10 +105,10 @@ def snapshot(s: Session) -> JsonObject:
         "permissions": _copy(s._permissions),
         "prompts": _copy(s._prompts),
         "turns": _turns_view(s) if turns else [],
-        "notices": _copy(list(s._notices)),
+        "notices": _copy(list(s._notices or ())),
         "other": _copy(s._other),
         "timeline": timeline,
-        "errors": [_error_dict(e) for e in s._errors],
+        "errors": [_error_dict(e) for e in s._errors or ()],
         "subagents": _copy(s._subagents),
         "updateExtras": _copy(s._update_extras),
     }
