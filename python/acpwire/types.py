@@ -44,6 +44,7 @@ __all__ = [
     "JsonRpcRequest",
     "JsonRpcResponse",
     "Message",
+    "MessageTruncation",
     "Permission",
     "Plan",
     "PlanEntry",
@@ -180,6 +181,14 @@ class ContentBlock(TypedDict, total=False):
     _meta: JSONObject
 
 
+class MessageTruncation(TypedDict):
+    """A message's ``truncated``, once its content passed the store's ``max_message_bytes``:
+    the blocks dropped whole and the size dropped (whole blocks and cut text)."""
+
+    blocks: int
+    bytes: int
+
+
 class Message(TypedDict, total=False):
     """An entry of ``messages``: a message keyed by (``role``, ``id``)."""
 
@@ -187,6 +196,7 @@ class Message(TypedDict, total=False):
     role: Required[Role]
     content: list[ContentBlock]
     _meta: JSONObject
+    truncated: MessageTruncation
 
 
 class ToolCallLocation(TypedDict, total=False):

@@ -15,6 +15,7 @@ CASES = Path(__file__).resolve().parent.parent / "cases" / "session"
 
 CASE_KEYS = {"name", "about", "config", "version", "session", "via", "steps"}
 STEP_KEYS = {
+    "about",
     "frames",
     "unterminated",
     "finish",
@@ -34,8 +35,18 @@ STEP_KEYS = {
     "take_changes",
     "same_as",
     "protocol_version",
+    "ids",
+    "evicted_sessions",
 }
-CONFIG_KEYS = {"max_frame_bytes", "terminal_cols", "scrollback", "max_terminal_bytes"}
+CONFIG_KEYS = {
+    "max_frame_bytes",
+    "terminal_cols",
+    "scrollback",
+    "max_terminal_bytes",
+    "max_bytes",
+    "max_payload_bytes",
+    "max_message_bytes",
+}
 ERROR_KEYS = {"reason", "line", "offset", "sessionId"}
 MODES = ("feed", "apply")
 
@@ -64,6 +75,8 @@ def _validate(case: Any, where: str) -> None:
     _check(not set(case) - CASE_KEYS, where, f"unknown keys {sorted(set(case) - CASE_KEYS)}")
     config = case.get("config", {})
     _check(isinstance(config, dict) and not set(config) - CONFIG_KEYS, where, "bad config")
+    for value in config.values():
+        _check(value is None or type(value) is int, where, "a config value is an int or null")
     _check(case.get("version") in (None, 1, 2), where, "version must be 1 or 2")
     via = case.get("via", list(MODES))
     _check(isinstance(via, list) and via and set(via) <= set(MODES), where, "bad via")
@@ -74,6 +87,11 @@ def _validate(case: Any, where: str) -> None:
         _check(isinstance(step, dict), at, "a step must be an object")
         _check(not set(step) - STEP_KEYS, at, f"unknown keys {sorted(set(step) - STEP_KEYS)}")
         _check_frames(step.get("frames", []), at)
+        for key in ("ids",):
+            ids = step.get(key, [])
+            _check(isinstance(ids, list) and all(isinstance(i, str) for i in ids), at, "bad ids")
+        count = step.get("evicted_sessions", 0)
+        _check(isinstance(count, int) and not isinstance(count, bool), at, "bad evicted_sessions")
         for record in [*step.get("errors", []), *step.get("session_errors", [])]:
             _check(isinstance(record, dict) and "reason" in record, at, "an error needs a reason")
             _check(not set(record) - ERROR_KEYS, at, f"bad error record {record!r}")
@@ -204,6 +222,10 @@ def _run_step(backend, case: dict, store, step: dict, mode: str) -> None:
         assert session.terminal(terminal_id) is None, terminal_id
     if "protocol_version" in step:
         assert store.protocol_version == step["protocol_version"]
+    if "ids" in step:
+        assert store.ids() == step["ids"]
+    if "evicted_sessions" in step:
+        assert store.evicted_sessions == step["evicted_sessions"]
     if "session_errors" in step:
         _match_errors(store[sid].snapshot()["errors"], step["session_errors"], mode)
     if "errors" in step:

@@ -14,8 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 from ..._contract import (
     MAX_HOLES,
-    MAX_NOTICES,
-    MAX_SESSION_ERRORS,
 )
 from .._args import Unpicklable, str_arg
 from ..terminal import Terminal
@@ -32,13 +30,26 @@ _TERMINAL_MAX_BYTES = 16 * 1024 * 1024
 
 
 class _Message:
-    __slots__ = ("content", "fields", "id", "role")
+    # `room`, `size` and `trunc` keep the content within the store's max_message_bytes (see
+    # `budget._Budget._add_block`): the bound less an upper bound of the size while untracked,
+    # the exact size once tracked (-1 before), and the truncation once there is one.
+    __slots__ = ("content", "fields", "id", "role", "room", "size", "trunc")
 
-    def __init__(self, mid: str, role: str) -> None:
+    def __init__(self, mid: str, role: str, room: int) -> None:
         self.id = mid
         self.role = role
         self.content: list[JsonValue] | None = None
         self.fields: JsonObject = {}
+        self.room = room
+        self.size = -1
+        self.trunc: Any = None
+
+    def blocks(self) -> list[JsonValue] | None:
+        """The content as shown: the head and the live tail once truncated."""
+        trunc = self.trunc
+        if trunc is None:
+            return self.content
+        return [*(self.content or ()), *trunc.tail[trunc.start :]]
 
     def append(self, block: JsonObject) -> list[JsonValue]:
         """Append one chunk's content block; return the content list."""
@@ -216,7 +227,8 @@ class Session(Unpicklable):
         # Its record in `_turns`, every prompt turn in order.
         self._turn_record = 0
         self._turns: list[_Turn] = []
-        self._notices: deque[JsonObject] = deque(maxlen=MAX_NOTICES)
+        # Made on first use, as `_errors`: an empty deque costs 760 bytes, most of a session.
+        self._notices: deque[JsonObject] | None = None
         self._other: list[JsonValue] = []
         # (type, id, role) in first-seen order; None where a removed plan's entry was.
         self._timeline: list[TimelineEntry | None] = []
@@ -228,7 +240,7 @@ class Session(Unpicklable):
         # The message placed last and the count of entries placed once it was: while that
         # count has not moved, the message is the timeline's last entry.
         self._tail_message: tuple[int, int] | None = None
-        self._errors: deque[ErrorRecord] = deque(maxlen=MAX_SESSION_ERRORS)
+        self._errors: deque[ErrorRecord] | None = None
         self._term_args = term_args
 
     @property
@@ -299,7 +311,7 @@ class Session(Unpicklable):
         if index is None:
             return None
         parts = []
-        for block in self._messages[index].content or ():
+        for block in self._messages[index].blocks() or ():
             if type(block) is dict and block.get("type") == "text":
                 text = block.get("text")
                 if type(text) is str:
@@ -366,3 +378,17 @@ class Session(Unpicklable):
     @locked
     def __repr__(self) -> str:
         return f"Session({self._id!r}, state={self.state_!r}, messages={len(self._messages)})"
+
+
+class _EvictedSession(Session):
+    """A handle of a session its store evicted (past ``max_bytes``): every read raises."""
+
+    __slots__ = ()
+
+    def __getattribute__(self, name: str) -> Any:
+        if name.startswith("__") and name not in ("__repr__", "__str__"):
+            return object.__getattribute__(self, name)
+        sid = object.__getattribute__(self, "_id")
+        if name in ("__repr__", "__str__"):
+            return lambda: f"Session({sid!r}, evicted)"
+        raise RuntimeError('session "' + sid + '" was evicted from its store')

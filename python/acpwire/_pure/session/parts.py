@@ -22,7 +22,7 @@ JsonObject = dict[str, JsonValue]
 locked = _locked
 
 if TYPE_CHECKING:
-    from .model import Session, _TerminalEntry
+    from .model import Session, _Message, _TerminalEntry
     from .rpc import _Pending
 
 # The key of a tracked request id: a string or an integer as it is, ("f", hex) for a float.
@@ -62,10 +62,17 @@ class _StoreParts:
         _terminal_held: int
         _terminal_budget: int
         _terminal_order: OrderedDict[tuple[str, str], _TerminalEntry]
+        _message_room: int
 
         def _error(self, sid: str | None, reason: str) -> None: ...
         def _change(self, sid: str, kind: str, eid: str) -> None: ...
         def _session(self, sid: str) -> Session: ...
+        def _add_block(
+            self, sid: str, m: _Message, block: JsonValue, bound_of: int = -1
+        ) -> None: ...
+        def _replace_content(
+            self, sid: str, m: _Message, blocks: list[JsonValue] | None
+        ) -> None: ...
         def _set_version(self, part: str, message: JsonObject) -> None: ...
         def _params_session(self, method: str, params: JsonValue) -> str | None: ...
         def _terminal_entry(self, sid: str, tid: str, source: str = "agent") -> _TerminalEntry: ...

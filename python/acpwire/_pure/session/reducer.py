@@ -14,11 +14,26 @@ from typing import Any
 
 import orjson
 
-from ..._contract import DEFAULT_MAX_FRAME_BYTES, DEFAULT_MAX_TERMINAL_BYTES, MAX_COLS, MAX_ERRORS
+from ..._contract import (
+    DEFAULT_MAX_FRAME_BYTES,
+    DEFAULT_MAX_TERMINAL_BYTES,
+    MAX_COLS,
+    MAX_ERRORS,
+    MAX_SESSION_ERRORS,
+)
 from ..._errors import FrameError
 from .._args import Unpicklable, at_most, buffer_bytes, size
 from ..framing import FrameDecoder
 from ..json import DIGITS_TO_ZERO, MIN_DEEP_SIZE, ZEROS, has_long_digit_run, maybe_too_deep
+from .budget import (
+    DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_MESSAGE_BYTES,
+    DEFAULT_MAX_PAYLOAD_BYTES,
+    MESSAGE_COST,
+    SESSION_COST,
+    _Budget,
+    json_cost,
+)
 from .check import _needs_repair, _Refused, _repair
 from .client_terminals import _ClientTerminals
 from .json import _normalize
@@ -53,8 +68,9 @@ class _Framer(FrameDecoder):
     __slots__ = ()
 
     def _emit(self, line: bytes, out: list[JsonValue], inline: bool) -> None:
-        # JSON values are never tuples, so the marker cannot be mistaken for a message.
-        out.append((self._line, self._line_start))
+        # JSON values are never tuples, so the marker cannot be mistaken for a message. Its
+        # length is the frame's estimate and says whether its payloads are walked.
+        out.append((self._line, self._line_start, len(line)))
         FrameDecoder._emit(self, line, out, inline)
 
 
@@ -62,7 +78,7 @@ class _Framer(FrameDecoder):
 _Handler = Callable[["Sessions", str, str, JsonObject], None]
 
 
-class Sessions(_Updates, _Rpc, _ClientTerminals, Unpicklable):
+class Sessions(_Updates, _Rpc, _ClientTerminals, _Budget, Unpicklable):
     """All sessions of one connection or trace, keyed by ``params.sessionId``.
 
     Args:
@@ -75,28 +91,46 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, Unpicklable):
             cluster and per OSC 8 link): past it, the terminals written least recently are
             cleared
             (``truncated``). Each terminal's own ``max_bytes`` is at most this.
+        max_bytes: what the store may retain, in cost bytes (None: no bound); past it the
+            sessions changed least recently are evicted whole.
+        max_payload_bytes: the largest opaque value of an update or request kept (None: no
+            bound); a larger one is kept as a stub ``{"dropped": "max_payload_bytes", "cost"}``.
+        max_message_bytes: the largest content of one message (None: no bound); a larger one
+            keeps its head and tail and says what was dropped (``truncated``).
     """
 
     __slots__ = (
+        "_allowance",
         "_block",
         "_changes",
+        "_cost",
         "_decoder",
         "_errors",
         "_errors_dropped",
+        "_estimate",
+        "_evicted",
         "_handlers",
         "_lock",
+        "_lru",
+        "_max_bytes",
+        "_max_message",
+        "_max_payload",
+        "_message_room",
         "_mode",
         "_notes",
         "_order",
+        "_payload_walk",
         "_pending",
         "_pos",
         "_sender",
         "_sessions",
+        "_sessions_cost",
         "_shared_version",
         "_term_args",
         "_terminal_budget",
         "_terminal_held",
         "_terminal_order",
+        "_touched",
         "_version",
         "_version_changes_named",
     )
@@ -107,12 +141,19 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, Unpicklable):
         terminal_cols: int | None = None,
         scrollback: int = 10_000,
         max_terminal_bytes: int = DEFAULT_MAX_TERMINAL_BYTES,
+        max_bytes: int | None = DEFAULT_MAX_BYTES,
+        max_payload_bytes: int | None = DEFAULT_MAX_PAYLOAD_BYTES,
+        max_message_bytes: int | None = DEFAULT_MAX_MESSAGE_BYTES,
     ) -> None:
         # Every argument read before any is checked, in the binding's order.
         max_frame_bytes = size(max_frame_bytes)
         terminal_cols = None if terminal_cols is None else size(terminal_cols)
         scrollback = size(scrollback)
         max_terminal_bytes = size(max_terminal_bytes)
+        budget = [
+            None if b is None else size(b)
+            for b in (max_bytes, max_payload_bytes, max_message_bytes)
+        ]
         self._decoder = _Framer(max_frame_bytes)
         if terminal_cols is not None:
             if terminal_cols < 1:
@@ -122,6 +163,12 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, Unpicklable):
             raise ValueError("scrollback must not be negative")
         if max_terminal_bytes < 0:
             raise ValueError("max_terminal_bytes must not be negative")
+        for name, bound in zip(
+            ("max_bytes", "max_payload_bytes", "max_message_bytes"), budget, strict=True
+        ):
+            if bound is not None and bound < 0:
+                raise ValueError(f"{name} must not be negative")
+        self._budget_init(*budget)
         self._term_args = (
             terminal_cols,
             scrollback,
@@ -152,7 +199,7 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, Unpicklable):
         self._notes: list[str] = []
         # Deduplicated, in first-change order: a dict as an ordered set (setting a key that is
         # there already leaves it where it is).
-        self._changes: dict[tuple[str, str, str], None] = {}
+        self._changes: dict[tuple[str, str, str], None] = self._new_changes()
         # Where the message being applied is: (line, offset), None (one given to `apply`), or
         # the index of a line of the block `_reduce_lines` is reducing (see `_block_pos`).
         self._pos: tuple[int, int] | int | None = None
@@ -223,16 +270,33 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, Unpicklable):
         # The message the previous line appended to: the next chunk of the same message only
         # appends (its session, message, current message and change record are in place).
         last_sid = last_role = last_mid = None
-        last_content: list[JsonValue] = []
+        last_msg: Any = None
         # Where sessions (or one session's messages) interleave, every message a chunk in this
         # block went to, by (session, role, messageId), as (session, index, message): a later
         # chunk of it appends and makes it current (the change record, made by the first
-        # chunk, cannot have been taken during the block).
-        chunk_targets: dict[
-            tuple[str, str, str], tuple[Session, int, _Message, list[JsonValue]]
-        ] = {}
+        # chunk, cannot have been taken during the block, but is made again: it says the
+        # session changed last). A count may evict sessions, so it empties this.
+        chunk_targets: dict[tuple[str, str, str], tuple[Session, int, _Message]] = {}
         dispatch = self._dispatch
+        # The sessions changed since the last count, when a bound reads them.
+        touched = None if self._max_bytes is None else self._touched
+        # Frames longer than this are walked for payloads over max_payload_bytes.
+        walk = self._payload_walk
+        # The estimate is kept here as what may still be added before a count (`left`), written
+        # back around the calls that add to it; a line's share is taken once it was reduced,
+        # and the count runs before the next line.
+        allowance = self._allowance
+        left = allowance - self._estimate
+        evicted = self._evicted
         for i, line in enumerate(lines):
+            if left < 0:
+                self._estimate = allowance - left
+                self._pos = i - 1
+                self._count()
+                allowance = left = self._allowance
+                last_sid = None
+                chunk_targets.clear()
+                evicted = self._evicted
             # A refused line's `value` is never read: it is bound all the same, so that type
             # checkers see it bound where it is read.
             if check_each and (len(line) > cap or ZEROS in line.translate(DIGITS_TO_ZERO)):
@@ -247,8 +311,19 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, Unpicklable):
             if refused:
                 # The decoder decides, as for a line fed alone.
                 last_sid = None
+                self._estimate = allowance - left
                 self._reduce_frame(line, *self._block_pos(i))
+                # It counts for itself, and a count may have evicted sessions.
+                allowance = self._allowance
+                left = allowance - self._estimate
+                if self._evicted != evicted:
+                    chunk_targets.clear()
+                    evicted = self._evicted
                 continue
+            cost = (len(line) << 2) + MESSAGE_COST
+            if len(line) > walk:
+                self._pos = i
+                self._stub_payloads(value)
             if (
                 type(value) is not dict
                 or value.get("method") != "session/update"
@@ -256,10 +331,12 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, Unpicklable):
             ):
                 last_sid = None
                 self._pos = i
+                self._estimate = allowance - left
                 if type(value) is list:
                     self._batch(value)
                 else:
                     self._message(value)
+                left = allowance - self._estimate - cost
                 continue
             try:
                 params = value["params"]
@@ -276,29 +353,68 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, Unpicklable):
             if type(kind) is not str or type(sid) is not str:
                 last_sid = None
                 self._pos = i
+                self._estimate = allowance - left
                 self._session_update(value.get("params"))
+                left = allowance - self._estimate - cost
                 continue
             if role is not None and len(u) == 3:  # other fields (`_meta`): the general path's
                 mid = u.get("messageId")
                 content = u.get("content")
-                if type(mid) is str and type(content) is dict and type(content.get("type")) is str:
+                ctype = content.get("type") if type(content) is dict else None
+                if type(mid) is str and type(ctype) is str:
+                    # An upper bound of the block's size: a text block's UTF-8 is at most its
+                    # line, and no value costs more than 64 times its JSON text.
+                    if ctype == "text" and type(content.get("text")) is str:
+                        line_len = len(line)
+                    else:
+                        line_len = len(line) << 6
                     if mid == last_mid and sid == last_sid and role == last_role:
-                        last_content.append(content)
+                        # Within max_message_bytes by the estimate: appended as it comes.
+                        room = last_msg.room - line_len
+                        if room >= 0:
+                            last_msg.room = room
+                            last_msg.content.append(content)
+                        else:
+                            self._pos = i
+                            self._add_block(sid, last_msg, content, line_len)
+                        left -= cost
                         continue
                     key = (sid, role, mid)
                     target = chunk_targets.get(key)
+                    self._pos = i
                     if target is not None:
                         target[0]._current = target[1]
-                        last_content = target[2].append(content)
+                        last_msg = target[2]
+                        room = last_msg.room - line_len
+                        if room >= 0:
+                            last_msg.room = room
+                            last_msg.append(content)
+                        else:
+                            self._add_block(sid, last_msg, content, line_len)
+                        if touched is not None:
+                            # Its change record is in place: the session is changed last.
+                            touched.pop(sid, None)
+                            touched[sid] = None
                     else:
-                        target = chunk_targets[key] = self._append_chunk(sid, role, mid, content)
-                        last_content = target[3]
+                        self._estimate = allowance - left
+                        target = chunk_targets[key] = self._append_chunk(
+                            sid, role, mid, content, line_len
+                        )
+                        left = allowance - self._estimate
+                        last_msg = target[2]
                     last_sid, last_role, last_mid = sid, role, mid
+                    left -= cost
                     continue
             last_sid = None
             self._pos = i
+            self._estimate = allowance - left
             # `_session_update` once these types are known.
             dispatch(sid, kind, u)
+            left = allowance - self._estimate - cost
+        self._estimate = allowance - left
+        if left < 0:
+            self._pos = len(lines) - 1
+            self._count()
         self._block = self._pos = None
         decoder._line = first_line + len(lines)
         decoder._position = decoder._line_start = base + len(block) + 1
@@ -314,11 +430,11 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, Unpicklable):
         return first_line + i, starts[i] + i
 
     def _append_chunk(
-        self, sid: str, role: str, mid: str, content: JsonObject
-    ) -> tuple[Session, int, _Message, list[JsonValue]]:
+        self, sid: str, role: str, mid: str, content: JsonObject, line_len: int
+    ) -> tuple[Session, int, _Message]:
         """Apply a message chunk with an id and object content, as `_chunk` does.
 
-        Returns (session, message index, message, its content).
+        Returns (session, message index, message).
         """
         s = self._sessions.get(sid)
         if s is None:
@@ -328,9 +444,9 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, Unpicklable):
             index = self._message_index(sid, role, mid)
         s._current = index
         m = s._messages[index]
-        blocks = m.append(content)
+        self._add_block(sid, m, content, line_len)
         self._changes[(sid, _CHANGE_KINDS[role], mid)] = None
-        return (s, index, m, blocks)
+        return (s, index, m)
 
     def _reduce_frame(self, line: bytes, number: int, offset: int) -> None:
         """One line, by the decoder's rules, as line ``number`` starting at byte ``offset``."""
@@ -352,20 +468,36 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, Unpicklable):
     def _run(self, items: list[JsonValue]) -> None:
         message = self._message
         update = self._session_update
+        # The estimate of the frame being reduced (once a value of it was), and whether its
+        # payloads are walked: both from its marker, (line, offset, length).
+        frame_cost = pending = 0
+        walk = False
         for item in items:
             kind = type(item)
+            if kind is tuple:
+                if pending:
+                    self._account(pending)
+                    pending = 0
+                self._pos = item
+                frame_cost = (item[2] << 2) + MESSAGE_COST
+                walk = item[2] > self._payload_walk
+                continue
+            if kind is FrameError or isinstance(item, FrameError):
+                self._pos = (item.line, item.offset)
+                self._error(None, item.reason)
+                continue
+            if walk:
+                self._stub_payloads(item)
+            pending = frame_cost
             if kind is dict:
                 if item.get("method") == "session/update" and "id" not in item:
                     update(item.get("params"))
                 else:
                     message(item)
-            elif kind is tuple:
-                self._pos = item
-            elif isinstance(item, FrameError):
-                self._pos = (item.line, item.offset)
-                self._error(None, item.reason)
             else:
                 message(item)
+        if pending:
+            self._account(pending)
 
     def apply(self, message: Any, sender: str | None = None) -> None:
         """Reduce one decoded JSON-RPC message of either direction (a list applies each entry).
@@ -393,6 +525,8 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, Unpicklable):
             return
         self._pos = pos
         self._sender = side
+        if self._max_payload is not None:
+            self._stub_payloads(value)
         try:
             if type(value) is list:
                 self._batch(value)
@@ -400,6 +534,9 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, Unpicklable):
                 self._message(value)
         finally:
             self._sender = None
+        if self._max_bytes is not None:
+            self._pos = pos
+            self._account(json_cost(value) + MESSAGE_COST)
 
     @locked
     def _record_error(self, reason: str, line: int, offset: int) -> None:
@@ -453,6 +590,20 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, Unpicklable):
         return taken
 
     @property
+    def retained_bytes(self) -> int:
+        """What the store retains, in cost bytes: its sessions (1,024 plus the cost of each
+        snapshot) and its pending changes (96 plus the UTF-8 lengths of the session id and id
+        of each). Evicts nothing."""
+        with self._lock.changing():
+            return self._retained()
+
+    @property
+    @locked
+    def evicted_sessions(self) -> int:
+        """Sessions evicted because the store was over ``max_bytes``."""
+        return self._evicted
+
+    @property
     @locked
     def errors_dropped(self) -> int:
         """Errors dropped because more than 10,000 were waiting to be taken."""
@@ -470,7 +621,7 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, Unpicklable):
         """
         with self._lock.changing():
             out = list(self._changes)
-            self._changes = {}
+            self._changes = self._new_changes()
             self._version_changes_named = 0
         return out
 
@@ -491,7 +642,11 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, Unpicklable):
             (None, None, sid, reason) if pos is None else (pos[0], pos[1], sid, reason)
         )
         if sid is not None:
-            self._session(sid)._errors.append(record)
+            s = self._session(sid)
+            kept = s._errors
+            if kept is None:
+                kept = s._errors = deque(maxlen=MAX_SESSION_ERRORS)
+            kept.append(record)
             self._change(sid, "session", "errors")
         if len(self._errors) == MAX_ERRORS:
             self._errors.popleft()
@@ -506,6 +661,7 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, Unpicklable):
         session = self._sessions.get(sid)
         if session is None:
             session = Session._of_store(sid, self._shared_version, self._term_args, self._lock)
+            self._estimate += SESSION_COST
             self._sessions[sid] = session
             self._order.append(sid)
             self._change(sid, "session", "sessionId")

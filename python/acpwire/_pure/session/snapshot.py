@@ -48,10 +48,14 @@ def _turns_view(s: Session) -> list[JsonValue]:
 def message_view(m: _Message) -> JsonObject:
     """A message as the snapshot writes it: id, role, content, then its other fields."""
     o: JsonObject = {"id": m.id, "role": m.role}
-    if m.content is not None:
-        o["content"] = _copy(m.content)
+    content = m.blocks()
+    if content is not None:
+        o["content"] = _copy(content)
     for k, v in m.fields.items():
         o[k] = _copy(v)
+    trunc = m.trunc
+    if trunc is not None:
+        o["truncated"] = {"blocks": trunc.blocks, "bytes": trunc.bytes}
     return o
 
 
@@ -101,10 +105,10 @@ def snapshot(s: Session) -> JsonObject:
         "permissions": _copy(s._permissions),
         "prompts": _copy(s._prompts),
         "turns": _turns_view(s) if turns else [],
-        "notices": _copy(list(s._notices)),
+        "notices": _copy(list(s._notices or ())),
         "other": _copy(s._other),
         "timeline": timeline,
-        "errors": [_error_dict(e) for e in s._errors],
+        "errors": [_error_dict(e) for e in s._errors or ()],
         "subagents": _copy(s._subagents),
         "updateExtras": _copy(s._update_extras),
     }

@@ -40,7 +40,7 @@ class _Messages(_StoreParts):
         if index is not None:
             return index
         index = len(s._messages)
-        s._messages.append(_Message(mid, role))
+        s._messages.append(_Message(mid, role, self._message_room))
         s._message_index[(role, mid)] = index
         s._place_message(index, mid, role)
         return index
@@ -54,7 +54,7 @@ class _Messages(_StoreParts):
             if (role, mid) not in index_of:
                 break
         index = len(s._messages)
-        s._messages.append(_Message(mid, role))
+        s._messages.append(_Message(mid, role, self._message_room))
         index_of[(role, mid, True)] = index
         s._place_message(index, mid, role)
         return index
@@ -95,7 +95,7 @@ class _Messages(_StoreParts):
                 value = u.get(key)
                 if value is not None:
                     m.fields[key] = value
-        m.append(content)
+        self._add_block(sid, m, content)
         self._change(sid, _CHANGE_KINDS[role], m.id)
 
     def _upsert_message(self, sid: str, kind: str, u: JsonObject) -> None:
@@ -114,10 +114,8 @@ class _Messages(_StoreParts):
             if k == "sessionUpdate" or k == "messageId" or k == "id" or k == "role":
                 continue
             if k == "content":
-                if type(v) is list:
-                    m.content = list(v) if v else None
-                elif v is None:
-                    m.content = None
+                if type(v) is list or v is None:
+                    self._replace_content(sid, m, v)
             elif role == "session" and (k == "senderSessionId" or k == "recipientSessionId"):
                 if v is not None:
                     m.fields[k] = v

@@ -5,6 +5,9 @@ Commands, config options and mode, info, usage, the foreground state, notices an
 
 from __future__ import annotations
 
+from collections import deque
+
+from ...._contract import MAX_NOTICES
 from ..fields import _patch, _set_extras, _without
 from ..parts import JsonObject, _StoreParts
 from ..tables import V1
@@ -118,7 +121,10 @@ class _SessionState(_StoreParts):
         if type(title) is not str or not title:
             self._error(sid, "notice: title must be a non-empty string")
             return
-        self._sessions[sid]._notices.append(_without(u, ("sessionUpdate",)))
+        s = self._sessions[sid]
+        if s._notices is None:
+            s._notices = deque(maxlen=MAX_NOTICES)
+        s._notices.append(_without(u, ("sessionUpdate",)))
         self._change(sid, "session", "notices")
 
     def _subagent(self, sid: str, kind: str, u: JsonObject) -> None:
