@@ -63,16 +63,22 @@ fn resolve<'a>(text: &'a str, start: &mut usize, block: &'a Block) -> BlockRef<'
     }
 }
 
-/// A message's size of a stored block: a text block's text, any other block's cost.
-fn raw_size(json: &Json) -> usize {
+/// The text of a stored text block (an object whose `type` is `"text"` and whose `text` is a
+/// string).
+fn text_of(json: &Json) -> Option<&str> {
     if let Json::Object(members) = json
         && let (Some(Json::Str(kind)), Some(Json::Str(text))) =
             (obj_get(members, "type"), obj_get(members, "text"))
         && kind == "text"
     {
-        return text.len();
+        return Some(text);
     }
-    json_cost(json)
+    None
+}
+
+/// A message's size of a stored block: a text block's text, any other block's cost.
+fn raw_size(json: &Json) -> usize {
+    text_of(json).map_or_else(|| json_cost(json), str::len)
 }
 
 impl Content {
@@ -198,6 +204,27 @@ impl Content {
                     let size = end - cut.tail_text;
                     cut.tail_text = *end;
                     size
+                }
+                Block::Raw(json) if last && text_of(json).is_some() => {
+                    let text = text_of(json).unwrap_or_default();
+                    let mut start = text.len() - half;
+                    while !text.is_char_boundary(start) {
+                        start += 1;
+                    }
+                    let kept = text[start..].to_owned();
+                    if let Block::Raw(json) = &mut self.blocks[cut.tail]
+                        && let Json::Object(members) = json.as_mut()
+                    {
+                        for (k, v) in members.iter_mut() {
+                            if k == "text" {
+                                *v = Json::Str(kept.clone());
+                            }
+                        }
+                    }
+                    cut.tail_size -= start;
+                    cut.dropped_bytes += start as u64;
+                    self.size -= start;
+                    break;
                 }
                 Block::Raw(json) => raw_size(json),
             };

@@ -72,14 +72,14 @@ impl Reducer {
         match event {
             Event::Frame(frame) => {
                 self.pos = Some((frame.line, frame.offset));
-                self.budget.add_frame(frame.bytes.len());
                 self.walk_payloads = self.budget.walks(frame.bytes.len());
                 // A frame that may hold a payload over its bound takes the general path,
                 // where payloads are stubbed.
                 let fast = !self.walk_payloads
                     && (self.fast_chunk(frame.bytes) || self.fast_terminal_chunk(frame.bytes));
-                if !fast {
-                    self.reduce_frame(frame.bytes, frame.line, frame.offset);
+                // Only a frame that is JSON counts into the estimate.
+                if fast || self.reduce_frame(frame.bytes, frame.line, frame.offset) {
+                    self.budget.add_frame(frame.bytes.len());
                 }
                 self.walk_payloads = false;
                 self.check_budget();
@@ -92,23 +92,33 @@ impl Reducer {
     }
 
     /// A frame off the fast paths: a batch, one message, or not JSON.
-    fn reduce_frame(&mut self, bytes: &[u8], line: u64, offset: u64) {
+    /// Returns whether the frame was JSON.
+    fn reduce_frame(&mut self, bytes: &[u8], line: u64, offset: u64) -> bool {
         if framing::is_batch(bytes) {
-            self.apply_batch_frame(bytes);
+            self.apply_batch_frame(bytes)
         } else if let Ok(value) = JsonValue::parse(bytes, false) {
             self.apply_top(&value);
+            true
         } else {
             let e = framing::diagnose(bytes, line, offset);
             self.error(None, e.kind.reason().to_owned());
+            false
         }
     }
 
     /// A batch frame: checked whole (a frame that is not JSON applies no entry), then each entry
     /// decoded and applied in turn, so a frame of many small entries is never held decoded.
-    fn apply_batch_frame(&mut self, frame: &[u8]) {
+    fn apply_batch_frame(&mut self, frame: &[u8]) -> bool {
         match framing::check_batch(frame) {
-            Ok(_) => framing::for_each_entry(frame, |entry| self.apply_message(entry)),
-            Err(kind) => self.error(None, kind.reason().to_owned()),
+            Ok(_) => {
+                framing::for_each_entry(frame, |entry| self.apply_message(entry));
+                true
+            }
+            Err(kind) => {
+                self.error(None, kind.reason().to_owned());
+                // `[]` is JSON all the same.
+                kind == framing::FrameErrorKind::EmptyBatch
+            }
         }
     }
 

@@ -178,9 +178,10 @@ impl PendingMap {
             .map(|(_, _, keys)| *keys)
     }
 
-    /// Forget the requests of the sessions named: a response to one answers nothing.
+    /// The requests of the sessions named stay pending, so that an answer cannot answer
+    /// another request, but change nothing.
     pub(super) fn forget_sessions(&mut self, names: &HashSet<&str>) {
-        self.map.retain(|_, (_, what, _)| {
+        for (_, what, _) in self.map.values_mut() {
             let (Pending::Prompt(sid, ..)
             | Pending::Permission(sid, _)
             | Pending::SetMode(sid, _)
@@ -188,10 +189,12 @@ impl PendingMap {
             | Pending::TerminalCreate(sid, _)
             | Pending::TerminalAsk(sid, ..)) = what
             else {
-                return true;
+                continue;
             };
-            !names.contains(sid.as_str())
-        });
+            if names.contains(sid.as_str()) {
+                *what = Pending::Other;
+            }
+        }
     }
 
     fn take(&mut self, side: Side, key: &str) -> Option<Pending> {

@@ -16,6 +16,14 @@ use super::is_block;
 const TRUNCATED: &str = "message over max_message_bytes: its middle dropped";
 
 impl Reducer {
+    /// The error record of a message's first truncation, before the message's change. It is
+    /// no refusal: the notes of the update being applied stay.
+    fn truncated(&mut self, sid: &str) {
+        let notes = std::mem::take(&mut self.notes);
+        self.error(Some(sid), TRUNCATED.to_owned());
+        self.notes = notes;
+    }
+
     /// Index of message (`role`, `id`), created (with a timeline entry) when new.
     fn message(&mut self, sid: &str, role: Role, id: &str) -> usize {
         let si = self.session_index(sid);
@@ -91,10 +99,10 @@ impl Reducer {
             .get_or_insert_with(Box::default)
             .push(content.expect("checked above"), limit);
         let id = m.id.clone();
-        self.change(sid, role.change_kind(), &id);
         if cut {
-            self.notes.push(TRUNCATED.to_owned());
+            self.truncated(sid);
         }
+        self.change(sid, role.change_kind(), &id);
     }
 
     pub(super) fn upsert_message(&mut self, sid: &str, kind: &str, role: Role, u: &Members<'_>) {
@@ -135,10 +143,10 @@ impl Reducer {
         if !ops.is_empty() {
             m.fields_mut().apply(ops);
         }
-        self.change(sid, role.change_kind(), id);
         if cut {
-            self.notes.push(TRUNCATED.to_owned());
+            self.truncated(sid);
         }
+        self.change(sid, role.change_kind(), id);
     }
 
     /// The streaming hot path: a plain-text message chunk with a `messageId`, reduced without
@@ -168,13 +176,13 @@ impl Reducer {
             .push_text(chunk.text, limit);
         // Messages are never removed, and an eviction clears `message_changed`, so the indices
         // name the same message until the changes are taken.
+        if cut {
+            self.truncated(chunk.session_id);
+        }
         self.touch(si);
         if self.message_changed != Some((si, index)) {
             self.change(chunk.session_id, chunk.role.change_kind(), chunk.message_id);
             self.message_changed = Some((si, index));
-        }
-        if cut {
-            self.error(Some(chunk.session_id), TRUNCATED.to_owned());
         }
     }
 }

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 # The defaults: large enough that no normal session notices.
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024
-DEFAULT_MAX_PAYLOAD_BYTES = 16 * 1024 * 1024
+DEFAULT_MAX_PAYLOAD_BYTES = 64 * 1024 * 1024
 DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 # What a session costs besides its snapshot, and a pending change besides its two strings.
 SESSION_COST = 1024
@@ -380,8 +380,34 @@ class _Budget(_StoreParts):
                 evicted.append(sid)
             if evicted:
                 self._evict(evicted)
+            if total > target and last is not None:
+                total = self._shed_tool_calls(last, total, target)
         self._allowance = max(max_bytes - total, max_bytes // 8)
         self._estimate = 0
+
+    def _shed_tool_calls(self, sid: str, total: int, target: int) -> int:
+        """Drop the oldest tool calls of session ``sid`` (the one changed last, never evicted)
+        while ``total`` is over ``target``; return the total counted again."""
+        s = self._sessions[sid]
+        sid_len = utf8_len(sid)
+        ids = []
+        for tid, fields in s._tool_calls.items():
+            if total <= target:
+                break
+            # Its `toolCalls` member and its timeline entry `{type, id}`.
+            tid_len = utf8_len(tid)
+            freed = 40 + 48 + tid_len + json_cost(fields)
+            freed += 8 + 64 + (40 + 52 + 56) + (40 + 50 + 48 + tid_len)
+            total = max(0, total - freed) + CHANGE_COST + sid_len + tid_len
+            ids.append(tid)
+        if not ids:
+            return total
+        s._drop_tool_calls(ids)
+        changes = self._changes
+        for tid in ids:
+            changes[(sid, "toolCall", tid)] = None
+        self._error(sid, f"dropped {len(ids)} tool calls: the store was over max_bytes")
+        return self._retained()
 
     def _evict(self, evicted: list[str]) -> None:
         gone = set(evicted)

@@ -267,16 +267,35 @@ class Session(Unpicklable):
         timeline[at] = None
         self._timeline_holes += 1
         if self._timeline_holes > MAX_HOLES and self._timeline_holes * 2 > len(timeline):
-            if self._turns:
-                remap_turns(self, kept_before(timeline))
-            timeline = self._timeline = [t for t in timeline if t is not None]
-            self._timeline_dropped += self._timeline_holes
-            self._timeline_holes = 0
+            self._compact_timeline()
+
+    def _compact_timeline(self) -> None:
+        """Drop the holes of removed entries from the timeline."""
+        timeline = self._timeline
+        if self._turns:
+            remap_turns(self, kept_before(timeline))
+        timeline = self._timeline = [t for t in timeline if t is not None]
+        self._timeline_dropped += self._timeline_holes
+        self._timeline_holes = 0
+        if self._plan_at:
             self._plan_at = {
                 t[1]: i
                 for i, t in enumerate(timeline)
                 if t is not None and t[0] == "plan" and type(t[1]) is str
             }
+
+    def _drop_tool_calls(self, ids: list[str]) -> None:
+        """Remove tool calls ``ids`` and their timeline entries (see the store's budget)."""
+        tool_calls = self._tool_calls
+        for tid in ids:
+            del tool_calls[tid]
+        gone = set(ids)
+        timeline = self._timeline
+        for i, entry in enumerate(timeline):
+            if entry is not None and entry[0] == "toolCall" and entry[1] in gone:
+                timeline[i] = None
+                self._timeline_holes += 1
+        self._compact_timeline()
 
     @property
     @locked

@@ -323,7 +323,10 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, _Budget, Unpicklable):
             cost = (len(line) << 2) + MESSAGE_COST
             if len(line) > walk:
                 self._pos = i
+                # A stub's error record may make the session, which adds to the estimate.
+                self._estimate = allowance - left
                 self._stub_payloads(value)
+                left = allowance - self._estimate
             if (
                 type(value) is not dict
                 or value.get("method") != "session/update"
@@ -525,6 +528,8 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, _Budget, Unpicklable):
             return
         self._pos = pos
         self._sender = side
+        # The message's cost as given, before stubs replace anything.
+        cost = 0 if self._max_bytes is None else json_cost(value) + MESSAGE_COST
         if self._max_payload is not None:
             self._stub_payloads(value)
         try:
@@ -536,7 +541,7 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, _Budget, Unpicklable):
             self._sender = None
         if self._max_bytes is not None:
             self._pos = pos
-            self._account(json_cost(value) + MESSAGE_COST)
+            self._account(cost)
 
     @locked
     def _record_error(self, reason: str, line: int, offset: int) -> None:
