@@ -268,7 +268,9 @@ class Sessions:
     def errors_dropped(self) -> int: ...
     @property
     def retained_bytes(self) -> int:
-        """What the store retains, in cost bytes: its sessions and pending changes. Evicts nothing."""
+        """What the store retains, in cost bytes: its sessions and pending changes.
+
+        Reading it evicts nothing."""
     @property
     def evicted_sessions(self) -> int:
         """Sessions evicted so far to keep the store within ``max_bytes``."""
