@@ -13,6 +13,8 @@ use super::{ErrorRecord, HashMap, HashSet, MAX_ERRORS};
 
 /// What a session costs besides its snapshot.
 pub(super) const SESSION_COST: usize = 1024;
+/// What the estimate adds for a session made: about what a count finds a new one costs.
+pub(super) const SESSION_ESTIMATE: usize = 6 * 1024;
 /// What a pending entry of `changes()` costs besides its ids.
 pub(super) const CHANGE_COST: usize = 96;
 /// What the estimate adds for each frame: this many times its length, plus [`FRAME_COST`].
@@ -29,6 +31,10 @@ const MESSAGE_CHUNKS: [&str; 4] = [
     "agent_thought_chunk",
     "session_message_chunk",
 ];
+
+/// Evictions named in `changes()` until the changes are taken: past it, an eviction is only an
+/// error record and a count, so that a store whose changes are never taken stays bounded.
+pub(super) const MAX_EVICTIONS_NAMED: usize = 1_000;
 
 const SCALAR: usize = 8;
 const NUMBER: usize = 24;
@@ -127,6 +133,9 @@ pub(super) struct Budget {
     /// The session changed last.
     pub(super) last_changed: Option<usize>,
     pub(super) evicted: u64,
+    /// Evictions named in `changes()` since the changes were last taken (at most
+    /// [`MAX_EVICTIONS_NAMED`]).
+    pub(super) evictions_named: usize,
 }
 
 impl Budget {
@@ -256,7 +265,10 @@ impl Reducer {
             }
             let s = &self.sessions[i];
             let freed = s.cost + pending.get(s.id.as_str()).copied().unwrap_or(0);
-            total = total.saturating_sub(freed) + change_cost(&s.id, "evicted");
+            total = total.saturating_sub(freed);
+            if self.budget.evictions_named + victims.len() < MAX_EVICTIONS_NAMED {
+                total += change_cost(&s.id, "evicted");
+            }
             victims.push(i);
         }
         if !victims.is_empty() {
@@ -371,7 +383,10 @@ impl Reducer {
                 self.errors_dropped += 1;
             }
             self.errors.push_back(record);
-            self.change(&sid, "session", "evicted");
+            if self.budget.evictions_named < MAX_EVICTIONS_NAMED {
+                self.budget.evictions_named += 1;
+                self.change(&sid, "session", "evicted");
+            }
         }
     }
 

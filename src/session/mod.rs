@@ -351,6 +351,7 @@ impl Sessions {
     pub fn take_changes(&mut self) -> Vec<Change> {
         self.r.change_index.clear();
         self.r.budget.changes_cost = 0;
+        self.r.budget.evictions_named = 0;
         self.r.version_changes_named = 0;
         self.r.message_changed = None;
         std::mem::take(&mut self.r.changes)

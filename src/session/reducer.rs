@@ -7,7 +7,7 @@ use std::sync::atomic::AtomicI64;
 
 use jiter::JsonValue;
 
-use super::budget::{Budget, SESSION_COST, change_cost};
+use super::budget::{Budget, SESSION_ESTIMATE, change_cost};
 use super::json::{Members, member};
 use super::model::{Role, Session, TerminalBudget};
 use super::rpc::{Mode, PendingMap, Side, mode_of};
@@ -226,7 +226,7 @@ impl Reducer {
                 self.serials,
             )));
             self.index.insert(sid.to_owned(), i);
-            self.budget.add(SESSION_COST);
+            self.budget.add(SESSION_ESTIMATE);
             // Touched by index, so that `change` need not look the session up again.
             self.touch(i);
             self.change(sid, "session", "sessionId");

@@ -183,6 +183,48 @@ def test_an_evicted_session_s_handle_raises_and_its_id_starts_anew(backend):
         handle.snapshot()  # the old handle stays evicted
 
 
+def test_evictions_named_in_changes_are_bounded_until_the_changes_are_taken(backend):
+    # A bound of 0: each new session evicts the one before. Past 1,000 evictions since the
+    # changes were taken, an eviction is an error record and a count only.
+    store = backend.Sessions(max_bytes=0)
+    v2(store)
+    store.feed(b"".join(line(chunk(f"s{i}", "m", "x")) for i in range(1_101)))
+    assert store.evicted_sessions == 1_100
+    assert len(store.take_errors()) == 1_100
+    named = [c for c in store.changes() if c[1:] == ("session", "evicted")]
+    assert named == [(f"s{i}", "session", "evicted") for i in range(1_000)]
+    store.feed(line(chunk("late", "m", "x")))
+    assert [c for c in store.changes() if c[2] == "evicted"] == [("s1100", "session", "evicted")]
+
+
+def test_a_session_alone_over_the_bound_keeps_its_newest_tool_calls(backend):
+    bound = 200_000
+    store = backend.Sessions(max_bytes=bound)
+    store.feed(
+        line({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}})
+    )
+    dropped = []
+    for start in range(0, 4_000, 100):
+        calls = [
+            upd("s", sessionUpdate="tool_call", toolCallId=f"c{i:04d}", title="read")
+            for i in range(start, start + 100)
+        ]
+        store.feed(b"".join(map(line, calls)))
+        # A client that takes what changed: the store then holds about the bound.
+        store.changes()
+        dropped += [e["reason"] for e in store.take_errors()]
+        assert store.retained_bytes <= bound + bound // 8
+    kept = list(store["s"].snapshot()["toolCalls"])
+    assert 0 < len(kept) < 4_000
+    # The oldest went first: what is left is the newest run, the last call included.
+    assert kept == [f"c{i:04d}" for i in range(4_000 - len(kept), 4_000)]
+    timeline = [e["id"] for e in store["s"].snapshot()["timeline"] if e["type"] == "toolCall"]
+    assert timeline == kept
+    counts = [int(r.split()[1]) for r in dropped]
+    assert all(r.endswith(" tool calls: the store was over max_bytes") for r in dropped)
+    assert sum(counts) == 4_000 - len(kept)
+
+
 def test_an_evicted_session_s_terminals_leave_the_terminal_budget(backend):
     # Terminal a (session s1) is evicted; then b and c, in s2, fit the terminal bound only
     # if a no longer counts towards it.

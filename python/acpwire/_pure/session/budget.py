@@ -29,6 +29,11 @@ DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 # What a session costs besides its snapshot, and a pending change besides its two strings.
 SESSION_COST = 1024
 CHANGE_COST = 96
+# What the estimate adds for a session made: about what a count finds a new one costs.
+SESSION_ESTIMATE = 6 * 1024
+# Evictions named in `changes()` until the changes are taken: past it an eviction is only an
+# error record and a count, so that a store whose changes are never taken stays bounded.
+MAX_EVICTIONS_NAMED = 1000
 # Added to the estimate for each frame or applied message besides its size.
 MESSAGE_COST = 256
 # A `_Message.room` that is never >= 0: its size is tracked exactly (see `_add_block`).
@@ -168,6 +173,7 @@ class _Budget(_StoreParts):
         _cost: dict[str, int]
         _sessions_cost: int
         _evicted: int
+        _evictions_named: int
         _order: list[str]
         _version_changes_named: int
         _errors: Any
@@ -193,6 +199,7 @@ class _Budget(_StoreParts):
         self._cost = {}
         self._sessions_cost = 0
         self._evicted = 0
+        self._evictions_named = 0
 
     def _new_changes(self) -> dict[tuple[str, str, str], None]:
         # Without a bound nothing reads which sessions changed: a plain dict, as fast as before.
@@ -376,7 +383,9 @@ class _Budget(_StoreParts):
             for sid in lru:
                 if total <= target or sid == last:
                     break
-                total += CHANGE_COST + utf8_len(sid) + 7 - self._cost[sid] - per.get(sid, 0)
+                total = max(0, total - self._cost[sid] - per.get(sid, 0))
+                if self._evictions_named + len(evicted) < MAX_EVICTIONS_NAMED:
+                    total += CHANGE_COST + utf8_len(sid) + 7
                 evicted.append(sid)
             if evicted:
                 self._evict(evicted)
@@ -440,7 +449,9 @@ class _Budget(_StoreParts):
             for tid, entry in s._terminals.items():
                 self._terminal_held -= entry.held
                 self._terminal_order.pop((sid, tid), None)
-            put(new, (sid, "session", "evicted"), None)
+            if self._evictions_named < MAX_EVICTIONS_NAMED:
+                self._evictions_named += 1
+                put(new, (sid, "session", "evicted"), None)
             if len(errors) == MAX_ERRORS:
                 errors.popleft()
                 self._errors_dropped += 1

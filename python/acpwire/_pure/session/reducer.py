@@ -30,7 +30,7 @@ from .budget import (
     DEFAULT_MAX_MESSAGE_BYTES,
     DEFAULT_MAX_PAYLOAD_BYTES,
     MESSAGE_COST,
-    SESSION_COST,
+    SESSION_ESTIMATE,
     _Budget,
     json_cost,
 )
@@ -109,6 +109,7 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, _Budget, Unpicklable):
         "_errors_dropped",
         "_estimate",
         "_evicted",
+        "_evictions_named",
         "_handlers",
         "_lock",
         "_lru",
@@ -627,6 +628,7 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, _Budget, Unpicklable):
         with self._lock.changing():
             out = list(self._changes)
             self._changes = self._new_changes()
+            self._evictions_named = 0
             self._version_changes_named = 0
         return out
 
@@ -666,7 +668,7 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, _Budget, Unpicklable):
         session = self._sessions.get(sid)
         if session is None:
             session = Session._of_store(sid, self._shared_version, self._term_args, self._lock)
-            self._estimate += SESSION_COST
+            self._estimate += SESSION_ESTIMATE
             self._sessions[sid] = session
             self._order.append(sid)
             self._change(sid, "session", "sessionId")
