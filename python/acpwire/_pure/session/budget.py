@@ -88,6 +88,7 @@ class _ChangeLog(dict):  # type: ignore[type-arg]
     for in ``touched``: the sessions changed since the last count, last changed last."""
 
     __slots__ = ("touched",)
+    touched: dict[str, None]
 
     def __setitem__(self, key: tuple[str, str, str], value: None) -> None:
         dict.__setitem__(self, key, value)
@@ -268,7 +269,7 @@ class _Budget(_StoreParts):
         """
         bound = self._max_message
         if bound is None:
-            m.append(block)  # type: ignore[arg-type]
+            m.append(block)
             return
         size = -1
         if m.room >= 0:
@@ -279,7 +280,7 @@ class _Budget(_StoreParts):
                 room = m.room - size
             if room >= 0:
                 m.room = room
-                m.append(block)  # type: ignore[arg-type]
+                m.append(block)
                 return
             m.room = _EXACT
             m.size = sum(map(block_size, m.content or ()))
@@ -293,7 +294,7 @@ class _Budget(_StoreParts):
             trunc.trim(bound - bound // 2)
             return
         if m.size + size <= bound:
-            m.append(block)  # type: ignore[arg-type]
+            m.append(block)
             m.size += size
             return
         # The split: the head is the longest run of first blocks within half the bound.
@@ -379,7 +380,7 @@ class _Budget(_StoreParts):
             target = max_bytes - max_bytes // 8
             lru = self._lru
             last = next(reversed(lru)) if lru else None
-            evicted = []
+            evicted: list[str] = []
             for sid in lru:
                 if total <= target or sid == last:
                     break

@@ -10,7 +10,7 @@ import threading
 from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, final
 
 from ..._contract import (
     MAX_HOLES,
@@ -399,6 +399,7 @@ class Session(Unpicklable):
         return f"Session({self._id!r}, state={self.state_!r}, messages={len(self._messages)})"
 
 
+@final
 class _EvictedSession(Session):
     """A handle of a session its store evicted (past ``max_bytes``): every read raises."""
 

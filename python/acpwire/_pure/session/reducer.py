@@ -365,7 +365,8 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, _Budget, Unpicklable):
                 mid = u.get("messageId")
                 content = u.get("content")
                 ctype = content.get("type") if type(content) is dict else None
-                if type(mid) is str and type(ctype) is str:
+                # (`content` is a dict when `ctype` is a str: said again for type checkers.)
+                if type(mid) is str and type(ctype) is str and type(content) is dict:
                     # An upper bound of the block's size: a text block's UTF-8 is at most its
                     # line, and no value costs more than 64 times its JSON text.
                     if ctype == "text" and type(content.get("text")) is str:
