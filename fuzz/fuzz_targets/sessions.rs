@@ -80,6 +80,12 @@ fuzz_target!(|input: &[u8]| {
         } else {
             acpwire::session::DEFAULT_MAX_TERMINAL_BYTES
         },
+        // Stubs and truncated messages are the same however the stream is cut and when each
+        // frame is applied. Eviction is not: feeding estimates by frame length, `apply` by
+        // value, so the two may count at different messages.
+        max_bytes: None,
+        max_payload_bytes: (cols % 5 == 0).then_some(usize::from(cols) * 8),
+        max_message_bytes: (cols % 4 == 0).then_some(usize::from(cols) * 4),
     };
     let cuts = usize::from(cut_count % 8).min(rest.len());
     let (sizes, data) = rest.split_at(cuts);
