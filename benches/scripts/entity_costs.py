@@ -1,0 +1,122 @@
+"""What a session, a tool call and a message cost a store, and many sessions against one.
+
+A plain script (not collected by pytest)::
+
+    PYTHONPATH=python python benches/scripts/entity_costs.py [--count 200000] [--rounds 5]
+
+* memory: for each kind, a fresh process feeds ``--count`` of it to a store without a budget
+  (``max_bytes=None``) and prints the resident memory grown per entity, with the changes taken
+  as a live client takes them and left pending. The figures include what each entity carries
+  (a few short fields, a five-letter chunk).
+* time: 100,000 chunks to 100,000 new sessions against the same chunks to one session, fed
+  alternately ``--rounds`` times; the figure is the median of the per-round ratios of time
+  (the issue's goal: at most 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+KINDS = ("empty_sessions", "sessions", "tool_calls", "messages")
+
+CHILD = r"""
+import sys
+import acpwire
+
+kind, take, count = sys.argv[1], sys.argv[2] == "taken", int(sys.argv[3])
+
+
+def rss():
+    with open("/proc/self/status") as fp:
+        for line in fp:
+            if line.startswith("VmRSS"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError("VmRSS")
+
+
+def frame(i):
+    if kind == "empty_sessions":
+        update, sid = b'{"sessionUpdate":"session_info_update"}', b"sess_%07d" % i
+    elif kind == "sessions":
+        update = b'{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hello"}}'
+        sid = b"sess_%07d" % i
+    elif kind == "tool_calls":
+        update = (b'{"sessionUpdate":"tool_call","toolCallId":"call_%07d","title":"Read file",'
+                  b'"kind":"read","status":"completed"}' % i)
+        sid = b"s"
+    else:
+        update = (b'{"sessionUpdate":"agent_message_chunk","messageId":"m%07d",'
+                  b'"content":{"type":"text","text":"hello"}}' % i)
+        sid = b"s"
+    return (b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"' + sid
+            + b'","update":' + update + b"}}\n")
+
+
+store = acpwire.Sessions(max_bytes=None)
+base = rss()
+buffer = bytearray()
+for i in range(count):
+    buffer += frame(i)
+    if len(buffer) > 1 << 20:
+        store.feed(bytes(buffer))
+        buffer.clear()
+        if take:
+            store.changes()
+store.feed(bytes(buffer))
+if take:
+    store.changes()
+print((rss() - base) / count)
+"""
+
+
+def chunks(sessions: int, count: int) -> bytes:
+    out = bytearray()
+    for i in range(count):
+        sid = b"sess_%07d" % (i % sessions)
+        out += (
+            b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"' + sid + b'",'
+            b'"update":{"sessionUpdate":"agent_message_chunk","messageId":"m1",'
+            b'"content":{"type":"text","text":"hello world, some text"}}}}\n'
+        )
+    return bytes(out)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--count", type=int, default=200_000)
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+    import acpwire
+
+    print(f"backend {acpwire.BACKEND}; bytes of resident memory per entity")
+    for kind in KINDS:
+        figures = []
+        for take in ("taken", "pending"):
+            out = subprocess.run(
+                [sys.executable, "-c", CHILD, kind, take, str(args.count)],
+                capture_output=True,
+                text=True,
+                check=True,
+                env={"PYTHONPATH": str(Path(__file__).parents[2] / "python")},
+            )
+            figures.append(float(out.stdout))
+        print(f"{kind:15} changes taken {figures[0]:6.0f}   changes pending {figures[1]:6.0f}")
+    one, many = chunks(1, 100_000), chunks(100_000, 100_000)
+    ratios = []
+    for _ in range(args.rounds):
+        start = time.perf_counter()
+        acpwire.Sessions().feed(one)
+        middle = time.perf_counter()
+        acpwire.Sessions().feed(many)
+        end = time.perf_counter()
+        ratios.append((end - middle) / (middle - start))
+    print(f"100,000 sessions / one session, time per byte: {statistics.median(ratios):.2f}")
+
+
+if __name__ == "__main__":
+    main()
