@@ -8,9 +8,9 @@ A plain script (not collected by pytest)::
   (``max_bytes=None``) and prints the resident memory grown per entity, with the changes taken
   as a live client takes them and left pending. The figures include what each entity carries
   (a few short fields, a five-letter chunk).
-* time: 100,000 chunks to 100,000 new sessions against the same chunks to one session, fed
-  alternately ``--rounds`` times; the figure is the median of the per-round ratios of time
-  (the issue's goal: at most 2).
+* time: 100,000 chunks to 100,000 new sessions against the same chunks to one session, in
+  stores without a budget, fed alternately ``--rounds`` times; the figure is the median of
+  the per-round ratios of time (the issue's goal: at most 2).
 """
 
 from __future__ import annotations
@@ -110,9 +110,9 @@ def main() -> None:
     ratios = []
     for _ in range(args.rounds):
         start = time.perf_counter()
-        acpwire.Sessions().feed(one)
+        acpwire.Sessions(max_bytes=None).feed(one)
         middle = time.perf_counter()
-        acpwire.Sessions().feed(many)
+        acpwire.Sessions(max_bytes=None).feed(many)
         end = time.perf_counter()
         ratios.append((end - middle) / (middle - start))
     print(f"100,000 sessions / one session, time per byte: {statistics.median(ratios):.2f}")
