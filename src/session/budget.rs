@@ -13,8 +13,9 @@ use super::{ErrorRecord, HashMap, HashSet, MAX_ERRORS};
 
 /// What a session costs besides its snapshot.
 pub(super) const SESSION_COST: usize = 1024;
-/// What the estimate adds for a session made: about what a count finds a new one costs.
-pub(super) const SESSION_ESTIMATE: usize = 6 * 1024;
+/// What the estimate adds for a session made: more than a count finds a new one costs
+/// before its first message, which its frame's estimate covers.
+pub(super) const SESSION_ESTIMATE: usize = 2 * 1024;
 /// What a pending entry of `changes()` costs besides its ids.
 pub(super) const CHANGE_COST: usize = 96;
 /// What the estimate adds for each frame: this many times its length, plus [`FRAME_COST`].
@@ -94,6 +95,29 @@ pub(super) fn view_cost(v: &View<'_>) -> usize {
         View::Object(members) => members.iter().fold(OBJECT, |sum, (k, v)| {
             sum.saturating_add(MEMBER + string_cost(k) + view_cost(v))
         }),
+    }
+}
+
+/// What an object costs besides its members.
+pub(super) const OBJECT_COST: usize = OBJECT;
+
+/// Whether `v` is `null`, `[]` or `{}`: the members of a session's snapshot that cost nothing.
+pub(super) fn is_empty(v: &View<'_>) -> bool {
+    match v {
+        View::Json(json) => json_is_empty(json),
+        View::Owned(json) => json_is_empty(json),
+        View::Str(_) => false,
+        View::Array(items) => items.is_empty(),
+        View::Object(members) => members.is_empty(),
+    }
+}
+
+fn json_is_empty(json: &Json) -> bool {
+    match json {
+        Json::Null => true,
+        Json::Array(items) => items.is_empty(),
+        Json::Object(members) => members.is_empty(),
+        _ => false,
     }
 }
 

@@ -124,6 +124,11 @@ impl<T> Keyed<T> {
         }
     }
 
+    /// No entries (holes left by removals do not count).
+    pub fn is_empty(&self) -> bool {
+        self.slots.len() == self.holes
+    }
+
     pub fn get(&self, key: &str) -> Option<&T> {
         let i = self.find(key)?;
         self.slots[i].as_ref().map(|(_, v)| v)

@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering;
 
 use super::ErrorRecord;
 use super::NO_VERSION;
-use super::budget::{item_cost, member_cost, view_cost};
+use super::budget::{OBJECT_COST, is_empty, item_cost, member_cost};
 use super::fields::{Fields, Keyed};
 use super::json::{Json, View, view_set};
 use super::model::{Message, REMOVED, Role, Session, TerminalEntry, kept_before, lock};
@@ -39,11 +39,24 @@ impl Session {
         View::Object(self.snapshot_members(true))
     }
 
-    /// The cost of [`Self::snapshot_view`] (see `budget`), its messages, tool calls and
-    /// timeline entries viewed one at a time: a count never holds a large session's whole
-    /// view.
+    /// The cost of [`Self::snapshot_view`] (see `budget`) without its empty members (`null`,
+    /// `[]`, `{}`: every new session has a score of them, and a store of many small sessions
+    /// would otherwise be counted several times what it holds), its messages, tool calls and
+    /// timeline entries viewed one at a time: a count never holds a large session's whole view.
     pub(super) fn snapshot_cost(&self) -> usize {
-        let mut cost = view_cost(&View::Object(self.snapshot_members(false)));
+        let members = self.snapshot_members(false);
+        let mut cost = OBJECT_COST;
+        for (key, value) in &members {
+            let whole_is_empty = match *key {
+                "messages" => self.messages.is_empty(),
+                "toolCalls" => self.tool_calls.is_empty(),
+                "timeline" => !self.timeline.iter().any(|(kind, _, _)| *kind != REMOVED),
+                _ => is_empty(value),
+            };
+            if !whole_is_empty {
+                cost = cost.saturating_add(member_cost(key, value));
+            }
+        }
         for m in &self.messages {
             cost = cost.saturating_add(item_cost(&message_view(m)));
         }

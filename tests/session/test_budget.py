@@ -28,6 +28,12 @@ def cost(v: Any) -> int:
     return 64 + sum(40 + cost(k) + cost(x) for k, x in v.items())
 
 
+def session_cost(snapshot: dict) -> int:
+    """1,024 and the snapshot's cost, its empty members (None, [], {}) not counted."""
+    kept = {k: v for k, v in snapshot.items() if v is not None and v != [] and v != {}}
+    return 1024 + cost(kept)
+
+
 def upd(sid: str, **update: Any) -> dict:
     return {
         "jsonrpc": "2.0",
@@ -59,7 +65,7 @@ def v2(store: Any) -> None:
 def reference_retained(store: Any) -> int:
     """1,024 plus the snapshot's cost per session, 96 plus two UTF-8 lengths per pending
     change (taking the changes)."""
-    total = sum(1024 + cost(store[sid].snapshot()) for sid in store.ids())
+    total = sum(session_cost(store[sid].snapshot()) for sid in store.ids())
     return total + sum(
         96 + len(sid.encode()) + len(eid.encode()) for sid, _, eid in store.changes()
     )
@@ -108,7 +114,7 @@ def test_retained_bytes_is_the_cost_of_sessions_and_pending_changes(backend):
     assert retained == store.retained_bytes  # a read changes nothing
     assert retained == reference_retained(store)
     # Taken changes cost nothing any more.
-    assert store.retained_bytes == sum(1024 + cost(store[s].snapshot()) for s in store.ids())
+    assert store.retained_bytes == sum(session_cost(store[s].snapshot()) for s in store.ids())
     bounded = backend.Sessions(max_bytes=1 << 40)
     v2(bounded)
     bounded.feed(line(chunk("s1", "m1", "a")))
@@ -118,12 +124,12 @@ def test_retained_bytes_is_the_cost_of_sessions_and_pending_changes(backend):
 
 
 def test_the_session_changed_least_recently_is_evicted_first(backend):
-    # Sessions a, b, c of one 1,000-byte message each cost about 6,700 apiece: they fit
-    # 24,000, and their frames' estimate stays under it. `a` changes again, so `b` becomes the
-    # session changed least recently; d's frame takes the estimate past the allowance and the
-    # count finds about 29,000: b goes, then c, which brings it under 21,000 (24,000 less an
-    # eighth). a, changed more recently than both, stays, and so does d, changed last.
-    store = backend.Sessions(max_bytes=24_000)
+    # Sessions a, b, c of one 1,000-byte message each cost about 4,000 apiece: they fit
+    # 16,000. `a` changes again, so `b` becomes the session changed least recently; d's frame
+    # takes the estimate past the allowance and the count finds about 18,500: b goes, then c,
+    # which brings it under 14,000 (16,000 less an eighth). a, changed more recently than both,
+    # stays, and so does d, changed last.
+    store = backend.Sessions(max_bytes=16_000)
     v2(store)
     for sid in ("a", "b", "c"):
         store.feed(line(chunk(sid, "m", "x" * 1000)))
@@ -147,8 +153,24 @@ def test_the_session_changed_least_recently_is_evicted_first(backend):
         ("b", "session evicted: the store was over max_bytes"),
         ("c", "session evicted: the store was over max_bytes"),
     ]
-    assert store.retained_bytes <= 21_000
+    assert store.retained_bytes <= 14_000
     assert store["a"].message_text("m") == "x" * 1000 + "y"
+
+
+def test_small_sessions_are_counted_by_what_they_hold(backend):
+    # A new session's snapshot has a score of empty members (null, [], {}), which cost
+    # nothing: a session of one short message costs about 3,000, so 10,000 of them fit a bound
+    # of 10,000 * 4,096 with nothing evicted (counted with its empty members, each would cost
+    # about 6,000 and many would be evicted).
+    sessions = 10_000
+    store = backend.Sessions(max_bytes=sessions * 4096)
+    v2(store)
+    store.feed(b"".join(line(chunk(f"s{i}", "m", "hello")) for i in range(sessions)))
+    assert store.evicted_sessions == 0
+    assert len(store) == sessions
+    store.changes()
+    assert store.retained_bytes == sum(session_cost(store[s].snapshot()) for s in store.ids())
+    assert 1024 < store.retained_bytes / sessions < 4096
 
 
 def test_an_evicted_session_s_handle_raises_and_its_id_starts_anew(backend):

@@ -29,8 +29,9 @@ DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 # What a session costs besides its snapshot, and a pending change besides its two strings.
 SESSION_COST = 1024
 CHANGE_COST = 96
-# What the estimate adds for a session made: about what a count finds a new one costs.
-SESSION_ESTIMATE = 6 * 1024
+# What the estimate adds for a session made: more than a count finds a new one
+# costs before its first message, which its frame's estimate covers.
+SESSION_ESTIMATE = 2 * 1024
 # Evictions named in `changes()` until the changes are taken: past it an eviction is only an
 # error record and a count, so that a store whose changes are never taken stays bounded.
 MAX_EVICTIONS_NAMED = 1000
@@ -67,6 +68,17 @@ def json_cost(v: Any) -> int:
     if v is None or t is bool:
         return 8
     return 24
+
+
+def session_cost(snapshot: dict[str, Any]) -> int:
+    """A session's cost: 1,024 and its snapshot's, the snapshot's empty members (``None``,
+    ``[]``, ``{}``) not counted (every new session has a score of them)."""
+    c = SESSION_COST + 64
+    for k, v in snapshot.items():
+        if v is None or ((type(v) is list or type(v) is dict) and not v):
+            continue
+        c += 88 + (len(k) if k.isascii() else utf8_len(k)) + json_cost(v)
+    return c
 
 
 def block_size(block: JsonValue) -> int:
@@ -357,7 +369,7 @@ class _Budget(_StoreParts):
             s = sessions.get(sid)
             if s is None:
                 continue
-            c = SESSION_COST + json_cost(_snapshot(s))
+            c = session_cost(_snapshot(s))
             acc += c - cost.get(sid, 0)
             cost[sid] = c
             if sid in lru:
