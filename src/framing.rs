@@ -418,6 +418,26 @@ pub fn for_each_entry(frame: &[u8], mut each: impl FnMut(&jiter::JsonValue<'_>))
     });
 }
 
+/// Hands the JSON text of each entry of a batch frame that [`check_batch`] accepted to `each`,
+/// in order, for a decoder of the caller's.
+pub fn for_each_entry_text(frame: &[u8], mut each: impl FnMut(&[u8])) {
+    let mut jiter = jiter::Jiter::new(frame);
+    let Ok(mut peek) = jiter.next_array() else {
+        return;
+    };
+    while let Some(next) = peek {
+        let start = jiter.current_index();
+        if jiter.known_skip(next).is_err() {
+            return;
+        }
+        each(&frame[start..jiter.current_index()]);
+        let Ok(step) = jiter.array_step() else {
+            return;
+        };
+        peek = step;
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::similar_names)]
 mod tests {

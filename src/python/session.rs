@@ -10,7 +10,7 @@ use std::io::Read;
 use std::sync::Arc;
 use std::time::Duration;
 
-use jiter::JsonValue;
+use crate::session::Value;
 use pyo3::exceptions::{
     PyKeyError, PyRuntimeError, PyTypeError, PyUnicodeEncodeError, PyValueError,
 };
@@ -102,6 +102,7 @@ fn json_to_py<'a, 'py>(
             }
             dict.into_any()
         }
+        Json::Raw(raw) => super::json::loads::decode_valid(py, raw.text.as_bytes())?,
     })
 }
 
@@ -170,31 +171,33 @@ fn type_name(obj: &Bound<'_, PyAny>) -> String {
 /// A Python message as a parse tree, with the pure backend's type rules: None, bool, str,
 /// int, float, dict with str keys, list and tuple (subclasses included); anything else is a
 /// `TypeError`.
-fn from_py(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<JsonValue<'static>> {
+fn from_py(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value<'static>> {
     if depth > MAX_APPLY_DEPTH {
         return Err(PyValueError::new_err("message nests too deeply"));
     }
     if obj.is_none() {
-        return Ok(JsonValue::Null);
+        return Ok(Value::Null);
     }
     if let Ok(b) = obj.cast::<PyBool>() {
-        return Ok(JsonValue::Bool(b.is_true()));
+        return Ok(Value::Bool(b.is_true()));
     }
     if let Ok(s) = obj.cast::<PyString>() {
-        return Ok(JsonValue::Str(Cow::Owned(s.to_str()?.to_owned())));
+        return Ok(Value::Str(Cow::Owned(s.to_str()?.to_owned())));
     }
     if obj.is_instance_of::<PyInt>() {
         if let Ok(i) = obj.extract::<i64>() {
-            return Ok(JsonValue::Int(i));
+            return Ok(Value::Int(i));
         }
-        // Beyond 64 bits: let the JSON parser build the big integer from its digits.
+        // Beyond 64 bits: kept as its decimal digits, as a decoded frame keeps it, within the
+        // limit the frame decoder keeps (its error is the one a frame would name).
         let digits = obj.str()?.to_str()?.to_owned();
-        return JsonValue::parse(digits.as_bytes(), false)
-            .map(JsonValue::into_static)
-            .map_err(|e| PyValueError::new_err(e.to_string()));
+        if let Err(e) = jiter::JsonValue::parse(digits.as_bytes(), false) {
+            return Err(PyValueError::new_err(e.to_string()));
+        }
+        return Ok(Value::BigInt(digits));
     }
     if let Ok(f) = obj.cast::<PyFloat>() {
-        return Ok(JsonValue::Float(f.value()));
+        return Ok(Value::Float(f.value()));
     }
     if let Ok(dict) = obj.cast::<PyDict>() {
         let mut members = Vec::with_capacity(dict.len());
@@ -210,21 +213,21 @@ fn from_py(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<JsonValue<'static>>
                 from_py(&v, depth + 1)?,
             ));
         }
-        return Ok(JsonValue::Object(Arc::new(members)));
+        return Ok(Value::Object(members));
     }
     if let Ok(list) = obj.cast::<PyList>() {
         let items = list
             .iter()
             .map(|item| from_py(&item, depth + 1))
             .collect::<PyResult<Vec<_>>>()?;
-        return Ok(JsonValue::Array(Arc::new(items)));
+        return Ok(Value::Array(items));
     }
     if let Ok(tuple) = obj.cast::<PyTuple>() {
         let items = tuple
             .iter()
             .map(|item| from_py(&item, depth + 1))
             .collect::<PyResult<Vec<_>>>()?;
-        return Ok(JsonValue::Array(Arc::new(items)));
+        return Ok(Value::Array(items));
     }
     Err(PyTypeError::new_err(format!(
         "{} is not a JSON value",

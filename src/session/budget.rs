@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use jiter::JsonValue;
+use crate::session::value::Value;
 
 use super::json::{Json, Members, View, dedup};
 use super::reducer::Reducer;
@@ -50,15 +50,16 @@ fn string_cost(s: &str) -> usize {
 }
 
 /// The cost of a parsed value (repeated keys all counted: a bound, never an undercount).
-pub(super) fn value_cost(v: &JsonValue<'_>) -> usize {
+pub(super) fn value_cost(v: &Value<'_>) -> usize {
     match v {
-        JsonValue::Null | JsonValue::Bool(_) => SCALAR,
-        JsonValue::Int(_) | JsonValue::BigInt(_) | JsonValue::Float(_) => NUMBER,
-        JsonValue::Str(s) => string_cost(s),
-        JsonValue::Array(items) => items.iter().fold(ARRAY, |sum, item| {
+        Value::Null | Value::Bool(_) => SCALAR,
+        Value::Int(_) | Value::BigInt(_) | Value::Float(_) => NUMBER,
+        Value::Str(s) => string_cost(s),
+        Value::Array(items) => items.iter().fold(ARRAY, |sum, item| {
             sum.saturating_add(ITEM + value_cost(item))
         }),
-        JsonValue::Object(members) => members_cost(members),
+        Value::Object(members) => members_cost(members),
+        Value::Raw(raw) => raw.cost,
     }
 }
 
@@ -80,6 +81,7 @@ pub(super) fn json_cost(v: &Json) -> usize {
         Json::Object(members) => members.iter().fold(OBJECT, |sum, (k, v)| {
             sum.saturating_add(MEMBER + string_cost(k) + json_cost(v))
         }),
+        Json::Raw(raw) => raw.cost,
     }
 }
 
@@ -190,7 +192,7 @@ impl Budget {
     }
 
     /// Count a message given to `apply` into the estimate.
-    pub(super) fn add_message(&mut self, message: &JsonValue<'_>) {
+    pub(super) fn add_message(&mut self, message: &Value<'_>) {
         if self.max_bytes.is_some() {
             self.add(value_cost(message).saturating_add(FRAME_COST));
         }
@@ -416,37 +418,37 @@ impl Reducer {
 
     /// `message` with each payload over `max_payload_bytes` replaced by its stub, each an
     /// error record; `None` when none is over.
-    pub(super) fn stub_payloads<'s>(&mut self, message: &JsonValue<'s>) -> Option<JsonValue<'s>> {
+    pub(super) fn stub_payloads<'s>(&mut self, message: &Value<'s>) -> Option<Value<'s>> {
         let max = self.budget.max_payload_bytes?;
-        let JsonValue::Object(m) = message else {
+        let Value::Object(m) = message else {
             return None;
         };
         let method = m.iter().rev().find(|(k, _)| k == "method")?;
-        let JsonValue::Str(method) = &method.1 else {
+        let Value::Str(method) = &method.1 else {
             return None;
         };
         let params_at = m.iter().rposition(|(k, _)| k == "params")?;
-        let JsonValue::Object(params) = &m[params_at].1 else {
+        let Value::Object(params) = &m[params_at].1 else {
             return None;
         };
         let sid = params
             .iter()
             .rev()
             .find_map(|(k, v)| match (k.as_ref(), v) {
-                ("sessionId", JsonValue::Str(s)) => Some(s.to_string()),
+                ("sessionId", Value::Str(s)) => Some(s.to_string()),
                 _ => None,
             });
         let mut notes = Vec::new();
         let new_params = if method == "session/update" {
             let update_at = params.iter().rposition(|(k, _)| k == "update")?;
-            let JsonValue::Object(update) = &params[update_at].1 else {
+            let Value::Object(update) = &params[update_at].1 else {
                 return None;
             };
             let chunk = update
                 .iter()
                 .rev()
                 .find_map(|(k, v)| match (k.as_ref(), v) {
-                    ("sessionUpdate", JsonValue::Str(kind)) => {
+                    ("sessionUpdate", Value::Str(kind)) => {
                         Some(MESSAGE_CHUNKS.contains(&kind.as_ref()))
                     }
                     _ => None,
@@ -454,29 +456,29 @@ impl Reducer {
             let update = stubbed(update, max, &mut notes, |k, v| {
                 k == "sessionUpdate" || (chunk == Some(true) && k == "content" && is_text_block(v))
             })?;
-            let mut p = params.as_ref().clone();
-            p[update_at].1 = JsonValue::Object(Arc::new(update));
+            let mut p = params.clone();
+            p[update_at].1 = Value::Object(update);
             p
         } else {
             stubbed(params, max, &mut notes, |k, _| k == "sessionId")?
         };
-        let mut top = m.as_ref().clone();
-        top[params_at].1 = JsonValue::Object(Arc::new(new_params));
+        let mut top = m.clone();
+        top[params_at].1 = Value::Object(new_params);
         for note in notes {
             self.error(sid.as_deref(), note);
         }
-        Some(JsonValue::Object(Arc::new(top)))
+        Some(Value::Object(top))
     }
 }
 
 /// A text content block: an object whose `type` is `"text"` and whose `text` is a string.
-fn is_text_block(v: &JsonValue<'_>) -> bool {
-    let JsonValue::Object(members) = v else {
+fn is_text_block(v: &Value<'_>) -> bool {
+    let Value::Object(members) = v else {
         return false;
     };
     let last = |key: &str| members.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v);
-    matches!(last("type"), Some(JsonValue::Str(t)) if t == "text")
-        && matches!(last("text"), Some(JsonValue::Str(_)))
+    matches!(last("type"), Some(Value::Str(t)) if t == "text")
+        && matches!(last("text"), Some(Value::Str(_)))
 }
 
 /// `members` with each value over `max` (but those `exempt`) replaced by its stub, noted;
@@ -486,8 +488,8 @@ fn stubbed<'s>(
     members: &Members<'s>,
     max: usize,
     notes: &mut Vec<String>,
-    exempt: impl Fn(&str, &JsonValue<'s>) -> bool,
-) -> Option<Vec<(Cow<'s, str>, JsonValue<'s>)>> {
+    exempt: impl Fn(&str, &Value<'s>) -> bool,
+) -> Option<Vec<(Cow<'s, str>, Value<'s>)>> {
     let mut over = Vec::new();
     for (k, v) in dedup(members) {
         if exempt(k, v) {
@@ -513,15 +515,15 @@ fn stubbed<'s>(
     Some(out)
 }
 
-fn stub(cost: usize) -> JsonValue<'static> {
-    JsonValue::Object(Arc::new(vec![
+fn stub(cost: usize) -> Value<'static> {
+    Value::Object(vec![
         (
             Cow::Borrowed("dropped"),
-            JsonValue::Str(Cow::Borrowed("max_payload_bytes")),
+            Value::Str(Cow::Borrowed("max_payload_bytes")),
         ),
         (
             Cow::Borrowed("cost"),
-            JsonValue::Int(i64::try_from(cost).unwrap_or(i64::MAX)),
+            Value::Int(i64::try_from(cost).unwrap_or(i64::MAX)),
         ),
-    ]))
+    ])
 }

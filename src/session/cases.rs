@@ -143,8 +143,8 @@ fn reduce(store: &mut Sessions, frames: &[Json], mode: Mode, unterminated: bool,
                 }
             }
             Mode::Apply => {
-                let value = JsonValue::parse(&text, false)
-                    .unwrap_or_else(|_| at.malformed("an applied frame must be JSON"));
+                let value = super::value::parse(&text)
+                    .unwrap_or_else(|| at.malformed("an applied frame must be JSON"));
                 store.apply(&value);
             }
         }
@@ -481,7 +481,7 @@ fn check_same_as(
 fn parse(text: &[u8]) -> Option<Json> {
     JsonValue::parse(text, false)
         .ok()
-        .map(|value| Json::from_value(&value))
+        .map(|value| Json::from_jiter(&value))
 }
 
 fn case_files() -> Vec<PathBuf> {

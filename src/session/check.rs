@@ -14,9 +14,8 @@
 //! generated table and follows the same rules.
 
 use std::borrow::Cow;
-use std::sync::Arc;
 
-use jiter::JsonValue;
+use crate::session::value::Value;
 
 use super::json::{Members, member};
 use super::rpc::Mode;
@@ -38,17 +37,22 @@ pub(super) enum Ty {
 }
 
 impl Ty {
-    fn admits(self, value: &JsonValue<'_>) -> bool {
+    fn admits(self, value: &Value<'_>) -> bool {
+        // An opaque value kept as text (`_meta`) is checked by its kind only.
+        if let Value::Raw(raw) = value {
+            return match self {
+                Ty::Obj => raw.is_object(),
+                Ty::Arr => !raw.is_object(),
+                _ => false,
+            };
+        }
         matches!(
             (self, value),
-            (Ty::Str, JsonValue::Str(_))
-                | (Ty::Int, JsonValue::Int(_) | JsonValue::BigInt(_))
-                | (
-                    Ty::Num,
-                    JsonValue::Int(_) | JsonValue::BigInt(_) | JsonValue::Float(_)
-                )
-                | (Ty::Arr | Ty::Items(_), JsonValue::Array(_))
-                | (Ty::Obj | Ty::Shaped(_) | Ty::One(_), JsonValue::Object(_))
+            (Ty::Str, Value::Str(_))
+                | (Ty::Int, Value::Int(_) | Value::BigInt(_))
+                | (Ty::Num, Value::Int(_) | Value::BigInt(_) | Value::Float(_))
+                | (Ty::Arr | Ty::Items(_), Value::Array(_))
+                | (Ty::Obj | Ty::Shaped(_) | Ty::One(_), Value::Object(_))
         )
     }
 
@@ -107,12 +111,12 @@ const META: Field = opt("_meta", Ty::Obj);
 
 /// What `value` should have been if it does not fit `field` (by type only): its type's name
 /// and whether `null` would do.
-fn mismatch(value: Option<&JsonValue<'_>>, field: Field) -> Option<(&'static str, &'static str)> {
+fn mismatch(value: Option<&Value<'_>>, field: Field) -> Option<(&'static str, &'static str)> {
     let (_, ty, need) = field;
     match (need, value) {
         (Need::Inner, _) | (Need::Default, None) => None,
         (_, Some(v)) if ty.admits(v) => None,
-        (Need::Opt, None | Some(JsonValue::Null)) => None,
+        (Need::Opt, None | Some(Value::Null)) => None,
         (Need::Req | Need::Default, _) => Some((ty.name(), "")),
         (Need::Opt, _) => Some((ty.name(), " or null")),
     }
@@ -148,18 +152,18 @@ fn members_error(kind: &str, at: At<'_>, o: &Members<'_>, fields: &[Field]) -> O
 fn item_error(
     kind: &str,
     at: At<'_>,
-    value: &JsonValue<'_>,
+    value: &Value<'_>,
     item: &Item,
     mode: Mode,
 ) -> Option<String> {
-    let JsonValue::Object(o) = value else {
+    let Value::Object(o) = value else {
         return Some(format!("{kind}: {at} must be an object"));
     };
     if let Some(e) = members_error(kind, at, o, item.members) {
         return Some(e);
     }
     let tag = match member(o, "type") {
-        Some(JsonValue::Str(tag)) => tag.as_ref(),
+        Some(Value::Str(tag)) => tag.as_ref(),
         _ => "",
     };
     item.by_type
@@ -179,11 +183,11 @@ fn item_error(
 fn items_error(
     kind: &str,
     name: &str,
-    value: &JsonValue<'_>,
+    value: &Value<'_>,
     item: &Item,
     mode: Mode,
 ) -> Option<String> {
-    let JsonValue::Array(items) = value else {
+    let Value::Array(items) = value else {
         return None;
     };
     items.iter().enumerate().find_map(|(i, v)| {
@@ -205,9 +209,9 @@ pub(super) fn field_error(kind: &str, u: &Members<'_>, mode: Mode) -> Option<Str
         }
         let at = At { name, index: None };
         let e = match (ty, value) {
-            (Ty::Shaped(members), JsonValue::Object(o)) => members_error(kind, at, o, members),
+            (Ty::Shaped(members), Value::Object(o)) => members_error(kind, at, o, members),
             (Ty::Items(item), v) => items_error(kind, name, v, item, mode),
-            (Ty::One(item), v @ JsonValue::Object(_)) => item_error(kind, at, v, item, mode),
+            (Ty::One(item), v @ Value::Object(_)) => item_error(kind, at, v, item, mode),
             _ => None,
         };
         if e.is_some() {
@@ -224,7 +228,7 @@ pub(super) fn field_error(kind: &str, u: &Members<'_>, mode: Mode) -> Option<Str
 fn present_fields<'a, 's>(
     kind: &str,
     u: &'a Members<'s>,
-) -> impl Iterator<Item = (Field, &'a JsonValue<'s>)> {
+) -> impl Iterator<Item = (Field, &'a Value<'s>)> {
     let fields = FIELD_TYPES
         .iter()
         .find(|(k, _)| *k == kind)
@@ -233,7 +237,7 @@ fn present_fields<'a, 's>(
     fields.iter().filter_map(move |&field| {
         let (name, _, need) = field;
         let value = member(u, name)?;
-        let skipped = (matches!(value, JsonValue::Null) && need != Need::Default)
+        let skipped = (matches!(value, Value::Null) && need != Need::Default)
             || (not_idle && IDLE_MEMBERS.contains(&name));
         (!skipped).then_some((field, value))
     })
@@ -244,7 +248,7 @@ const IDLE_MEMBERS: [&str; 2] = ["stopReason", "usage"];
 
 /// A `state_update` to another state than `idle`: [`IDLE_MEMBERS`] are unknown fields there.
 fn not_idle(kind: &str, u: &Members<'_>) -> bool {
-    kind == "state_update" && !matches!(member(u, "state"), Some(JsonValue::Str(s)) if s == "idle")
+    kind == "state_update" && !matches!(member(u, "state"), Some(Value::Str(s)) if s == "idle")
 }
 
 // What a field or item that does not fit its rule comes to (the schemas mark every optional
@@ -260,11 +264,11 @@ const READ_EMPTY: &str = " (read as [])";
 pub(super) struct Refused(pub(super) String);
 
 /// An object's members, owned where a repair changed them.
-pub(super) type Pairs<'s> = Vec<(Cow<'s, str>, JsonValue<'s>)>;
+pub(super) type Pairs<'s> = Vec<(Cow<'s, str>, Value<'s>)>;
 
 /// Sets member `key` (its last occurrence, the one read) to `value`, or removes every
 /// occurrence when `value` is `None`.
-fn set_member<'s>(o: &mut Pairs<'s>, key: &str, value: Option<JsonValue<'s>>) {
+fn set_member<'s>(o: &mut Pairs<'s>, key: &str, value: Option<Value<'s>>) {
     match value {
         None => o.retain(|(k, _)| k != key),
         Some(value) => {
@@ -305,12 +309,12 @@ fn repair_members<'s>(
 fn repair_item<'s>(
     kind: &str,
     at: At<'_>,
-    value: &JsonValue<'s>,
+    value: &Value<'s>,
     item: &Item,
     mode: Mode,
     notes: &mut Vec<String>,
-) -> Result<Option<JsonValue<'s>>, Refused> {
-    let JsonValue::Object(o) = value else {
+) -> Result<Option<Value<'s>>, Refused> {
+    let Value::Object(o) = value else {
         return Err(Refused(format!("{kind}: {at} must be an object")));
     };
     let mut own = Vec::new();
@@ -322,7 +326,7 @@ fn repair_item<'s>(
             Ver::V1 => mode == Mode::V1,
             Ver::V2 => mode == Mode::V2,
         };
-        let typed = matches!(member(base, "type"), Some(JsonValue::Str(t)) if t == tag);
+        let typed = matches!(member(base, "type"), Some(Value::Str(t)) if t == tag);
         if !applies || !(*tag == ANY_TYPE || typed) {
             continue;
         }
@@ -331,7 +335,7 @@ fn repair_item<'s>(
         }
     }
     notes.append(&mut own);
-    Ok(fixed.map(|pairs| JsonValue::Object(Arc::new(pairs))))
+    Ok(fixed.map(|pairs| Value::Object(pairs)))
 }
 
 /// The items of array `items` (field `name`) that can be read, each repaired; `None` when all
@@ -339,12 +343,12 @@ fn repair_item<'s>(
 fn repair_items<'s>(
     kind: &str,
     name: &str,
-    items: &[JsonValue<'s>],
+    items: &[Value<'s>],
     item: &Item,
     mode: Mode,
     notes: &mut Vec<String>,
-) -> Option<Vec<JsonValue<'s>>> {
-    let mut out: Option<Vec<JsonValue<'s>>> = None;
+) -> Option<Vec<Value<'s>>> {
+    let mut out: Option<Vec<Value<'s>>> = None;
     for (i, x) in items.iter().enumerate() {
         let at = At {
             name,
@@ -371,10 +375,10 @@ fn repair_items<'s>(
 /// notes); `None` when all fit.
 pub(super) fn repair_config_options<'s>(
     method: &str,
-    items: &[JsonValue<'s>],
+    items: &[Value<'s>],
     mode: Mode,
     notes: &mut Vec<String>,
-) -> Option<Vec<JsonValue<'s>>> {
+) -> Option<Vec<Value<'s>>> {
     repair_items(
         method,
         "result.configOptions",
@@ -400,7 +404,7 @@ pub(super) fn repair<'s>(
         let at = At { name, index: None };
         let new = if need == Need::Default && !ty.admits(value) {
             notes.push(format!("{kind}: {name} must be {}{READ_EMPTY}", ty.name()));
-            Some(JsonValue::Array(Arc::new(Vec::new())))
+            Some(Value::Array(Vec::new()))
         } else if need != Need::Inner && !ty.admits(value) {
             notes.push(format!(
                 "{kind}: {name} must be {} or null{IGNORED}",
@@ -409,13 +413,13 @@ pub(super) fn repair<'s>(
             None
         } else {
             match (ty, value) {
-                (Ty::Shaped(members), JsonValue::Object(o)) => {
+                (Ty::Shaped(members), Value::Object(o)) => {
                     let mut own = Vec::new();
                     match repair_members(kind, at, o, members, &mut own) {
                         Ok(next) => {
                             notes.append(&mut own);
                             match next {
-                                Some(pairs) => Some(JsonValue::Object(Arc::new(pairs))),
+                                Some(pairs) => Some(Value::Object(pairs)),
                                 None => continue,
                             }
                         }
@@ -425,14 +429,14 @@ pub(super) fn repair<'s>(
                         }
                     }
                 }
-                (Ty::Items(item), JsonValue::Array(items)) => {
+                (Ty::Items(item), Value::Array(items)) => {
                     match repair_items(kind, name, items, item, mode, &mut notes) {
-                        Some(kept) => Some(JsonValue::Array(Arc::new(kept))),
+                        Some(kept) => Some(Value::Array(kept)),
                         None => continue,
                     }
                 }
                 // A required item: one that cannot be read refuses the update.
-                (Ty::One(item), JsonValue::Object(_)) => {
+                (Ty::One(item), Value::Object(_)) => {
                     match repair_item(kind, at, value, item, mode, &mut notes)? {
                         Some(next) => Some(next),
                         None => continue,
@@ -463,7 +467,7 @@ pub(super) fn repair_plan<'s>(
     if plan_type == "items" {
         let base: &Members<'s> = fixed.as_deref().unwrap_or(plan);
         let kept = match member(base, "entries") {
-            Some(JsonValue::Array(entries)) => repair_items(
+            Some(Value::Array(entries)) => repair_items(
                 "plan_update",
                 "plan.entries",
                 entries,
@@ -483,11 +487,7 @@ pub(super) fn repair_plan<'s>(
         };
         if let Some(kept) = kept {
             let mut pairs = fixed.take().unwrap_or_else(|| plan.to_vec());
-            set_member(
-                &mut pairs,
-                "entries",
-                Some(JsonValue::Array(Arc::new(kept))),
-            );
+            set_member(&mut pairs, "entries", Some(Value::Array(kept)));
             fixed = Some(pairs);
         }
     }

@@ -4,7 +4,7 @@
 //! shows, rendered by the same live terminal as v2's, and the other requests' answers set its
 //! exit status and its `killed` and `released` flags.
 
-use jiter::JsonValue;
+use crate::session::value::Value;
 
 use super::fields::Fields;
 use super::json::{Json, as_str, member};
@@ -40,18 +40,18 @@ impl Reducer {
     pub(super) fn terminal_request(
         &mut self,
         method: &str,
-        id: Option<&JsonValue<'_>>,
-        params: Option<&JsonValue<'_>>,
+        id: Option<&Value<'_>>,
+        params: Option<&Value<'_>>,
     ) {
         let what = self.terminal_pending(method, params);
         self.track(Side::Agent, id, method, what);
     }
 
-    fn terminal_pending(&mut self, method: &str, params: Option<&JsonValue<'_>>) -> Pending {
+    fn terminal_pending(&mut self, method: &str, params: Option<&Value<'_>>) -> Pending {
         let Some(sid) = self.params_session(method, params) else {
             return Pending::Other;
         };
-        let Some(JsonValue::Object(p)) = params else {
+        let Some(Value::Object(p)) = params else {
             return Pending::Other;
         };
         let ask = match method {
@@ -70,7 +70,7 @@ impl Reducer {
                 fields.set("source", "client".into());
                 for key in CREATE_FIELDS {
                     match member(p, key) {
-                        None | Some(JsonValue::Null) => {}
+                        None | Some(Value::Null) => {}
                         Some(v) => fields.set(key, Json::from_value(v)),
                     }
                 }
@@ -93,13 +93,13 @@ impl Reducer {
         &mut self,
         sid: &str,
         fields: Fields,
-        result: Option<&JsonValue<'_>>,
+        result: Option<&Value<'_>>,
     ) {
         let Some(result) = result else {
             return;
         };
         let Some(tid) = (match result {
-            JsonValue::Object(r) => as_str(member(r, "terminalId")),
+            Value::Object(r) => as_str(member(r, "terminalId")),
             _ => None,
         }) else {
             self.error(
@@ -121,7 +121,7 @@ impl Reducer {
         sid: &str,
         tid: &str,
         ask: TerminalAsk,
-        result: Option<&JsonValue<'_>>,
+        result: Option<&Value<'_>>,
     ) {
         let Some(result) = result else {
             return;
@@ -136,7 +136,7 @@ impl Reducer {
             return;
         }
         let r = match result {
-            JsonValue::Object(r) => Some(r),
+            Value::Object(r) => Some(r),
             _ => None,
         };
         let mut notes = Vec::new();
@@ -149,15 +149,15 @@ impl Reducer {
                     );
                     return;
                 };
-                let truncated = if let Some(JsonValue::Bool(b)) = member(r, "truncated") {
+                let truncated = if let Some(Value::Bool(b)) = member(r, "truncated") {
                     Some(*b)
                 } else {
                     notes.push("terminal/output: result.truncated must be a boolean (ignored)");
                     None
                 };
                 let exit_status = match member(r, "exitStatus") {
-                    None | Some(JsonValue::Null) => None,
-                    Some(v @ JsonValue::Object(_)) => Some(Json::from_value(v)),
+                    None | Some(Value::Null) => None,
+                    Some(v @ Value::Object(_)) => Some(Json::from_value(v)),
                     Some(_) => {
                         notes.push(
                             "terminal/output: result.exitStatus must be an object or null (ignored)",

@@ -2,7 +2,7 @@
 //! keeps its head and the end of its tail (`docs/behaviour/sessions.md`, "Messages:
 //! `max_message_bytes`").
 
-use jiter::JsonValue;
+use crate::session::value::Value;
 
 use super::budget::json_cost;
 use super::json::{Json, View, obj_get};
@@ -84,7 +84,7 @@ fn raw_size(json: &Json) -> usize {
 impl Content {
     /// Content made of `items` in order, within `limit`; the second value says whether that
     /// truncated it.
-    pub(super) fn from_values(items: &[JsonValue<'_>], limit: Option<usize>) -> (Content, bool) {
+    pub(super) fn from_values(items: &[Value<'_>], limit: Option<usize>) -> (Content, bool) {
         let mut content = Content {
             blocks: Vec::with_capacity(items.len()),
             ..Content::default()
@@ -97,8 +97,8 @@ impl Content {
     }
 
     /// Append a block; true when this made the message truncated.
-    pub(super) fn push(&mut self, value: &JsonValue<'_>, limit: Option<usize>) -> bool {
-        if let JsonValue::Object(members) = value
+    pub(super) fn push(&mut self, value: &Value<'_>, limit: Option<usize>) -> bool {
+        if let Value::Object(members) = value
             && members.len() == 2
         {
             // Only in this key order: the snapshot writes `type` then `text`, and must keep the
@@ -106,7 +106,7 @@ impl Content {
             let (t, x) = (&members[0], &members[1]);
             if t.0 == "type"
                 && x.0 == "text"
-                && let (JsonValue::Str(kind), JsonValue::Str(text)) = (&t.1, &x.1)
+                && let (Value::Str(kind), Value::Str(text)) = (&t.1, &x.1)
                 && kind == "text"
             {
                 return self.push_text(text, limit);

@@ -6,6 +6,7 @@ use std::borrow::Cow;
 
 use hashbrown::HashTable;
 
+use super::Value;
 use super::json::{Json, Obj, View};
 
 /// Maps up to this many slots are searched by scanning; larger ones keep a key index.
@@ -262,8 +263,8 @@ impl Fields {
 }
 
 /// The operation of a patch field: `null` clears, a value replaces.
-pub(crate) fn patch_op<'k>(key: &'k str, value: &jiter::JsonValue<'_>) -> (&'k str, Option<Json>) {
-    if matches!(value, jiter::JsonValue::Null) {
+pub(crate) fn patch_op<'k>(key: &'k str, value: &Value<'_>) -> (&'k str, Option<Json>) {
+    if matches!(value, Value::Null) {
         (key, None)
     } else {
         (key, Some(Json::from_value(value)))

@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use jiter::JsonValue;
+use crate::session::value::Value;
 
 /// An owned JSON value. Objects keep insertion order and unique keys.
 #[derive(Clone, Debug, PartialEq)]
@@ -21,6 +21,16 @@ pub enum Json {
     Str(String),
     Array(Vec<Json>),
     Object(Vec<(String, Json)>),
+    /// An opaque value (`rawInput`, `rawOutput`, `_meta`) as the JSON text it was sent as,
+    /// converted only when read (boxed: most values are small).
+    Raw(Box<RawJson>),
+}
+
+/// An opaque value's JSON text, and the cost of the value it holds (see `budget`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RawJson {
+    pub text: Box<str>,
+    pub cost: usize,
 }
 
 /// An ordered JSON object: unique keys in insertion order.
@@ -44,8 +54,8 @@ impl<'a> View<'a> {
     /// An owned copy.
     pub fn into_json(self) -> Json {
         match self {
-            View::Json(json) => json.clone(),
-            View::Owned(json) => json,
+            View::Json(json) => json.expanded(),
+            View::Owned(json) => json.expanded(),
             View::Str(s) => Json::Str(s.to_owned()),
             View::Array(items) => Json::Array(items.into_iter().map(View::into_json).collect()),
             View::Object(members) => Json::Object(
@@ -102,17 +112,17 @@ pub(crate) fn obj_get<'a>(obj: &'a Obj, key: &str) -> Option<&'a Json> {
 }
 
 /// Parsed object members as jiter hands them out (keys may repeat).
-pub(crate) type Members<'s> = [(Cow<'s, str>, JsonValue<'s>)];
+pub(crate) type Members<'s> = [(Cow<'s, str>, Value<'s>)];
 
 /// The value of `key`; with repeated keys the last one wins, as in a Python dict.
-pub(crate) fn member<'a, 's>(obj: &'a Members<'s>, key: &str) -> Option<&'a JsonValue<'s>> {
+pub(crate) fn member<'a, 's>(obj: &'a Members<'s>, key: &str) -> Option<&'a Value<'s>> {
     obj.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v)
 }
 
 /// The members of a parsed object as a Python dict would hold them: each key once, at its
 /// first position, with its last value.
-pub(crate) fn dedup<'a, 's>(obj: &'a Members<'s>) -> Vec<(&'a str, &'a JsonValue<'s>)> {
-    let mut out: Vec<(&'a str, &'a JsonValue<'s>)> = Vec::with_capacity(obj.len());
+pub(crate) fn dedup<'a, 's>(obj: &'a Members<'s>) -> Vec<(&'a str, &'a Value<'s>)> {
+    let mut out: Vec<(&'a str, &'a Value<'s>)> = Vec::with_capacity(obj.len());
     if obj.len() <= 16 {
         for (k, v) in obj {
             if let Some(slot) = out.iter_mut().find(|(kk, _)| *kk == k.as_ref()) {
@@ -137,7 +147,31 @@ pub(crate) fn dedup<'a, 's>(obj: &'a Members<'s>) -> Vec<(&'a str, &'a JsonValue
 
 impl Json {
     /// Convert a parsed value (repeated keys collapse as in a Python dict).
-    pub fn from_value(value: &JsonValue<'_>) -> Json {
+    pub fn from_value(value: &Value<'_>) -> Json {
+        match value {
+            Value::Null => Json::Null,
+            Value::Bool(b) => Json::Bool(*b),
+            Value::Int(i) => Json::Int(*i),
+            Value::BigInt(b) => Json::BigInt(b.to_string()),
+            Value::Float(f) => Json::Float(*f),
+            Value::Str(s) => Json::Str(s.as_ref().to_owned()),
+            Value::Array(items) => Json::Array(items.iter().map(Json::from_value).collect()),
+            Value::Object(members) => Json::Object(
+                dedup(members)
+                    .into_iter()
+                    .map(|(k, v)| (k.to_owned(), Json::from_value(v)))
+                    .collect(),
+            ),
+            Value::Raw(raw) => Json::Raw(Box::new(RawJson {
+                text: raw.text.as_ref().into(),
+                cost: raw.cost,
+            })),
+        }
+    }
+
+    /// Convert a value jiter decoded, opaque members included (as a tree, not as text).
+    pub(crate) fn from_jiter(value: &jiter::JsonValue<'_>) -> Json {
+        use jiter::JsonValue;
         match value {
             JsonValue::Null => Json::Null,
             JsonValue::Bool(b) => Json::Bool(*b),
@@ -145,13 +179,30 @@ impl Json {
             JsonValue::BigInt(b) => Json::BigInt(b.to_string()),
             JsonValue::Float(f) => Json::Float(*f),
             JsonValue::Str(s) => Json::Str(s.as_ref().to_owned()),
-            JsonValue::Array(items) => Json::Array(items.iter().map(Json::from_value).collect()),
-            JsonValue::Object(members) => Json::Object(
-                dedup(members)
-                    .into_iter()
-                    .map(|(k, v)| (k.to_owned(), Json::from_value(v)))
+            JsonValue::Array(items) => Json::Array(items.iter().map(Json::from_jiter).collect()),
+            JsonValue::Object(members) => {
+                let mut out: Obj = Vec::with_capacity(members.len());
+                for (k, v) in members.iter() {
+                    obj_set(&mut out, k, Json::from_jiter(v));
+                }
+                Json::Object(out)
+            }
+        }
+    }
+
+    /// The same value with every opaque value kept as text decoded into a tree.
+    pub fn expanded(&self) -> Json {
+        match self {
+            Json::Raw(raw) => jiter::JsonValue::parse(raw.text.as_bytes(), false)
+                .map_or(Json::Null, |v| Json::from_jiter(&v)),
+            Json::Array(items) => Json::Array(items.iter().map(Json::expanded).collect()),
+            Json::Object(members) => Json::Object(
+                members
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.expanded()))
                     .collect(),
             ),
+            other => other.clone(),
         }
     }
 
@@ -207,6 +258,7 @@ impl Json {
                 }
                 out.push('}');
             }
+            Json::Raw(raw) => out.push_str(&raw.text),
         }
     }
 }
@@ -266,21 +318,25 @@ impl<T: Into<Json>> From<Option<T>> for Json {
     }
 }
 
-pub(super) fn is_object(v: Option<&JsonValue<'_>>) -> bool {
-    matches!(v, Some(JsonValue::Object(_)))
+pub(super) fn is_object(v: Option<&Value<'_>>) -> bool {
+    match v {
+        Some(Value::Object(_)) => true,
+        Some(Value::Raw(raw)) => raw.is_object(),
+        _ => false,
+    }
 }
 
-pub(super) fn as_str<'a>(v: Option<&'a JsonValue<'_>>) -> Option<&'a str> {
+pub(super) fn as_str<'a>(v: Option<&'a Value<'_>>) -> Option<&'a str> {
     match v {
-        Some(JsonValue::Str(s)) => Some(s.as_ref()),
+        Some(Value::Str(s)) => Some(s.as_ref()),
         _ => None,
     }
 }
 
-pub(super) fn is_non_negative_int(v: Option<&JsonValue<'_>>) -> bool {
+pub(super) fn is_non_negative_int(v: Option<&Value<'_>>) -> bool {
     match v {
-        Some(JsonValue::Int(i)) => *i >= 0,
-        Some(JsonValue::BigInt(b)) => !b.to_string().starts_with('-'),
+        Some(Value::Int(i)) => *i >= 0,
+        Some(Value::BigInt(b)) => !b.to_string().starts_with('-'),
         _ => false,
     }
 }

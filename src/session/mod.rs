@@ -44,6 +44,8 @@ mod tables;
 mod tests;
 mod turns;
 mod updates;
+mod value;
+pub use value::Value;
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -52,7 +54,6 @@ use std::sync::atomic::AtomicI64;
 // SipHash's DoS resistance buys nothing for per-connection ids and costs a visible share of
 // reduction time; aHash is what jiter uses.
 use ahash::{AHashMap as HashMap, AHashSet as HashSet};
-use jiter::JsonValue;
 
 pub use json::Json;
 pub(crate) use json::View;
@@ -259,24 +260,19 @@ impl Sessions {
 
     /// Reduce one decoded JSON-RPC message of either direction (a batch array applies each
     /// entry). Error records from it have no line or offset.
-    pub fn apply(&mut self, message: &JsonValue<'_>) {
+    pub fn apply(&mut self, message: &Value<'_>) {
         self.apply_at(message, None, None);
     }
 
     /// [`Sessions::apply`] of a message sent by `sender`, when known: its response goes to
     /// the pending request of the other side (and a request is tracked as `sender`'s).
-    pub fn apply_from(&mut self, message: &JsonValue<'_>, sender: Option<Side>) {
+    pub fn apply_from(&mut self, message: &Value<'_>, sender: Option<Side>) {
         self.apply_at(message, sender, None);
     }
 
     /// [`Sessions::apply_from`] with error records placed at `pos` (line, offset), as for a
     /// message read from line `line` of a trace.
-    pub fn apply_at(
-        &mut self,
-        message: &JsonValue<'_>,
-        sender: Option<Side>,
-        pos: Option<(u64, u64)>,
-    ) {
+    pub fn apply_at(&mut self, message: &Value<'_>, sender: Option<Side>, pos: Option<(u64, u64)>) {
         self.r.pos = pos;
         self.r.sender = sender;
         self.r.budget.add_message(message);

@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::atomic::AtomicI64;
 
-use jiter::JsonValue;
+use crate::session::value::Value;
 
 use super::budget::{Budget, SESSION_ESTIMATE, change_cost};
 use super::json::{Members, member};
@@ -96,7 +96,7 @@ impl Reducer {
     fn reduce_frame(&mut self, bytes: &[u8], line: u64, offset: u64) -> bool {
         if framing::is_batch(bytes) {
             self.apply_batch_frame(bytes)
-        } else if let Ok(value) = JsonValue::parse(bytes, false) {
+        } else if let Some(value) = super::value::parse(bytes) {
             self.apply_top(&value);
             true
         } else {
@@ -111,7 +111,12 @@ impl Reducer {
     fn apply_batch_frame(&mut self, frame: &[u8]) -> bool {
         match framing::check_batch(frame) {
             Ok(_) => {
-                framing::for_each_entry(frame, |entry| self.apply_message(entry));
+                framing::for_each_entry_text(frame, |entry| {
+                    // Checked already: every entry decodes.
+                    if let Some(value) = super::value::parse(entry) {
+                        self.apply_message(&value);
+                    }
+                });
                 true
             }
             Err(kind) => {
@@ -123,8 +128,8 @@ impl Reducer {
     }
 
     /// A frame's value: a batch applies each entry in order; `[]` is an error.
-    pub(super) fn apply_top(&mut self, value: &JsonValue<'_>) {
-        if let JsonValue::Array(items) = value {
+    pub(super) fn apply_top(&mut self, value: &Value<'_>) {
+        if let Value::Array(items) = value {
             if items.is_empty() {
                 self.error(
                     None,
@@ -246,7 +251,7 @@ impl Reducer {
         mode_of(self.version)
     }
 
-    fn apply_message(&mut self, msg: &JsonValue<'_>) {
+    fn apply_message(&mut self, msg: &Value<'_>) {
         if self.walk_payloads
             && let Some(stubbed) = self.stub_payloads(msg)
         {
@@ -256,14 +261,14 @@ impl Reducer {
         }
     }
 
-    fn reduce_message(&mut self, msg: &JsonValue<'_>) {
-        let JsonValue::Object(m) = msg else {
+    fn reduce_message(&mut self, msg: &Value<'_>) {
+        let Value::Object(m) = msg else {
             self.error(None, "invalid message: not a JSON object".to_owned());
             return;
         };
         let m: &Members<'_> = m;
         if let Some(method) = member(m, "method") {
-            let JsonValue::Str(method) = method else {
+            let Value::Str(method) = method else {
                 self.error(None, "invalid message: method must be a string".to_owned());
                 return;
             };

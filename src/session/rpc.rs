@@ -2,10 +2,9 @@
 //! sent them), matching a response to its request, and prompt turns.
 
 use std::collections::VecDeque;
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use jiter::JsonValue;
+use crate::session::value::Value;
 
 use super::client_terminals::TerminalAsk;
 use super::fields::Fields;
@@ -108,8 +107,8 @@ pub(super) enum Pending {
 
 /// What a `session/set_mode` request waits for: the session and the mode it asks for. A
 /// request without a session or mode id is still tracked, as any other.
-fn set_mode_request(params: Option<&JsonValue<'_>>) -> Pending {
-    let Some(JsonValue::Object(p)) = params else {
+fn set_mode_request(params: Option<&Value<'_>>) -> Pending {
+    let Some(Value::Object(p)) = params else {
         return Pending::Other;
     };
     match (as_str(member(p, "sessionId")), as_str(member(p, "modeId"))) {
@@ -121,12 +120,12 @@ fn set_mode_request(params: Option<&JsonValue<'_>>) -> Pending {
 /// The key of a trackable request id: a string, an integer, or a finite number written with a
 /// fraction or an exponent (JSON-RPC discourages those, but a response must echo the same
 /// value); `null` and other ids are not tracked. `2.0` and `2` are different ids.
-fn id_key(id: &JsonValue<'_>) -> Option<String> {
+fn id_key(id: &Value<'_>) -> Option<String> {
     match id {
-        JsonValue::Str(s) => Some(format!("s{s}")),
-        JsonValue::Int(i) => Some(format!("i{i}")),
-        JsonValue::BigInt(b) => Some(format!("i{b}")),
-        JsonValue::Float(f) if f.is_finite() => Some(format!("f{:x}", f.to_bits())),
+        Value::Str(s) => Some(format!("s{s}")),
+        Value::Int(i) => Some(format!("i{i}")),
+        Value::BigInt(b) => Some(format!("i{b}")),
+        Value::Float(f) if f.is_finite() => Some(format!("f{:x}", f.to_bits())),
         _ => None,
     }
 }
@@ -205,13 +204,13 @@ impl PendingMap {
 impl Reducer {
     /// `initialize`'s `protocolVersion` (in its `params` or `result`, as `part` says): a
     /// `uint16` in the schema. Any other value present is an error record, and the rules stay.
-    fn set_version(&mut self, part: &str, v: Option<&JsonValue<'_>>) {
+    fn set_version(&mut self, part: &str, v: Option<&Value<'_>>) {
         let v = match v {
             None => return,
             // The same again: every session has it already (walking them all for each of a
             // stream of `initialize`s would be quadratic).
-            Some(JsonValue::Int(v)) if self.version == Some(*v) => return,
-            Some(JsonValue::Int(v)) if (0..=i64::from(u16::MAX)).contains(v) => v,
+            Some(Value::Int(v)) if self.version == Some(*v) => return,
+            Some(Value::Int(v)) if (0..=i64::from(u16::MAX)).contains(v) => v,
             Some(_) => {
                 self.error(
                     None,
@@ -238,9 +237,9 @@ impl Reducer {
     pub(super) fn params_session<'a>(
         &mut self,
         method: &str,
-        params: Option<&'a JsonValue<'_>>,
+        params: Option<&'a Value<'_>>,
     ) -> Option<&'a str> {
-        let Some(JsonValue::Object(p)) = params else {
+        let Some(Value::Object(p)) = params else {
             self.error(None, format!("{method}: params must be an object"));
             return None;
         };
@@ -256,7 +255,7 @@ impl Reducer {
     pub(super) fn track(
         &mut self,
         side: Side,
-        id: Option<&JsonValue<'_>>,
+        id: Option<&Value<'_>>,
         method: &str,
         what: Pending,
     ) {
@@ -271,7 +270,7 @@ impl Reducer {
     /// only while the other side has a request of that id pending, whose response the
     /// notification's own could otherwise take (nothing answers one as a rule, and untracked
     /// it cannot push real requests out of the pending table).
-    fn track_if_contested(&mut self, side: Side, id: Option<&JsonValue<'_>>, method: &str) {
+    fn track_if_contested(&mut self, side: Side, id: Option<&Value<'_>>, method: &str) {
         let side = self.sender.unwrap_or(side);
         if let Some(key) = id.and_then(id_key)
             && self.pending.expects(side.other(), &key).is_some()
@@ -281,7 +280,7 @@ impl Reducer {
     }
 
     /// A `session/prompt` request: the user's turn.
-    fn prompt(&mut self, id: Option<&JsonValue<'_>>, params: Option<&JsonValue<'_>>) {
+    fn prompt(&mut self, id: Option<&Value<'_>>, params: Option<&Value<'_>>) {
         let method = "session/prompt";
         let Some(sid) = self.params_session(method, params) else {
             // Refused, yet its response is still this request's.
@@ -330,11 +329,11 @@ impl Reducer {
     /// An error record for each member a `session/prompt` or `session/request_permission`
     /// request must have and lacks (its schema's required params, of the version in use);
     /// the request is kept as it came, and its answer is still awaited.
-    fn check_request(&mut self, sid: &str, method: &str, params: Option<&JsonValue<'_>>) {
-        let Some(JsonValue::Object(p)) = params else {
+    fn check_request(&mut self, sid: &str, method: &str, params: Option<&Value<'_>>) {
+        let Some(Value::Object(p)) = params else {
             return;
         };
-        let array = |v: Option<&JsonValue<'_>>| matches!(v, Some(JsonValue::Array(_)));
+        let array = |v: Option<&Value<'_>>| matches!(v, Some(Value::Array(_)));
         let mut missing: Vec<&str> = Vec::new();
         if method == "session/prompt" {
             if !array(member(p, "prompt")) {
@@ -342,7 +341,7 @@ impl Reducer {
             }
         } else {
             match self.mode() {
-                Mode::V1 if !matches!(member(p, "toolCall"), Some(JsonValue::Object(_))) => {
+                Mode::V1 if !matches!(member(p, "toolCall"), Some(Value::Object(_))) => {
                     missing.push("params.toolCall must be an object");
                 }
                 Mode::V2 if as_str(member(p, "title")).is_none() => {
@@ -360,7 +359,7 @@ impl Reducer {
     }
 
     /// A `session/cancel`: marks the turn going on, if one is.
-    fn cancel(&mut self, id: Option<&JsonValue<'_>>, params: Option<&JsonValue<'_>>) {
+    fn cancel(&mut self, id: Option<&Value<'_>>, params: Option<&Value<'_>>) {
         let method = "session/cancel";
         self.track_if_contested(Side::Client, id, method);
         let Some(sid) = self.params_session(method, params) else {
@@ -387,8 +386,8 @@ impl Reducer {
     pub(super) fn request(
         &mut self,
         method: &str,
-        id: Option<&JsonValue<'_>>,
-        params: Option<&JsonValue<'_>>,
+        id: Option<&Value<'_>>,
+        params: Option<&Value<'_>>,
     ) {
         match method {
             "session/update" => {
@@ -422,7 +421,7 @@ impl Reducer {
             }
             "session/cancel" => self.cancel(id, params),
             "initialize" => {
-                if let Some(JsonValue::Object(p)) = params {
+                if let Some(Value::Object(p)) = params {
                     self.set_version("params", member(p, "protocolVersion"));
                 }
                 self.track(Side::Client, id, method, Pending::Initialize);
@@ -455,7 +454,7 @@ impl Reducer {
             "session/set_config_option" => {
                 // A request without a session id is still tracked, as any other.
                 let what = match params {
-                    Some(JsonValue::Object(p)) => as_str(member(p, "sessionId"))
+                    Some(Value::Object(p)) => as_str(member(p, "sessionId"))
                         .map_or(Pending::Other, |sid| {
                             Pending::LoadSession(sid.to_owned(), method.to_owned())
                         }),
@@ -479,7 +478,7 @@ impl Reducer {
     }
 
     /// Which side's pending request `key` a response with `result` answers, if any.
-    fn answered_side(&self, key: &str, result: Option<&JsonValue<'_>>) -> Option<Side> {
+    fn answered_side(&self, key: &str, result: Option<&Value<'_>>) -> Option<Side> {
         if let Some(sender) = self.sender {
             // A response answers a request of the other side.
             return Some(sender.other());
@@ -493,7 +492,7 @@ impl Reducer {
             (Some(client), Some(agent)) => (client, agent),
         };
         let fits = |keys: &[&str]| match result {
-            Some(JsonValue::Object(r)) => keys.iter().all(|k| member(r, k).is_some()),
+            Some(Value::Object(r)) => keys.iter().all(|k| member(r, k).is_some()),
             _ => false,
         };
         let (client_fits, agent_fits) = (fits(client), fits(agent));
@@ -508,7 +507,7 @@ impl Reducer {
                     (true, false) => Side::Client,
                     (false, true) => Side::Agent,
                     _ => match result {
-                        Some(JsonValue::Object(r)) if member(r, "outcome").is_some() => Side::Agent,
+                        Some(Value::Object(r)) if member(r, "outcome").is_some() => Side::Agent,
                         _ => Side::Client,
                     },
                 },
@@ -518,9 +517,9 @@ impl Reducer {
 
     pub(super) fn response(
         &mut self,
-        id: &JsonValue<'_>,
-        result: Option<&JsonValue<'_>>,
-        error: Option<&JsonValue<'_>>,
+        id: &Value<'_>,
+        result: Option<&Value<'_>>,
+        error: Option<&Value<'_>>,
     ) {
         let Some(key) = id_key(id) else {
             return;
@@ -533,12 +532,12 @@ impl Reducer {
         };
         match what {
             Pending::Initialize => {
-                if let Some(JsonValue::Object(r)) = result {
+                if let Some(Value::Object(r)) = result {
                     self.set_version("result", member(r, "protocolVersion"));
                 }
             }
             Pending::NewSession(method) => {
-                if let Some(JsonValue::Object(r)) = result
+                if let Some(Value::Object(r)) = result
                     && let Some(sid) = as_str(member(r, "sessionId"))
                 {
                     self.session(sid);
@@ -546,7 +545,7 @@ impl Reducer {
                 }
             }
             Pending::LoadSession(sid, method) => {
-                if let Some(JsonValue::Object(r)) = result {
+                if let Some(Value::Object(r)) = result {
                     self.session_setup(&sid, &method, r);
                 }
             }
@@ -578,11 +577,11 @@ impl Reducer {
         sid: &str,
         index: usize,
         (asked, slot): (Mode, TurnSlot),
-        result: Option<&JsonValue<'_>>,
-        error: Option<&JsonValue<'_>>,
+        result: Option<&Value<'_>>,
+        error: Option<&Value<'_>>,
     ) {
         let r = match result {
-            Some(JsonValue::Object(r)) => Some(r),
+            Some(Value::Object(r)) => Some(r),
             _ => None,
         };
         let stop = r.and_then(|r| as_str(member(r, "stopReason")));
@@ -677,13 +676,13 @@ impl Reducer {
         let mode = self.mode();
         let mut notes = Vec::new();
         let options = match member(r, "configOptions") {
-            Some(v @ JsonValue::Array(items)) => Some(
+            Some(v @ Value::Array(items)) => Some(
                 match check::repair_config_options(method, items, mode, &mut notes) {
-                    Some(kept) => Json::from_value(&JsonValue::Array(Arc::new(kept))),
+                    Some(kept) => Json::from_value(&Value::Array(kept)),
                     None => Json::from_value(v),
                 },
             ),
-            None | Some(JsonValue::Null) => None,
+            None | Some(Value::Null) => None,
             Some(_) => {
                 notes.push(format!(
                     "{method}: result.configOptions must be an array or null (ignored)"
@@ -692,8 +691,8 @@ impl Reducer {
             }
         };
         let mode_id = match member(r, "modes") {
-            Some(JsonValue::Object(modes)) => {
-                if let Some(JsonValue::Str(id)) = member(modes, "currentModeId") {
+            Some(Value::Object(modes)) => {
+                if let Some(Value::Str(id)) = member(modes, "currentModeId") {
                     Some(id.to_string())
                 } else {
                     notes.push(format!(
@@ -702,7 +701,7 @@ impl Reducer {
                     None
                 }
             }
-            None | Some(JsonValue::Null) => None,
+            None | Some(Value::Null) => None,
             Some(_) => {
                 notes.push(format!(
                     "{method}: result.modes must be an object or null (ignored)"
@@ -735,10 +734,10 @@ const ENTRY_KEYS: [&str; 5] = [
 ];
 
 /// A prompt or permission entry: `requestId` then the params other than [`ENTRY_KEYS`].
-fn request_entry(id: Option<&JsonValue<'_>>, params: Option<&JsonValue<'_>>) -> Fields {
+fn request_entry(id: Option<&Value<'_>>, params: Option<&Value<'_>>) -> Fields {
     let mut entry = Fields::new();
     entry.set("requestId", id.map_or(Json::Null, Json::from_value));
-    if let Some(JsonValue::Object(p)) = params {
+    if let Some(Value::Object(p)) = params {
         let fields = dedup(p)
             .into_iter()
             .filter(|(k, _)| !ENTRY_KEYS.contains(k))
@@ -748,7 +747,7 @@ fn request_entry(id: Option<&JsonValue<'_>>, params: Option<&JsonValue<'_>>) -> 
     entry
 }
 
-fn answer(entry: &mut Fields, result: Option<&JsonValue<'_>>, error: Option<&JsonValue<'_>>) {
+fn answer(entry: &mut Fields, result: Option<&Value<'_>>, error: Option<&Value<'_>>) {
     if let Some(r) = result {
         entry.set("response", Json::from_value(r));
     } else if let Some(e) = error {

@@ -6,6 +6,7 @@ use super::json::{View, obj_get};
 use super::tables::{AGENT_METHODS, CLIENT_METHODS};
 use super::*;
 use crate::terminal::decode_base64;
+use jiter::JsonValue;
 
 const SID: &str = "s1";
 
@@ -47,7 +48,7 @@ fn get<'a>(o: &'a Json, path: &[&str]) -> &'a Json {
 }
 
 fn parse(text: &str) -> Json {
-    Json::from_value(&JsonValue::parse(text.as_bytes(), false).unwrap())
+    Json::from_jiter(&JsonValue::parse(text.as_bytes(), false).unwrap())
 }
 
 /// Every frame reduced by the hot path must give what the general path (`apply`) gives.
@@ -71,7 +72,7 @@ fn hot_path_equals_general_path() {
     for line in &lines {
         fed.feed(line.as_bytes());
         fed.feed(b"\n");
-        if let Ok(value) = JsonValue::parse(line.as_bytes(), false) {
+        if let Some(value) = value::parse(line.as_bytes()) {
             applied.apply(&value);
         }
     }
@@ -209,7 +210,7 @@ fn without_positions(mut snapshot: Json) -> Json {
 /// Reduce `line` after `preamble` twice, through `feed` (where the hot paths apply) and through
 /// `apply` (always the general path), and require the same sessions, changes and errors.
 fn fed_equals_applied(preamble: &[String], line: &[u8]) {
-    let Ok(value) = JsonValue::parse(line, false) else {
+    let Some(value) = value::parse(line) else {
         panic!("accepted invalid JSON {line:?}");
     };
     let mut fed = store(None, preamble);
@@ -578,7 +579,7 @@ fn terminal_scanner_agrees_with_the_general_path() {
 }
 
 fn apply_line(s: &mut Sessions, text: &str, sender: Option<Side>) {
-    let value = JsonValue::parse(text.as_bytes(), false).unwrap();
+    let value = value::parse(text.as_bytes()).unwrap();
     s.apply_from(&value, sender);
 }
 
@@ -653,7 +654,7 @@ fn same_id_both_ways_goes_to_the_request_whose_response_shape_fits() {
 #[test]
 fn empty_batch_applied_is_an_error_and_reject_records_one() {
     let mut s = Sessions::default();
-    s.apply(&JsonValue::parse(b"[]", false).unwrap());
+    s.apply(&value::parse(b"[]").unwrap());
     s.reject(
         Some(SID),
         "str is not valid UTF-8: surrogates not allowed",
@@ -680,16 +681,16 @@ fn method_sides_are_those_of_the_schemas_meta() {
                 continue;
             };
             files += 1;
-            let meta = JsonValue::parse(&text, false).expect("meta is JSON");
-            let JsonValue::Object(meta) = meta else {
+            let meta = value::parse(&text).expect("meta is JSON");
+            let Value::Object(meta) = meta else {
                 panic!("{version}/{name}: not an object");
             };
             for (side, key) in sides.iter_mut().zip(["agentMethods", "clientMethods"]) {
-                let Some(JsonValue::Object(methods)) = json::member(&meta, key) else {
+                let Some(Value::Object(methods)) = json::member(&meta, key) else {
                     panic!("{version}/{name}: no {key}");
                 };
                 for (_, method) in methods.iter() {
-                    let JsonValue::Str(method) = method else {
+                    let Value::Str(method) = method else {
                         panic!("{version}/{name}: {key} holds a non-string");
                     };
                     side.insert(method.to_string());

@@ -2,7 +2,7 @@
 //! and placed on the timeline, closed by its answer (v1) or by the idle `state_update` (v2),
 //! with the stop reason, usage, cancel and error answer it had.
 
-use jiter::JsonValue;
+use crate::session::value::Value;
 
 use super::fields::Fields;
 use super::json::{Json, Members, View, member};
@@ -39,9 +39,9 @@ pub(super) struct TurnRecord {
 }
 
 /// The request id and prompt of a `session/prompt`, as sent.
-fn sent(id: Option<&JsonValue<'_>>, params: Option<&JsonValue<'_>>) -> (Json, Json) {
+fn sent(id: Option<&Value<'_>>, params: Option<&Value<'_>>) -> (Json, Json) {
     let prompt = match params {
-        Some(JsonValue::Object(p)) => member(p, "prompt").map_or(Json::Null, Json::from_value),
+        Some(Value::Object(p)) => member(p, "prompt").map_or(Json::Null, Json::from_value),
         _ => Json::Null,
     };
     (id.map_or(Json::Null, Json::from_value), prompt)
@@ -55,8 +55,8 @@ impl Session {
     /// A turn opened by prompt `id` with `params`, its entry placed last on the timeline.
     pub(super) fn open_turn(
         &mut self,
-        id: Option<&JsonValue<'_>>,
-        params: Option<&JsonValue<'_>>,
+        id: Option<&Value<'_>>,
+        params: Option<&Value<'_>>,
     ) -> TurnSlot {
         let (request_id, prompt) = sent(id, params);
         let turn = self.turns.len();
@@ -80,8 +80,8 @@ impl Session {
     pub(super) fn join_turn(
         &mut self,
         turn: usize,
-        id: Option<&JsonValue<'_>>,
-        params: Option<&JsonValue<'_>>,
+        id: Option<&Value<'_>>,
+        params: Option<&Value<'_>>,
     ) -> TurnSlot {
         let (request_id, prompt) = sent(id, params);
         let record = &mut self.turns[turn];
@@ -100,7 +100,7 @@ impl Session {
         &mut self,
         turn: usize,
         stop_reason: Option<&str>,
-        usage: Option<&JsonValue<'_>>,
+        usage: Option<&Value<'_>>,
     ) {
         let end = self.timeline.len();
         let record = &mut self.turns[turn];
@@ -121,11 +121,11 @@ impl Session {
         &mut self,
         slot: TurnSlot,
         result: Option<&Members<'_>>,
-        error: Option<&JsonValue<'_>>,
+        error: Option<&Value<'_>>,
     ) {
         let record = &mut self.turns[slot.turn];
         let message_id = match result.and_then(|r| member(r, "messageId")) {
-            Some(JsonValue::Str(m)) => Some(m.to_string()),
+            Some(Value::Str(m)) => Some(m.to_string()),
             _ => None,
         };
         let error = error.map(Json::from_value);
@@ -214,10 +214,10 @@ impl Reducer {
         &mut self,
         sid: &str,
         result: Option<&'a Members<'s>>,
-    ) -> Option<&'a JsonValue<'s>> {
+    ) -> Option<&'a Value<'s>> {
         match result.and_then(|r| member(r, "usage")) {
-            Some(u @ JsonValue::Object(_)) => Some(u),
-            None | Some(JsonValue::Null) => None,
+            Some(u @ Value::Object(_)) => Some(u),
+            None | Some(Value::Null) => None,
             Some(_) => {
                 self.error(
                     Some(sid),

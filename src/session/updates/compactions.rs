@@ -1,6 +1,6 @@
 //! Compactions: `compaction_update` and `compaction_summary_chunk`, by `compactionId`.
 
-use jiter::JsonValue;
+use crate::session::value::Value;
 
 use super::super::fields::{Fields, patch_op};
 use super::super::json::{Json, Members, as_str, dedup, member};
@@ -40,8 +40,8 @@ impl Reducer {
         let mut ops = Vec::new();
         for (k, v) in dedup(u) {
             match (k, v) {
-                ("summary", JsonValue::Array(items)) if items.is_empty() => ops.push((k, None)),
-                ("summary", JsonValue::Array(_) | JsonValue::Null) => ops.push(patch_op(k, v)),
+                ("summary", Value::Array(items)) if items.is_empty() => ops.push((k, None)),
+                ("summary", Value::Array(_) | Value::Null) => ops.push(patch_op(k, v)),
                 ("sessionUpdate" | "compactionId" | "summary", _) => {}
                 _ => ops.push(patch_op(k, v)),
             }
@@ -58,7 +58,7 @@ impl Reducer {
             );
             return;
         };
-        let Some(content @ JsonValue::Object(_)) = member(u, "content") else {
+        let Some(content @ Value::Object(_)) = member(u, "content") else {
             self.error(
                 Some(sid),
                 "compaction_summary_chunk: content must be an object".to_owned(),

@@ -1,7 +1,7 @@
 //! Messages: chunks (the plain-text one also on the byte fast path) and whole-message
 //! upserts, keyed by (role, `messageId`), with anonymous v1 messages.
 
-use jiter::JsonValue;
+use crate::session::value::Value;
 
 use super::super::content::Content;
 use super::super::fields::{Fields, patch_op};
@@ -123,17 +123,17 @@ impl Reducer {
                 // that name in an update is not kept, so it cannot pass for another message.
                 "sessionUpdate" | "messageId" | "id" | "role" => {}
                 "content" => match v {
-                    JsonValue::Array(items) if items.is_empty() => m.content = None,
-                    JsonValue::Array(items) => {
+                    Value::Array(items) if items.is_empty() => m.content = None,
+                    Value::Array(items) => {
                         let (content, truncated) = Content::from_values(items, limit);
                         m.content = Some(Box::new(content));
                         cut = truncated;
                     }
-                    JsonValue::Null => m.content = None,
+                    Value::Null => m.content = None,
                     _ => {}
                 },
                 "senderSessionId" | "recipientSessionId" if role == Role::Session => {
-                    if !matches!(v, JsonValue::Null) {
+                    if !matches!(v, Value::Null) {
                         ops.push((k, Some(Json::from_value(v))));
                     }
                 }
@@ -191,7 +191,7 @@ impl Reducer {
 fn set_participants(fields: &mut Fields, u: &Members<'_>) {
     for key in ["senderSessionId", "recipientSessionId"] {
         match member(u, key) {
-            None | Some(JsonValue::Null) => {}
+            None | Some(Value::Null) => {}
             Some(v) => fields.set(key, Json::from_value(v)),
         }
     }

@@ -9,7 +9,7 @@ mod session_state;
 mod terminals;
 mod tool_calls;
 
-use jiter::JsonValue;
+use crate::session::value::Value;
 
 use super::check;
 use super::fields::{Fields, patch_op};
@@ -20,14 +20,14 @@ use super::rpc::Mode;
 use super::tables::{V1_ONLY, V2_ONLY};
 
 impl Reducer {
-    pub(super) fn session_update(&mut self, params: Option<&JsonValue<'_>>) {
+    pub(super) fn session_update(&mut self, params: Option<&Value<'_>>) {
         let Some(sid) = self.params_session("session/update", params) else {
             return;
         };
-        let Some(JsonValue::Object(p)) = params else {
+        let Some(Value::Object(p)) = params else {
             return;
         };
-        let Some(raw @ JsonValue::Object(update)) = member(p, "update") else {
+        let Some(raw @ Value::Object(update)) = member(p, "update") else {
             self.error(
                 Some(sid),
                 "session/update: update must be an object".to_owned(),
@@ -99,7 +99,7 @@ impl Reducer {
         }
     }
 
-    fn other(&mut self, sid: &str, update: &JsonValue<'_>) {
+    fn other(&mut self, sid: &str, update: &Value<'_>) {
         let s = self.session(sid);
         let other = &mut s.cold_mut().other;
         let index = other.len().to_string();
@@ -122,9 +122,7 @@ impl Reducer {
         let (entry, _) = s.cold_mut().subagents.entry(id, Fields::new);
         let ops = dedup(u)
             .into_iter()
-            .filter(|(k, v)| {
-                *k != "sessionUpdate" && (null_clears || !matches!(v, JsonValue::Null))
-            })
+            .filter(|(k, v)| *k != "sessionUpdate" && (null_clears || !matches!(v, Value::Null)))
             .map(|(k, v)| patch_op(k, v))
             .collect();
         entry.apply(ops);
@@ -145,7 +143,7 @@ fn push_item(fields: &mut Fields, key: &str, item: Json) {
 fn without(u: &Members<'_>, skip: &[&str]) -> Obj {
     dedup(u)
         .into_iter()
-        .filter(|(k, v)| !skip.contains(k) && !matches!(v, JsonValue::Null))
+        .filter(|(k, v)| !skip.contains(k) && !matches!(v, Value::Null))
         .map(|(k, v)| (k.to_owned(), Json::from_value(v)))
         .collect()
 }
@@ -165,9 +163,9 @@ fn set_extras(extras: &mut Obj, kind: &str, u: &Members<'_>, skip: &[&str]) -> b
 }
 
 /// Whether `v` is a content block: an object with a string `type`.
-fn is_block(v: Option<&JsonValue<'_>>) -> bool {
+fn is_block(v: Option<&Value<'_>>) -> bool {
     match v {
-        Some(JsonValue::Object(o)) => as_str(member(o, "type")).is_some(),
+        Some(Value::Object(o)) => as_str(member(o, "type")).is_some(),
         _ => false,
     }
 }

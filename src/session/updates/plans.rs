@@ -1,6 +1,6 @@
 //! Plans: the v1 `plan` (one plan, `main`), `plan_update` and `plan_removed`.
 
-use jiter::JsonValue;
+use crate::session::value::Value;
 
 use super::super::check;
 use super::super::fields::Fields;
@@ -22,7 +22,7 @@ impl Reducer {
     }
 
     pub(super) fn plan_v1(&mut self, sid: &str, u: &Members<'_>) {
-        if !matches!(member(u, "entries"), Some(JsonValue::Array(_))) {
+        if !matches!(member(u, "entries"), Some(Value::Array(_))) {
             self.error(Some(sid), "plan: entries must be an array".to_owned());
             return;
         }
@@ -34,7 +34,7 @@ impl Reducer {
             .into_iter()
             // `type` and `planId` are the synthetic plan's: fields of those names are not kept.
             .filter(|(k, v)| {
-                !matches!(*k, "sessionUpdate" | "type" | "planId") && !matches!(v, JsonValue::Null)
+                !matches!(*k, "sessionUpdate" | "type" | "planId") && !matches!(v, Value::Null)
             })
             .map(|(k, v)| (k, Some(Json::from_value(v))));
         plan.apply(fields.collect());
@@ -42,7 +42,7 @@ impl Reducer {
     }
 
     pub(super) fn plan_update(&mut self, sid: &str, u: &Members<'_>) {
-        let Some(JsonValue::Object(plan)) = member(u, "plan") else {
+        let Some(Value::Object(plan)) = member(u, "plan") else {
             self.error(Some(sid), "plan_update: plan must be an object".to_owned());
             return;
         };

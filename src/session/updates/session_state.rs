@@ -1,7 +1,7 @@
 //! Session-level state: commands, config options and mode (replaced whole), info (patched),
 //! usage, the foreground state and notices.
 
-use jiter::JsonValue;
+use crate::session::value::Value;
 
 use super::super::MAX_NOTICES;
 use super::super::fields::patch_op;
@@ -15,8 +15,8 @@ impl Reducer {
     pub(super) fn replace(&mut self, sid: &str, kind: &str, u: &Members<'_>, field: &'static str) {
         let value = member(u, field);
         let ok = match field {
-            "currentModeId" => matches!(value, Some(JsonValue::Str(_))),
-            _ => matches!(value, Some(JsonValue::Array(_))),
+            "currentModeId" => matches!(value, Some(Value::Str(_))),
+            _ => matches!(value, Some(Value::Array(_))),
         };
         if !ok {
             let want = if field == "currentModeId" {
@@ -68,8 +68,8 @@ impl Reducer {
                 return;
             }
             // A uint64 in the schema.
-            if let Some(JsonValue::BigInt(b)) = value
-                && u64::try_from(b).is_err()
+            if let Some(Value::BigInt(b)) = value
+                && b.parse::<u64>().is_err()
             {
                 self.error(
                     Some(sid),
@@ -101,7 +101,7 @@ impl Reducer {
         // The idle report closes the turn going on, with its stop reason and usage.
         let closed = state == "idle" && s.turn.is_some();
         if let Some(turn) = s.turn.take_if(|_| state == "idle") {
-            let usage = member(u, "usage").filter(|v| matches!(v, JsonValue::Object(_)));
+            let usage = member(u, "usage").filter(|v| matches!(v, Value::Object(_)));
             s.close_turn(turn.record, stop.as_deref(), usage);
         }
         // `stopReason` is an idle state's; on another it is an unknown field, kept raw.

@@ -2,7 +2,7 @@
 //! path) feed live terminals, within the store's bound on what they hold together. v1's
 //! client terminals (`client_terminals`) are rendered by the same means.
 
-use jiter::JsonValue;
+use crate::session::value::Value;
 
 use super::super::fields::patch_op;
 use super::super::json::{Json, Members, as_str, dedup, member};
@@ -31,14 +31,16 @@ impl Reducer {
         // replaced with each snapshot read, cleared by one without.
         let mut output_meta: Option<Json> = None;
         match member(u, "output") {
-            Some(JsonValue::Null) => output = Some(Vec::new()),
-            Some(JsonValue::Object(o)) => {
-                if let Some(JsonValue::Str(data)) = member(o, "data") {
+            Some(Value::Null) => output = Some(Vec::new()),
+            Some(Value::Object(o)) => {
+                if let Some(Value::Str(data)) = member(o, "data") {
                     if let Ok(bytes) = decode_base64(data.as_bytes()) {
                         output = Some(bytes);
                         match member(o, "_meta") {
-                            None | Some(JsonValue::Null) => {}
-                            Some(meta @ JsonValue::Object(_)) => {
+                            None | Some(Value::Null) => {}
+                            Some(meta @ (Value::Object(_) | Value::Raw(_)))
+                                if crate::session::json::is_object(Some(meta)) =>
+                            {
                                 output_meta = Some(Json::Object(vec![(
                                     "_meta".to_owned(),
                                     Json::from_value(meta),

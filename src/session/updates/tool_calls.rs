@@ -1,6 +1,6 @@
 //! Tool calls: `tool_call`, `tool_call_update` and the v2 `tool_call_content_chunk`.
 
-use jiter::JsonValue;
+use crate::session::value::Value;
 
 use super::super::fields::{Fields, patch_op};
 use super::super::json::{Json, Members, as_str, dedup, member};
@@ -34,11 +34,11 @@ impl Reducer {
         for (k, v) in dedup(u) {
             match (k, v) {
                 ("sessionUpdate" | "toolCallId", _) => {}
-                (_, JsonValue::Null) if !null_clears => {}
-                ("content" | "locations", JsonValue::Array(items)) if items.is_empty() => {
+                (_, Value::Null) if !null_clears => {}
+                ("content" | "locations", Value::Array(items)) if items.is_empty() => {
                     ops.push((k, None));
                 }
-                ("content" | "locations", JsonValue::Array(_) | JsonValue::Null) => {
+                ("content" | "locations", Value::Array(_) | Value::Null) => {
                     ops.push(patch_op(k, v));
                 }
                 ("content" | "locations", _) => {}
@@ -60,7 +60,7 @@ impl Reducer {
             );
             return;
         };
-        let Some(content @ JsonValue::Object(_)) = member(u, "content") else {
+        let Some(content @ Value::Object(_)) = member(u, "content") else {
             self.error(
                 Some(sid),
                 "tool_call_content_chunk: content must be an object".to_owned(),

@@ -1,0 +1,527 @@
+//! The decoder every frame a store reduces goes through, and the value it decodes to.
+//!
+//! A frame is read once, by jiter's tokenizer: what the reducer reads (ids, `sessionUpdate`,
+//! statuses, text, ...) becomes a [`Value`] that borrows its strings from the frame where they
+//! have no escapes, and every opaque member (`rawInput`, `rawOutput`, `_meta`, at any depth) is
+//! validated and kept as its JSON text ([`Value::Raw`]): no tree is built for it, it is stored
+//! as that text and converted only when read. A frame is accepted exactly when
+//! `jiter::JsonValue::parse` accepts it, and decodes to the same values.
+
+use std::borrow::Cow;
+
+use jiter::{Jiter, JsonValue, NumberAny, NumberInt, Peek};
+
+/// A decoded JSON value. Objects keep their members as sent (keys may repeat; the reducer's
+/// readers take the last, as a Python dict does).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value<'s> {
+    Null,
+    Bool(bool),
+    Int(i64),
+    /// An integer outside `i64`, as decimal digits (with a leading `-` when negative).
+    BigInt(String),
+    Float(f64),
+    Str(Cow<'s, str>),
+    Array(Vec<Value<'s>>),
+    Object(Vec<(Cow<'s, str>, Value<'s>)>),
+    /// An opaque array or object, as its validated JSON text.
+    Raw(Raw<'s>),
+}
+
+/// An opaque array or object's JSON text and its cost (`budget`, counted as its decoded
+/// value's).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Raw<'s> {
+    pub text: Cow<'s, str>,
+    pub cost: usize,
+}
+
+impl Raw<'_> {
+    /// Whether the value is an object (the schema's `_meta` must be one).
+    pub fn is_object(&self) -> bool {
+        self.text.starts_with('{')
+    }
+}
+
+/// The members whose values are opaque to the protocol wherever they appear.
+fn is_opaque(key: &str) -> bool {
+    matches!(key, "rawInput" | "rawOutput" | "_meta")
+}
+
+/// jiter's limit on nesting: containers that hold something, 200 deep at most.
+const DEPTH_LIMIT: usize = 200;
+
+/// What the cost table charges (`docs/behaviour/sessions.md`, "Cost").
+const SCALAR: usize = 8;
+const NUMBER: usize = 24;
+const STRING: usize = 48;
+const ARRAY: usize = 56;
+const ITEM: usize = 8;
+const OBJECT: usize = 64;
+const MEMBER: usize = 40;
+
+/// Decode one frame; `None` when it is not JSON (the caller names why, with jiter's reason).
+pub(crate) fn parse(frame: &[u8]) -> Option<Value<'_>> {
+    let mut decoder = Decoder {
+        jiter: Jiter::new(frame),
+        data: frame,
+        depth: 0,
+        hasher: ahash::RandomState::with_seeds(0, 0, 0, 0),
+    };
+    let peek = decoder.jiter.peek().ok()?;
+    let value = decoder.value(peek).ok()?;
+    decoder.jiter.finish().ok()?;
+    Some(value)
+}
+
+/// Why decoding stopped: the frame is not JSON (or nests too deep).
+struct Refused;
+
+impl<E> From<E> for Refused
+where
+    E: Into<jiter::JiterError>,
+{
+    fn from(_: E) -> Self {
+        Refused
+    }
+}
+
+struct Decoder<'s> {
+    jiter: Jiter<'s>,
+    data: &'s [u8],
+    depth: usize,
+    hasher: ahash::RandomState,
+}
+
+impl<'s> Decoder<'s> {
+    /// A string jiter decoded: borrowed from the frame when jiter returned the frame's own bytes
+    /// (no escapes), else copied.
+    fn own(data: &'s [u8], s: &str) -> Cow<'s, str> {
+        let base = data.as_ptr() as usize;
+        let at = s.as_ptr() as usize;
+        if at >= base && at + s.len() <= base + data.len() {
+            let bytes = &data[at - base..at - base + s.len()];
+            // SAFETY: these are the bytes of `s` itself, a `str` (jiter checked them as UTF-8);
+            // checking them again would read every string of the frame twice.
+            Cow::Borrowed(unsafe { std::str::from_utf8_unchecked(bytes) })
+        } else {
+            Cow::Owned(s.to_owned())
+        }
+    }
+
+    fn enter(&mut self) -> Result<(), Refused> {
+        self.depth += 1;
+        if self.depth > DEPTH_LIMIT {
+            return Err(Refused);
+        }
+        Ok(())
+    }
+
+    fn value(&mut self, peek: Peek) -> Result<Value<'s>, Refused> {
+        Ok(match peek {
+            Peek::Null => {
+                self.jiter.known_null()?;
+                Value::Null
+            }
+            Peek::True | Peek::False => Value::Bool(self.jiter.known_bool(peek)?),
+            Peek::String => {
+                let data = self.data;
+                Value::Str(Self::own(data, self.jiter.known_str()?))
+            }
+            Peek::Array => {
+                let mut items = Vec::new();
+                if let Some(mut next) = self.jiter.known_array()? {
+                    self.enter()?;
+                    loop {
+                        items.push(self.value(next)?);
+                        match self.jiter.array_step()? {
+                            Some(peek) => next = peek,
+                            None => break,
+                        }
+                    }
+                    self.depth -= 1;
+                }
+                Value::Array(items)
+            }
+            Peek::Object => {
+                let mut members = Vec::new();
+                let data = self.data;
+                let mut key = self.jiter.known_object()?.map(|k| Self::own(data, k));
+                if key.is_some() {
+                    self.enter()?;
+                }
+                while let Some(k) = key {
+                    let peek = self.jiter.peek()?;
+                    // Only containers are worth keeping as text; `null` clears a field.
+                    let value = if matches!(peek, Peek::Array | Peek::Object) && is_opaque(&k) {
+                        self.raw(peek)?
+                    } else {
+                        self.value(peek)?
+                    };
+                    members.push((k, value));
+                    key = self.jiter.next_key()?.map(|k| Self::own(data, k));
+                }
+                if !members.is_empty() {
+                    self.depth -= 1;
+                }
+                Value::Object(members)
+            }
+            _ => match self.jiter.known_number(peek)? {
+                NumberAny::Int(NumberInt::Int(i)) => Value::Int(i),
+                NumberAny::Int(NumberInt::BigInt(b)) => Value::BigInt(b.to_string()),
+                NumberAny::Float(f) => Value::Float(f),
+            },
+        })
+    }
+
+    /// An opaque value, validated and costed without being built.
+    fn raw(&mut self, peek: Peek) -> Result<Value<'s>, Refused> {
+        let start = self.jiter.current_index();
+        let mut repeated = false;
+        let cost = self.cost(peek, &mut repeated)?;
+        let bytes = &self.data[start..self.jiter.current_index()];
+        // The walk read string bytes unchecked (only escapes): checked here, all at once.
+        let text = std::str::from_utf8(bytes).map_err(|_| Refused)?;
+        let cost = if repeated {
+            // A key repeated inside: cost the value a dict would hold (rare, so decoded).
+            JsonValue::parse(bytes, false).map_or(cost, |v| jiter_cost(&v))
+        } else {
+            cost
+        };
+        Ok(Value::Raw(Raw {
+            text: Cow::Borrowed(text),
+            cost,
+        }))
+    }
+
+    /// Consume one value, returning its cost; `repeated` is set when an object in it repeats
+    /// a key (its cost then is not the sum of its members').
+    fn cost(&mut self, peek: Peek, repeated: &mut bool) -> Result<usize, Refused> {
+        Ok(match peek {
+            Peek::Null => {
+                self.jiter.known_null()?;
+                SCALAR
+            }
+            Peek::True | Peek::False => {
+                self.jiter.known_bool(peek)?;
+                SCALAR
+            }
+            Peek::String => STRING + decoded_len(self.jiter.known_bytes()?),
+            Peek::Array => {
+                let mut cost = ARRAY;
+                if let Some(mut next) = self.jiter.known_array()? {
+                    self.enter()?;
+                    loop {
+                        cost = cost.saturating_add(ITEM + self.cost(next, repeated)?);
+                        match self.jiter.array_step()? {
+                            Some(peek) => next = peek,
+                            None => break,
+                        }
+                    }
+                    self.depth -= 1;
+                }
+                cost
+            }
+            Peek::Object => {
+                let mut cost = OBJECT;
+                // The keys' hashes: a repeat among them (or a collision) sends the value to
+                // the exact count.
+                let mut keys: Vec<u64> = Vec::new();
+                let hasher = &self.hasher;
+                let mut key = self
+                    .jiter
+                    .known_object()?
+                    .map(|k| (hasher.hash_one(k), k.len()));
+                if key.is_some() {
+                    self.enter()?;
+                }
+                let filled = key.is_some();
+                while let Some((hash, len)) = key {
+                    cost = cost.saturating_add(MEMBER + STRING + len);
+                    keys.push(hash);
+                    let peek = self.jiter.peek()?;
+                    cost = cost.saturating_add(self.cost(peek, repeated)?);
+                    let hasher = &self.hasher;
+                    key = self
+                        .jiter
+                        .next_key()?
+                        .map(|k| (hasher.hash_one(k), k.len()));
+                }
+                if filled {
+                    self.depth -= 1;
+                }
+                if keys.len() > 1 && !*repeated {
+                    keys.sort_unstable();
+                    *repeated = keys.windows(2).any(|w| w[0] == w[1]);
+                }
+                cost
+            }
+            _ => {
+                self.jiter.known_number_bytes(peek)?;
+                NUMBER
+            }
+        })
+    }
+}
+
+/// The UTF-8 length of a JSON string's value, from its text between the quotes (escapes
+/// already checked by jiter: each is well formed, and surrogates come in pairs).
+fn decoded_len(raw: &[u8]) -> usize {
+    let mut len = 0;
+    let mut i = 0;
+    while let Some(at) = memchr::memchr(b'\\', &raw[i..]) {
+        len += at;
+        i += at;
+        if raw.get(i + 1) == Some(&b'u') {
+            let unit = hex4(&raw[i + 2..i + 6]);
+            if (0xD800..0xDC00).contains(&unit) {
+                // A pair: one code point past U+FFFF, in two escapes.
+                len += 4;
+                i += 12;
+            } else {
+                len += match unit {
+                    0..0x80 => 1,
+                    0x80..0x800 => 2,
+                    _ => 3,
+                };
+                i += 6;
+            }
+        } else {
+            len += 1;
+            i += 2;
+        }
+    }
+    len + raw.len() - i
+}
+
+fn hex4(digits: &[u8]) -> u32 {
+    digits.iter().fold(0, |n, &d| {
+        let v = match d {
+            b'0'..=b'9' => d - b'0',
+            b'a'..=b'f' => d - b'a' + 10,
+            _ => d - b'A' + 10,
+        };
+        n * 16 + u32::from(v)
+    })
+}
+
+/// The cost of a value jiter decoded, its repeated keys taken as a dict takes them (each once,
+/// at its first place, with its last value).
+fn jiter_cost(value: &JsonValue<'_>) -> usize {
+    match value {
+        JsonValue::Null | JsonValue::Bool(_) => SCALAR,
+        JsonValue::Int(_) | JsonValue::BigInt(_) | JsonValue::Float(_) => NUMBER,
+        JsonValue::Str(s) => STRING + s.len(),
+        JsonValue::Array(items) => items.iter().fold(ARRAY, |sum, item| {
+            sum.saturating_add(ITEM + jiter_cost(item))
+        }),
+        JsonValue::Object(members) => {
+            let mut last: super::HashMap<&str, &JsonValue<'_>> = super::HashMap::new();
+            for (k, v) in members.iter() {
+                last.insert(k, v);
+            }
+            last.iter().fold(OBJECT, |sum, (k, v)| {
+                sum.saturating_add(MEMBER + STRING + k.len() + jiter_cost(v))
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::budget::json_cost;
+    use crate::session::json::Json;
+
+    /// What `JsonValue::parse` makes of `text`, as a tree.
+    fn jiter_reading(text: &[u8]) -> Option<Json> {
+        JsonValue::parse(text, false)
+            .ok()
+            .map(|v| Json::from_jiter(&v))
+    }
+
+    /// What the decoder makes of `text`, its opaque values decoded from their text; each opaque
+    /// value's cost is checked against that of its tree on the way.
+    fn our_reading(text: &[u8]) -> Option<Json> {
+        fn check_costs(v: &Value<'_>) {
+            match v {
+                Value::Raw(raw) => {
+                    let tree = jiter_reading(raw.text.as_bytes()).expect("raw text is JSON");
+                    assert_eq!(raw.cost, json_cost(&tree), "{}", raw.text);
+                }
+                Value::Array(items) => items.iter().for_each(check_costs),
+                Value::Object(members) => members.iter().for_each(|(_, v)| check_costs(v)),
+                _ => {}
+            }
+        }
+        let value = parse(text)?;
+        check_costs(&value);
+        Some(Json::from_value(&value).expanded())
+    }
+
+    fn agree(text: &[u8]) {
+        assert_eq!(
+            our_reading(text),
+            jiter_reading(text),
+            "{}",
+            String::from_utf8_lossy(text)
+        );
+    }
+
+    /// A deterministic generator of JSON texts rich in what the decoder must get right.
+    struct Gen(u64);
+
+    impl Gen {
+        fn next(&mut self, n: usize) -> usize {
+            self.0 = self
+                .0
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            usize::try_from(self.0 >> 33).unwrap_or(0) % n
+        }
+
+        fn value(&mut self, depth: usize, out: &mut String) {
+            let pick = if depth > 4 {
+                self.next(6)
+            } else {
+                self.next(9)
+            };
+            match pick {
+                0 => out.push_str(["null", "true", "false"][self.next(3)]),
+                1 => out.push_str(
+                    [
+                        "0",
+                        "-0",
+                        "12",
+                        "-7",
+                        "1.5",
+                        "2e3",
+                        "-1E-2",
+                        "1e999",
+                        "123456789012345678901234",
+                        "0.1",
+                    ][self.next(10)],
+                ),
+                2..=5 => self.string(out),
+                6 | 7 => {
+                    out.push('{');
+                    for i in 0..self.next(5) {
+                        if i > 0 {
+                            out.push(',');
+                        }
+                        out.push_str([" ", "", "\n"][self.next(3)]);
+                        let key = [
+                            "\"rawInput\"",
+                            "\"_meta\"",
+                            "\"rawOutput\"",
+                            "\"a\"",
+                            "\"b\"",
+                            "\"r\\u0061wInput\"",
+                            "\"\\u00e9\"",
+                        ][self.next(7)];
+                        out.push_str(key);
+                        out.push(':');
+                        self.value(depth + 1, out);
+                    }
+                    out.push('}');
+                }
+                _ => {
+                    out.push('[');
+                    for i in 0..self.next(5) {
+                        if i > 0 {
+                            out.push_str([",", " , "][self.next(2)]);
+                        }
+                        self.value(depth + 1, out);
+                    }
+                    out.push(']');
+                }
+            }
+        }
+
+        fn string(&mut self, out: &mut String) {
+            out.push('"');
+            for _ in 0..self.next(6) {
+                out.push_str(
+                    [
+                        "a",
+                        "é",
+                        "\\n",
+                        "\\\"",
+                        "\\\\",
+                        "\\/",
+                        "\\u00e9",
+                        "\\u20ac",
+                        "\\ud83d\\ude00",
+                        "😀",
+                        "\\t",
+                        "x y",
+                    ][self.next(12)],
+                );
+            }
+            out.push('"');
+        }
+    }
+
+    #[test]
+    fn frames_decode_as_jiter_decodes_them_opaque_values_kept_as_text_at_their_cost() {
+        let mut texts = Gen(7);
+        let bytes: &[u8] = b"\"\\{}[],:u0 \xff\x01e-.";
+        let mut accepted = 0;
+        for _ in 0..4000 {
+            let mut text = String::new();
+            texts.value(0, &mut text);
+            agree(text.as_bytes());
+            accepted += usize::from(parse(text.as_bytes()).is_some());
+            // The same text broken: a byte changed, or cut short.
+            let mut broken = text.clone().into_bytes();
+            if !broken.is_empty() {
+                let at = texts.next(broken.len());
+                broken[at] = bytes[texts.next(bytes.len())];
+                agree(&broken);
+                agree(&text.as_bytes()[..at]);
+            }
+        }
+        assert_eq!(accepted, 4000);
+    }
+
+    #[test]
+    fn opaque_values_are_text_and_the_rest_a_tree() {
+        let frame =
+            br#"{"a":{"rawInput":{"x":[1,"\u00e9"]},"_meta":null,"rawOutput":"s"},"_meta":[{}]}"#;
+        let Some(Value::Object(top)) = parse(frame) else {
+            panic!("an object");
+        };
+        let Value::Object(a) = &top[0].1 else {
+            panic!("a is an object");
+        };
+        assert!(matches!(&a[0].1, Value::Raw(raw) if raw.text == r#"{"x":[1,"\u00e9"]}"#));
+        // Only containers are kept as text: null and strings are as any other value.
+        assert_eq!(a[1].1, Value::Null);
+        assert_eq!(a[2].1, Value::Str(Cow::Borrowed("s")));
+        assert!(matches!(&top[1].1, Value::Raw(raw) if raw.text == "[{}]" && !raw.is_object()));
+        // A key repeated inside an opaque value costs what a dict of it holds.
+        agree(br#"{"_meta":{"k":"long value","k":1,"j":{"k":2,"k":[3]}}}"#);
+    }
+
+    #[test]
+    fn nesting_and_utf8_are_refused_where_jiter_refuses_them() {
+        for depth in [199, 200, 201] {
+            for (open, close) in [("[", "]"), ("{\"_meta\":", "}"), ("{\"a\":", "}")] {
+                let filled = format!("{}1{}", open.repeat(depth), close.repeat(depth));
+                let hollow = format!("{}[]{}", open.repeat(depth), close.repeat(depth));
+                for text in [filled, hollow] {
+                    agree(text.as_bytes());
+                    let inside = format!("{{\"_meta\":{text}}}");
+                    agree(inside.as_bytes());
+                }
+            }
+        }
+        agree(b"{\"_meta\":{\"a\":\"\xff\"}}");
+        agree(b"{\"_meta\":{\"\xff\":1}}");
+        agree(b"{\"_meta\":[\"\\ud800\"]}");
+        agree(b"{\"_meta\":[\"\\udc00x\"]}");
+        agree(b"{\"_meta\":[1,]}");
+        agree(b"{\"_meta\":[nan]}");
+        agree(b"{\"_meta\":{}} x");
+    }
+}
