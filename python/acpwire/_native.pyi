@@ -17,6 +17,7 @@ from ._span import Span as Span
 from .types import (
     Change,
     Compaction,
+    ContentBlock,
     ErrorRecord,
     JSONInput,
     JsonRpcMessage,
@@ -329,6 +330,9 @@ class Session:
         """Message (``role``, ``message_id``) as its entry of ``snapshot()["messages"]``, or
         None. An anonymous message (``~1``, ...) is found by its id too; where an agent used
         such an id for a real message of the role as well, the id names the real one."""
+    def _message_blocks(self, index: int) -> list[ContentBlock] | None:
+        """The content blocks of ``snapshot()["messages"][index]`` each as sent (the snapshot
+        shows a run of plain text blocks as one), or None; for ``acpwire.sdk``."""
     def terminal_entry(self, terminal_id: str) -> TerminalEntry | None:
         """``snapshot()["terminals"][terminal_id]`` (``text`` rendered now), or None;
         ``terminal`` gives the live Terminal instead."""

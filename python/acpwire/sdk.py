@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from acp.contrib.session_state import SessionSnapshot as SdkSessionSnapshot
     from acp.schema import SessionNotification
 
-    from . import Sessions
+    from . import Session, Sessions
     from .types import (
         AvailableCommand,
         JSONObject,
@@ -592,10 +592,17 @@ class SessionAccumulator:
 
     # -- the snapshot's fields, read from the live state ---------------------------------------
 
-    def _state(self) -> SessionSnapshot:
+    def _session(self) -> Session:
         if self.session_id is None or self.session_id not in self.sessions:
             raise _unavailable_error()
-        return self.sessions[self.session_id].snapshot()
+        return self.sessions[self.session_id]
+
+    def _state(self) -> SessionSnapshot:
+        return self._session().snapshot()
+
+    def _chunks(self, role: str, kind: str) -> tuple[dict[str, object], ...]:
+        session = self._session()
+        return _chunks(session, session.snapshot(), role, kind)
 
     @property
     def tool_calls(self) -> dict[str, ToolCall]:
@@ -618,24 +625,25 @@ class SessionAccumulator:
     @property
     def user_messages(self) -> tuple[dict[str, object], ...]:
         """One ``user_message_chunk`` dict per content block, in order."""
-        return _chunks(self._state(), "user", "user_message_chunk")
+        return self._chunks("user", "user_message_chunk")
 
     @property
     def agent_messages(self) -> tuple[dict[str, object], ...]:
         """One ``agent_message_chunk`` dict per content block, in order."""
-        return _chunks(self._state(), "agent", "agent_message_chunk")
+        return self._chunks("agent", "agent_message_chunk")
 
     @property
     def agent_thoughts(self) -> tuple[dict[str, object], ...]:
         """One ``agent_thought_chunk`` dict per content block, in order."""
-        return _chunks(self._state(), "thought", "agent_thought_chunk")
+        return self._chunks("thought", "agent_thought_chunk")
 
     def snapshot(self) -> SdkSessionSnapshot:
         """A frozen ``acp.contrib.session_state.SessionSnapshot`` of the current state."""
         from acp import schema
         from acp.contrib.session_state import SessionSnapshot, ToolCallView
 
-        state = self._state()
+        session = self._session()
+        state = session.snapshot()
         tool_calls = {}
         for call_id, call in state["toolCalls"].items():
             # Validating through the SDK's own update model turns wire dicts into its types.
@@ -662,15 +670,15 @@ class SessionAccumulator:
             ),
             user_messages=tuple(
                 schema.UserMessageChunk.model_validate(c)
-                for c in _chunks(state, "user", "user_message_chunk")
+                for c in _chunks(session, state, "user", "user_message_chunk")
             ),
             agent_messages=tuple(
                 schema.AgentMessageChunk.model_validate(c)
-                for c in _chunks(state, "agent", "agent_message_chunk")
+                for c in _chunks(session, state, "agent", "agent_message_chunk")
             ),
             agent_thoughts=tuple(
                 schema.AgentThoughtChunk.model_validate(c)
-                for c in _chunks(state, "thought", "agent_thought_chunk")
+                for c in _chunks(session, state, "thought", "agent_thought_chunk")
             ),
         )
 
@@ -684,12 +692,15 @@ def _commands(state: SessionSnapshot) -> tuple[AvailableCommand, ...]:
     return tuple(state["availableCommands"] or ())
 
 
-def _chunks(state: SessionSnapshot, role: str, kind: str) -> tuple[dict[str, object], ...]:
+def _chunks(
+    session: Session, state: SessionSnapshot, role: str, kind: str
+) -> tuple[dict[str, object], ...]:
+    # One chunk per block as sent: the snapshot shows a run of plain text blocks as one.
     out: list[dict[str, object]] = []
-    for message in state["messages"]:
+    for index, message in enumerate(state["messages"]):
         if message["role"] != role:
             continue
-        for block in message.get("content") or ():
+        for block in session._message_blocks(index) or ():
             chunk: dict[str, object] = {"sessionUpdate": kind, "content": block}
             if not message["id"].startswith("~"):  # "~n": v1 message without an id
                 chunk["messageId"] = message["id"]

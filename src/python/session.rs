@@ -704,6 +704,25 @@ impl Session {
         self.entity(py, message_id, |s, id| s.message_view(role, id))
     }
 
+    /// The content blocks of the `index`th entry of `snapshot()["messages"]` each as sent, for
+    /// `acpwire.sdk` (whose accumulator shows one chunk per block); None without it.
+    fn _message_blocks<'py>(
+        &self,
+        py: Python<'py>,
+        index: i64,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let Ok(index) = usize::try_from(index) else {
+            return Ok(None);
+        };
+        let _paused = super::GcPause::new();
+        self.with(py, |session| {
+            session
+                .message_blocks_view(index)
+                .map(|view| view_to_py(py, &view, &mut Keys::default()))
+                .transpose()
+        })?
+    }
+
     /// Terminal `terminal_id` as `snapshot()["terminals"][terminal_id]`, or None.
     fn terminal_entry<'py>(
         &self,

@@ -262,6 +262,18 @@ impl Content {
 
     /// The blocks kept, in order, each text block with its text.
     pub(super) fn iter(&self) -> impl Iterator<Item = BlockRef<'_>> {
+        let (head, tail) = self.parts();
+        head.chain(tail)
+    }
+
+    /// The head's blocks and the tail's (none before a truncation), each text block with its
+    /// text.
+    fn parts(
+        &self,
+    ) -> (
+        impl Iterator<Item = BlockRef<'_>>,
+        impl Iterator<Item = BlockRef<'_>>,
+    ) {
         let (head, tail, tail_text) = match self.cut.as_deref() {
             Some(cut) => (cut.head, cut.tail, cut.tail_text),
             None => (self.blocks.len(), self.blocks.len(), 0),
@@ -269,14 +281,14 @@ impl Content {
         let text = self.text.as_str();
         let mut start = 0;
         let mut tail_start = tail_text;
-        self.blocks[..head]
-            .iter()
-            .map(move |block| resolve(text, &mut start, block))
-            .chain(
-                self.blocks[tail..]
-                    .iter()
-                    .map(move |block| resolve(text, &mut tail_start, block)),
-            )
+        (
+            self.blocks[..head]
+                .iter()
+                .map(move |block| resolve(text, &mut start, block)),
+            self.blocks[tail..]
+                .iter()
+                .map(move |block| resolve(text, &mut tail_start, block)),
+        )
     }
 
     /// The text of each block that is text, in order.
@@ -293,8 +305,18 @@ impl Content {
         })
     }
 
-    /// The blocks kept, as the snapshot shows them.
+    /// The blocks kept, as the snapshot shows them: each run of plain text blocks (no member
+    /// but `type` and `text`) as one, in the head and in the tail apart.
     pub(super) fn to_view(&self) -> View<'_> {
+        let (head, tail) = self.parts();
+        let mut out = Vec::new();
+        merge_plain_text(&self.text, head, &mut out);
+        merge_plain_text(&self.text, tail, &mut out);
+        View::Array(out)
+    }
+
+    /// The blocks kept, each as sent (no run of text shown as one).
+    pub(super) fn to_view_as_sent(&self) -> View<'_> {
         let block_view = |block| match block {
             BlockRef::Text(text) => {
                 View::Object(vec![("type", View::Str("text")), ("text", View::Str(text))])
@@ -311,5 +333,96 @@ impl Content {
             ("blocks".to_owned(), Json::from(cut.dropped_blocks)),
             ("bytes".to_owned(), Json::from(cut.dropped_bytes)),
         ])))
+    }
+}
+
+/// A block with no member but `type` (`"text"`) and `text`, the kind a run of which shows as
+/// one: for a text block of the buffer, where its text lies there.
+enum Plain<'a> {
+    Buffered(usize, usize),
+    Stored(&'a str),
+}
+
+fn plain<'a>(buffer: &'a str, block: &BlockRef<'a>) -> Option<Plain<'a>> {
+    match block {
+        BlockRef::Text(text) => {
+            let start = text.as_ptr() as usize - buffer.as_ptr() as usize;
+            Some(Plain::Buffered(start, start + text.len()))
+        }
+        BlockRef::Raw(json) => match json {
+            Json::Object(members) if members.len() == 2 => text_of(json).map(Plain::Stored),
+            _ => None,
+        },
+    }
+}
+
+/// A run of plain text blocks: a stretch of the buffer while its blocks lie back to back
+/// there, else copied.
+enum Run {
+    Buffered(usize, usize),
+    Owned(String),
+}
+
+impl Run {
+    fn push(&mut self, buffer: &str, piece: &Plain<'_>) {
+        match (&mut *self, piece) {
+            (Run::Buffered(_, end), Plain::Buffered(start, next_end)) if end == start => {
+                *end = *next_end;
+            }
+            (Run::Owned(owned), piece) => owned.push_str(piece_text(buffer, piece)),
+            (Run::Buffered(start, end), piece) => {
+                let mut owned = buffer[*start..*end].to_owned();
+                owned.push_str(piece_text(buffer, piece));
+                *self = Run::Owned(owned);
+            }
+        }
+    }
+
+    fn view(self, buffer: &str) -> View<'_> {
+        let text = match self {
+            Run::Buffered(start, end) => View::Str(&buffer[start..end]),
+            Run::Owned(text) => View::Owned(Json::Str(text)),
+        };
+        View::Object(vec![("type", View::Str("text")), ("text", text)])
+    }
+}
+
+fn piece_text<'a>(buffer: &'a str, piece: &Plain<'a>) -> &'a str {
+    match piece {
+        Plain::Buffered(start, end) => &buffer[*start..*end],
+        Plain::Stored(text) => text,
+    }
+}
+
+/// Push the views of `blocks` (of a message whose text buffer is `buffer`) to `out`, each run
+/// of plain text blocks as one.
+fn merge_plain_text<'a>(
+    buffer: &'a str,
+    blocks: impl Iterator<Item = BlockRef<'a>>,
+    out: &mut Vec<View<'a>>,
+) {
+    let mut run: Option<Run> = None;
+    for block in blocks {
+        if let Some(piece) = plain(buffer, &block) {
+            match &mut run {
+                Some(run) => run.push(buffer, &piece),
+                None => {
+                    run = Some(match piece {
+                        Plain::Buffered(start, end) => Run::Buffered(start, end),
+                        Plain::Stored(text) => Run::Owned(text.to_owned()),
+                    });
+                }
+            }
+            continue;
+        }
+        if let Some(done) = run.take() {
+            out.push(done.view(buffer));
+        }
+        if let BlockRef::Raw(json) = block {
+            out.push(View::Json(json));
+        }
+    }
+    if let Some(done) = run {
+        out.push(done.view(buffer));
     }
 }

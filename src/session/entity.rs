@@ -48,6 +48,14 @@ impl Session {
         Some(message_view(&self.messages[i]))
     }
 
+    /// The content blocks of the `index`th message of `snapshot()["messages"]` each as sent
+    /// (the snapshot shows a run of plain text blocks as one); `None` without that message or
+    /// content.
+    pub(crate) fn message_blocks_view(&self, index: usize) -> Option<View<'_>> {
+        let content = self.messages.get(index)?.content.as_deref()?;
+        Some(content.to_view_as_sent())
+    }
+
     pub(crate) fn terminal_snapshot_view(&self, terminal_id: &str) -> Option<View<'_>> {
         self.cold().terminals.get(terminal_id).map(terminal_view)
     }

@@ -324,8 +324,9 @@ def test_truncation_of_many_small_blocks(backend):
     snap = store["s1"].snapshot()
     message = snap["messages"][0]
     assert list(message)[-1] == "truncated"
-    kept = len(message["content"])
-    assert kept == 250  # 125 blocks of 4 bytes in each half
+    # 125 blocks of 4 bytes kept in each half, each half's shown as one text block.
+    kept = 250
+    assert message["content"] == [{"type": "text", "text": "abcd" * 125}] * 2
     assert message["truncated"] == {"blocks": n - kept, "bytes": 4 * (n - kept)}
     assert store["s1"].message_text("m") == "abcd" * kept
     assert [e["reason"] for e in store.take_errors()] == [

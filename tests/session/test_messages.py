@@ -8,6 +8,7 @@ import pytest
 
 from session_builders import (
     SID,
+    init,
     snap,
     store_of,
     text,
@@ -67,7 +68,7 @@ def test_shared_message_id_gives_two_messages(backend):
         version=2,
     )
     assert [(m["id"], m["role"], m["content"]) for m in s["messages"]] == [
-        ("m1", "thought", [text("think"), text("!")]),
+        ("m1", "thought", [text("think!")]),
         ("m1", "agent", [text("say")]),
     ]
     assert s["timeline"] == [
@@ -111,7 +112,7 @@ def test_session_messages(backend):
         {
             "id": "r1",
             "role": "session",
-            "content": [text("Please investigate "), text("the bug")],
+            "content": [text("Please investigate the bug")],
             "senderSessionId": "parent",
             "recipientSessionId": "child",
             "_meta": {"k": 1},
@@ -153,3 +154,56 @@ def test_chunks_after_an_upsert_append_to_its_content(backend):
     store.feed(chunk_json(b'"d"') + b"\n")
     assert store.changes() == [("s", "agentMessage", "m")]
     assert store["s"].message_text("m") == "new bcd"
+
+
+# -- how the snapshot shows content ----------------------------------------------------------------
+
+
+def test_a_run_of_plain_text_blocks_shows_as_one(backend):
+    # Chunk boundaries carry no meaning: adjacent text blocks with no member but type and text
+    # show as one block (in any key order); blocks with annotations or _meta, and other blocks,
+    # stay as sent and end a run. `_message_blocks` (for acpwire.sdk) keeps every block.
+    image = {"type": "image", "mimeType": "image/png", "data": "AA=="}
+    annotated = {"type": "text", "text": "d", "annotations": {"priority": 1}}
+    with_meta = {"type": "text", "text": "h", "_meta": {"x": 1}}
+    blocks = [
+        text("a"),
+        text("b"),
+        {"text": "c", "type": "text"},
+        annotated,
+        text("e"),
+        image,
+        text("f"),
+        text("g"),
+        with_meta,
+    ]
+    chunks = [
+        upd({"sessionUpdate": "agent_message_chunk", "messageId": "m1", "content": b})
+        for b in blocks
+    ]
+    upsert = upd(
+        {"sessionUpdate": "agent_message", "messageId": "m2", "content": [text("x"), text("y")]}
+    )
+    applied = store_of(backend, [*chunks, upsert], version=2)
+    fed = backend.Sessions()
+    for m in init(2):
+        fed.apply(m)
+    fed.feed(b"".join(json.dumps(m).encode() + b"\n" for m in [*chunks, upsert]))
+    for store in (applied, fed):
+        session = store[SID]
+        messages = session.snapshot()["messages"]
+        assert messages[0]["content"] == [
+            text("abc"),
+            annotated,
+            text("e"),
+            image,
+            text("fg"),
+            with_meta,
+        ]
+        assert messages[1]["content"] == [text("xy")]
+        assert session.message("agent", "m1") == messages[0]
+        assert session.message_text("m1") == "abcdefgh"
+        assert session._message_blocks(0) == blocks
+        assert session._message_blocks(1) == [text("x"), text("y")]
+        assert session._message_blocks(2) is None
+        assert session._message_blocks(-1) is None

@@ -388,6 +388,9 @@ def test_session_accumulator_apply_builds_no_snapshot():
                     calls["snapshot"] += 1
                     return session.snapshot()
 
+                def _message_blocks(self, index):
+                    return session._message_blocks(index)
+
             return CountingSession()
 
         def __contains__(self, session_id):

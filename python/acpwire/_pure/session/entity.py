@@ -12,7 +12,15 @@ from .json import _copy
 from .snapshot import message_view, terminal_view
 
 if TYPE_CHECKING:
-    from ...types import Compaction, Message, Plan, Subagent, TerminalEntry, ToolCall
+    from ...types import (
+        Compaction,
+        ContentBlock,
+        Message,
+        Plan,
+        Subagent,
+        TerminalEntry,
+        ToolCall,
+    )
     from .model import Session
 
 
@@ -31,6 +39,14 @@ def message(s: Session, role: str, message_id: str) -> Message | None:
     if index is None:
         return None
     return cast("Message", message_view(s._messages[index]))
+
+
+def message_blocks(s: Session, index: int) -> list[ContentBlock] | None:
+    """The content blocks of message ``index`` of the snapshot, each as sent, or None."""
+    if type(index) is not int or not 0 <= index < len(s._messages):
+        return None
+    blocks = s._messages[index].blocks()
+    return None if blocks is None else cast("list[ContentBlock]", _copy(blocks))
 
 
 def terminal(s: Session, terminal_id: str) -> TerminalEntry | None:

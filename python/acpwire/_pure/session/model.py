@@ -23,7 +23,15 @@ from .snapshot import snapshot as _snapshot
 from .turns import _Turn, kept_before, remap_turns
 
 if TYPE_CHECKING:
-    from ...types import Compaction, Message, Plan, Subagent, TerminalEntry, ToolCall
+    from ...types import (
+        Compaction,
+        ContentBlock,
+        Message,
+        Plan,
+        Subagent,
+        TerminalEntry,
+        ToolCall,
+    )
 
 # What one terminal of a store may hold alone by default.
 _TERMINAL_MAX_BYTES = 16 * 1024 * 1024
@@ -348,6 +356,12 @@ class Session(Unpicklable):
         """Message (``role``, ``message_id``) as its entry of ``snapshot()["messages"]`` (a
         copy), or None. ``role`` is ``"user"``, ``"agent"``, ``"thought"`` or ``"session"``."""
         return _entity.message(self, str_arg(role), str_arg(message_id))
+
+    @locked
+    def _message_blocks(self, index: int) -> list[ContentBlock] | None:
+        """The content blocks of the ``index``th entry of ``snapshot()["messages"]`` each as
+        sent (a copy), for ``acpwire.sdk``; None without it."""
+        return _entity.message_blocks(self, index)
 
     @locked
     def terminal_entry(self, terminal_id: str) -> TerminalEntry | None:

@@ -5,6 +5,7 @@ The shape is documented at ``Session.snapshot``.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from .json import _copy
@@ -45,15 +46,40 @@ def _turns_view(s: Session) -> list[JsonValue]:
     return out
 
 
+def _merged(blocks: Iterable[JsonValue]) -> list[JsonValue]:
+    """Content blocks as the snapshot shows them: each run of plain text blocks (no member but
+    ``type`` and ``text``) as one."""
+    out: list[JsonValue] = []
+    run: list[str] | None = None
+    for block in blocks:
+        if type(block) is dict and len(block) == 2 and block.get("type") == "text":
+            text = block.get("text")
+            if type(text) is str:
+                if run is None:
+                    run = [text]
+                else:
+                    run.append(text)
+                continue
+        if run is not None:
+            out.append({"type": "text", "text": "".join(run)})
+            run = None
+        out.append(_copy(block))
+    if run is not None:
+        out.append({"type": "text", "text": "".join(run)})
+    return out
+
+
 def message_view(m: _Message) -> JsonObject:
     """A message as the snapshot writes it: id, role, content, then its other fields."""
     o: JsonObject = {"id": m.id, "role": m.role}
-    content = m.blocks()
-    if content is not None:
-        o["content"] = _copy(content)
+    content = m.content
+    trunc = m.trunc
+    if trunc is not None:
+        o["content"] = [*_merged(content or ()), *_merged(trunc.tail[trunc.start :])]
+    elif content is not None:
+        o["content"] = _merged(content)
     for k, v in m.fields.items():
         o[k] = _copy(v)
-    trunc = m.trunc
     if trunc is not None:
         o["truncated"] = {"blocks": trunc.blocks, "bytes": trunc.bytes}
     return o
