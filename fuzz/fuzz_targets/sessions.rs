@@ -5,7 +5,6 @@
 
 use acpwire::framing::{Event, Framer};
 use acpwire::session::{ErrorRecord, Json, Sessions, SessionsConfig};
-use jiter::JsonValue;
 use libfuzzer_sys::fuzz_target;
 
 mod split;
@@ -113,7 +112,7 @@ fuzz_target!(|input: &[u8]| {
     framer.finish(&mut keep);
     let mut applied = Sessions::new(config);
     for frame in &frames {
-        if let Ok(value) = JsonValue::parse(frame, false) {
+        if let Some(value) = acpwire::session::decode(frame) {
             applied.apply(&value);
         }
     }

@@ -335,7 +335,7 @@ fn repair_item<'s>(
         }
     }
     notes.append(&mut own);
-    Ok(fixed.map(|pairs| Value::Object(pairs)))
+    Ok(fixed.map(Value::Object))
 }
 
 /// The items of array `items` (field `name`) that can be read, each repaired; `None` when all

@@ -17,6 +17,12 @@ impl Session {
         self.message_view(role, message_id).map(View::into_json)
     }
 
+    /// The content blocks of `snapshot()["messages"][index]`, each as sent (the snapshot shows
+    /// a run of plain text blocks as one).
+    pub fn message_blocks(&self, index: usize) -> Option<Json> {
+        self.message_blocks_view(index).map(View::into_json)
+    }
+
     /// Terminal `terminal_id`'s fields and what it shows, as
     /// `snapshot()["terminals"][terminal_id]` (`text` rendered now).
     pub fn terminal_snapshot(&self, terminal_id: &str) -> Option<Json> {

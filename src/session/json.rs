@@ -152,7 +152,7 @@ impl Json {
             Value::Null => Json::Null,
             Value::Bool(b) => Json::Bool(*b),
             Value::Int(i) => Json::Int(*i),
-            Value::BigInt(b) => Json::BigInt(b.to_string()),
+            Value::BigInt(b) => Json::BigInt(b.clone()),
             Value::Float(f) => Json::Float(*f),
             Value::Str(s) => Json::Str(s.as_ref().to_owned()),
             Value::Array(items) => Json::Array(items.iter().map(Json::from_value).collect()),
@@ -191,6 +191,7 @@ impl Json {
     }
 
     /// The same value with every opaque value kept as text decoded into a tree.
+    #[must_use]
     pub fn expanded(&self) -> Json {
         match self {
             Json::Raw(raw) => jiter::JsonValue::parse(raw.text.as_bytes(), false)
@@ -336,7 +337,7 @@ pub(super) fn as_str<'a>(v: Option<&'a Value<'_>>) -> Option<&'a str> {
 pub(super) fn is_non_negative_int(v: Option<&Value<'_>>) -> bool {
     match v {
         Some(Value::Int(i)) => *i >= 0,
-        Some(Value::BigInt(b)) => !b.to_string().starts_with('-'),
+        Some(Value::BigInt(b)) => !b.starts_with('-'),
         _ => false,
     }
 }

@@ -45,7 +45,7 @@ mod tests;
 mod turns;
 mod updates;
 mod value;
-pub use value::Value;
+pub use value::{Value, parse as decode};
 
 use std::collections::VecDeque;
 use std::sync::Arc;

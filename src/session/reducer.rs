@@ -111,7 +111,7 @@ impl Reducer {
     fn apply_batch_frame(&mut self, frame: &[u8]) -> bool {
         match framing::check_batch(frame) {
             Ok(_) => {
-                framing::for_each_entry_text(frame, |entry| {
+                framing::for_each_entry(frame, |entry| {
                     // Checked already: every entry decodes.
                     if let Some(value) = super::value::parse(entry) {
                         self.apply_message(&value);
@@ -137,7 +137,7 @@ impl Reducer {
                 );
                 return;
             }
-            for item in items.iter() {
+            for item in items {
                 self.apply_message(item);
             }
         } else {

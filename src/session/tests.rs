@@ -476,9 +476,17 @@ fn text_blocks_share_one_buffer_and_keep_their_order() {
     let session = s.get(SID).unwrap();
     assert_eq!(session.message_text("m", "agent").as_deref(), Some("abc"));
     assert_eq!(session.messages[0].content.as_ref().unwrap().text, "ac");
+    // The snapshot shows the run of plain text blocks after the image as one; the blocks as
+    // sent keep theirs.
     assert_eq!(
         get(&session.snapshot(), &["messages", "0", "content"]),
         &parse(
+            r#"[{"type":"text","text":"a"},{"type":"image","data":"x"},{"type":"text","text":"bc"}]"#
+        )
+    );
+    assert_eq!(
+        session.message_blocks(0).unwrap(),
+        parse(
             r#"[{"type":"text","text":"a"},{"type":"image","data":"x"},{"text":"b","type":"text"},{"type":"text","text":"c"}]"#
         )
     );
@@ -689,7 +697,7 @@ fn method_sides_are_those_of_the_schemas_meta() {
                 let Some(Value::Object(methods)) = json::member(&meta, key) else {
                     panic!("{version}/{name}: no {key}");
                 };
-                for (_, method) in methods.iter() {
+                for (_, method) in methods {
                     let Value::Str(method) = method else {
                         panic!("{version}/{name}: {key} holds a non-string");
                     };

@@ -61,7 +61,7 @@ const OBJECT: usize = 64;
 const MEMBER: usize = 40;
 
 /// Decode one frame; `None` when it is not JSON (the caller names why, with jiter's reason).
-pub(crate) fn parse(frame: &[u8]) -> Option<Value<'_>> {
+pub fn parse(frame: &[u8]) -> Option<Value<'_>> {
     let mut decoder = Decoder {
         jiter: Jiter::new(frame),
         data: frame,
