@@ -101,9 +101,13 @@ impl Content {
         if let Value::Object(members) = value
             && members.len() == 2
         {
-            // Only in this key order: the snapshot writes `type` then `text`, and must keep the
-            // order the block arrived in.
-            let (t, x) = (&members[0], &members[1]);
+            // A plain text block, its keys in either order (the snapshot writes `type` then
+            // `text`), joins the message's text buffer.
+            let (t, x) = if members[0].0 == "type" {
+                (&members[0], &members[1])
+            } else {
+                (&members[1], &members[0])
+            };
             if t.0 == "type"
                 && x.0 == "text"
                 && let (Value::Str(kind), Value::Str(text)) = (&t.1, &x.1)

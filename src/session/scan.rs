@@ -4,11 +4,11 @@
 //! token stream:
 //!
 //! `{"jsonrpc"?, "method":"session/update", "params":{"sessionId", "update":{"sessionUpdate":
-//! "agent_message_chunk"|"agent_thought_chunk"|"user_message_chunk", "messageId", "content":
-//! {"type":"text","text"}}}}`
+//! "agent_message_chunk"|"agent_thought_chunk"|"user_message_chunk", "messageId"?, "content":
+//! {"type":"text","text"}, "_meta"?}}}`
 //!
-//! with each key once, the keys of each object in any order except `type` before `text` (the
-//! order the snapshot keeps), and JSON whitespace between tokens. For anything else, including
+//! with each key once, the keys of each object in any order, and JSON whitespace between
+//! tokens (a v1 chunk has no `messageId`; `_meta`, an object or `null`, is checked, not kept). For anything else, including
 //! input that is not JSON at all, it returns `None` and the general path takes the frame.
 //!
 //! Hand-written rather than built on jiter: jiter's general string decoder copies and
@@ -68,7 +68,8 @@ pub(super) fn terminal_chunk(frame: &[u8]) -> Option<TerminalChunk<'_>> {
 pub(super) struct TextChunk<'a> {
     pub role: Role,
     pub session_id: &'a str,
-    pub message_id: &'a str,
+    /// Absent in a v1 chunk of an anonymous message.
+    pub message_id: Option<&'a str>,
     pub text: &'a str,
 }
 
@@ -106,14 +107,14 @@ enum Text<'a> {
 
 struct Update<'a> {
     role: Role,
-    message_id: &'a str,
+    message_id: Option<&'a str>,
     text: Text<'a>,
 }
 
 struct Found<'a> {
     role: Role,
     session_id: &'a str,
-    message_id: &'a str,
+    message_id: Option<&'a str>,
     text: Text<'a>,
 }
 
@@ -121,7 +122,15 @@ struct Found<'a> {
 /// a known one spelled with an escape declines.
 const TOP_KEYS: [&[u8]; 3] = [b"\"jsonrpc\"", b"\"method\"", b"\"params\""];
 const PARAMS_KEYS: [&[u8]; 2] = [b"\"sessionId\"", b"\"update\""];
-const UPDATE_KEYS: [&[u8]; 3] = [b"\"sessionUpdate\"", b"\"messageId\"", b"\"content\""];
+const UPDATE_KEYS: [&[u8]; 4] = [
+    b"\"sessionUpdate\"",
+    b"\"messageId\"",
+    b"\"content\"",
+    b"\"_meta\"",
+];
+const CONTENT_KEYS: [&[u8]; 2] = [b"\"type\"", b"\"text\""];
+/// The filled containers around an update's members: the message, `params`, `update`.
+const UPDATE_DEPTH: usize = 3;
 const CHUNK_KINDS: [(&[u8], Role); 3] = [
     (b"\"agent_message_chunk\"", Role::Agent),
     (b"\"agent_thought_chunk\"", Role::Thought),
@@ -323,7 +332,7 @@ impl<'a> Scanner<'a> {
         Some(Found {
             role: *role,
             session_id,
-            message_id,
+            message_id: Some(message_id),
             text,
         })
     }
@@ -374,7 +383,8 @@ impl<'a> Scanner<'a> {
         })
     }
 
-    /// `{"sessionUpdate", "messageId", "content"}`.
+    /// `{"sessionUpdate", "messageId"?, "content", "_meta"?}`: a chunk's `_meta`, an object or
+    /// `null`, is checked as JSON and, as on the general path, not kept.
     fn update(&mut self, decoded: &mut String) -> Option<Update<'a>> {
         self.expect(b"{")?;
         let (mut seen, mut first) = (0, true);
@@ -386,28 +396,37 @@ impl<'a> Scanner<'a> {
                     role = Some(kind.1);
                 }
                 1 => message_id = Some(self.plain_string()?),
-                _ => text = Some(self.content(decoded)?),
+                2 => text = Some(self.content(decoded)?),
+                _ => {
+                    self.skip_whitespace();
+                    let used = super::value::skip_object_or_null(self.rest, UPDATE_DEPTH)?;
+                    self.rest = &self.rest[used..];
+                }
             }
         }
         Some(Update {
             role: role?,
-            message_id: message_id?,
+            message_id,
             text: text?,
         })
     }
 
-    /// `{"type":"text","text"}`, in this order.
+    /// `{"type":"text","text"}`, the keys in either order.
     fn content(&mut self, decoded: &mut String) -> Option<Text<'a>> {
         self.expect(b"{")?;
-        self.expect(b"\"type\"")?;
-        self.expect(b":")?;
-        self.expect(b"\"text\"")?;
-        self.expect(b",")?;
-        self.expect(b"\"text\"")?;
-        self.expect(b":")?;
-        self.expect(b"\"")?;
-        let text = self.text_body(decoded)?;
-        self.expect(b"}")?;
-        Some(text)
+        let (mut seen, mut first, mut text) = (0, true, None);
+        while let Some(key) = self.next_key(&mut first, &CONTENT_KEYS)? {
+            match first_sight(&mut seen, key)? {
+                0 => self.expect(b"\"text\"")?,
+                _ => {
+                    self.expect(b"\"")?;
+                    text = Some(self.text_body(decoded)?);
+                }
+            }
+        }
+        if seen & 1 == 0 {
+            return None; // no type
+        }
+        text
     }
 }

@@ -182,7 +182,7 @@ fn fast_vs_general(preamble: &[String], line: &[u8]) -> Option<(Role, String, St
         (
             c.role,
             c.session_id.to_owned(),
-            c.message_id.to_owned(),
+            c.message_id.unwrap_or("").to_owned(),
             c.text.to_owned(),
         )
     });
@@ -293,6 +293,23 @@ fn scanner_accepts_the_hot_shape_in_any_layout() {
             chunk_frame(&[r#""sessionUpdate":"user_message_chunk""#, MID, &plain]),
             "plain text",
         ),
+        // A v1 chunk: no messageId (with one v2 preamble, declined by the reducer instead).
+        (chunk_frame(&[KIND, &plain]), "plain text"),
+        (
+            chunk_frame(&[r#""sessionUpdate":"agent_thought_chunk""#, &plain]),
+            "plain text",
+        ),
+        // The content's keys in either order, and `_meta` (an object or null) anywhere.
+        (
+            chunk_frame(&[KIND, MID, r#""content":{"text":"x","type":"text"}"#]),
+            "x",
+        ),
+        (chunk_frame(&[KIND, MID, &plain, r#""_meta":{}"#]), "plain text"),
+        (
+            chunk_frame(&[r#""_meta":{"a":[1,{"b":"\u00e9"}],"c":null}"#, KIND, &plain]),
+            "plain text",
+        ),
+        (chunk_frame(&[KIND, r#""_meta" : null"#, MID, &plain]), "plain text"),
         (
             chunk_frame(&[r#""sessionUpdate":"agent_thought_chunk""#, MID, &plain]),
             "plain text",
@@ -333,11 +350,16 @@ fn scanner_declines_everything_else() {
         r#"{"jsonrpc":"2.0","jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","messageId":"m","content":{"type":"text","text":"x"}}}}"#.to_owned(),
         r#"{"method":"session/update","params":{"sessionId":"s1","sessionId":"s2","update":{"sessionUpdate":"agent_message_chunk","messageId":"m","content":{"type":"text","text":"x"}}}}"#.to_owned(),
         // Other keys, at every level.
-        chunk_frame(&[KIND, MID, &plain, r#""_meta":{}"#]),
         chunk_frame(&[KIND, MID, r#""content":{"type":"text","text":"x","annotations":null}"#]),
-        chunk_frame(&[KIND, MID, r#""content":{"text":"x","type":"text"}"#]),
+        chunk_frame(&[KIND, MID, r#""content":{"type":"text","text":"x","_meta":{}}"#]),
         chunk_frame(&[KIND, MID, r#""content":{"type":"image","text":"x"}"#]),
-        chunk_frame(&[KIND, &plain]),
+        chunk_frame(&[KIND, MID, r#""content":{"text":"x"}"#]),
+        // A `_meta` that is not an object or null, is not JSON, or repeats.
+        chunk_frame(&[KIND, MID, &plain, r#""_meta":[]"#]),
+        chunk_frame(&[KIND, MID, &plain, r#""_meta":"m""#]),
+        chunk_frame(&[KIND, MID, &plain, r#""_meta":{"a":}"#]),
+        chunk_frame(&[KIND, MID, &plain, r#""_meta":{"a":"\ud800"}"#]),
+        chunk_frame(&[KIND, MID, &plain, r#""_meta":{},"_meta":{}"#]),
         chunk_frame(&[MID, &plain]),
         chunk_frame(&[KIND, MID]),
         r#"{"jsonrpc":"2.0","id":1,"method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","messageId":"m","content":{"type":"text","text":"x"}}}}"#.to_owned(),
@@ -475,7 +497,8 @@ fn text_blocks_share_one_buffer_and_keep_their_order() {
     );
     let session = s.get(SID).unwrap();
     assert_eq!(session.message_text("m", "agent").as_deref(), Some("abc"));
-    assert_eq!(session.messages[0].content.as_ref().unwrap().text, "ac");
+    // A plain text block joins the buffer whatever its keys' order.
+    assert_eq!(session.messages[0].content.as_ref().unwrap().text, "abc");
     // The snapshot shows the run of plain text blocks after the image as one; the blocks as
     // sent keep theirs.
     assert_eq!(
@@ -487,7 +510,7 @@ fn text_blocks_share_one_buffer_and_keep_their_order() {
     assert_eq!(
         session.message_blocks(0).unwrap(),
         parse(
-            r#"[{"type":"text","text":"a"},{"type":"image","data":"x"},{"text":"b","type":"text"},{"type":"text","text":"c"}]"#
+            r#"[{"type":"text","text":"a"},{"type":"image","data":"x"},{"type":"text","text":"b"},{"type":"text","text":"c"}]"#
         )
     );
     // Replacing the content starts a new buffer.

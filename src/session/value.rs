@@ -74,6 +74,27 @@ pub fn parse(frame: &[u8]) -> Option<Value<'_>> {
     Some(value)
 }
 
+/// The length of the object or `null` at the start of `rest` (a value `depth` filled
+/// containers deep in its frame), checked as the decoder checks a frame: `None` for any other
+/// value, or one that is not JSON or nests too deep.
+pub(super) fn skip_object_or_null(rest: &[u8], depth: usize) -> Option<usize> {
+    let mut decoder = Decoder {
+        jiter: Jiter::new(rest),
+        data: rest,
+        depth,
+        hasher: ahash::RandomState::with_seeds(0, 0, 0, 0),
+    };
+    let peek = decoder.jiter.peek().ok()?;
+    if !matches!(peek, Peek::Object | Peek::Null) {
+        return None;
+    }
+    let mut repeated = false;
+    decoder.cost(peek, &mut repeated).ok()?;
+    let used = decoder.jiter.current_index();
+    std::str::from_utf8(&rest[..used]).ok()?;
+    Some(used)
+}
+
 /// Why decoding stopped: the frame is not JSON (or nests too deep).
 struct Refused;
 

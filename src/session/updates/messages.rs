@@ -149,12 +149,14 @@ impl Reducer {
         self.change(sid, role.change_kind(), id);
     }
 
-    /// The streaming hot path: a plain-text message chunk with a `messageId`, reduced without
-    /// building a parse tree. Returns false, having changed nothing, for any other frame;
-    /// when it returns true the effect is exactly that of the general path.
+    /// The streaming hot path: a plain-text message chunk, reduced without building a parse
+    /// tree. Returns false, having changed nothing, for any other frame (and for a v2 chunk
+    /// without `messageId`, an error the general path records); when it returns true the
+    /// effect is exactly that of the general path.
     pub(in crate::session) fn fast_chunk(&mut self, bytes: &[u8]) -> bool {
         let mut decoded = std::mem::take(&mut self.decoded);
-        let chunk = scan::text_chunk(bytes, &mut decoded);
+        let chunk = scan::text_chunk(bytes, &mut decoded)
+            .filter(|chunk| chunk.message_id.is_some() || self.mode() != Mode::V2);
         let found = chunk.is_some();
         if let Some(chunk) = chunk {
             self.apply_text_chunk(&chunk);
@@ -163,10 +165,20 @@ impl Reducer {
         found
     }
 
-    /// What `session_update` and `chunk` do with a plain-text chunk that has a `messageId`.
+    /// What `session_update` and `chunk` do with a plain-text chunk.
     fn apply_text_chunk(&mut self, chunk: &scan::TextChunk<'_>) {
         let si = self.session_index(chunk.session_id);
-        let index = self.message_in(si, chunk.role, chunk.message_id);
+        let index = match chunk.message_id {
+            Some(id) => self.message_in(si, chunk.role, id),
+            None => {
+                // As `chunk`: a v1 message goes on while it is the last thing shown.
+                let s = &self.sessions[si];
+                match s.current {
+                    Some(i) if s.messages[i].role == chunk.role && s.is_timeline_tail(i) => i,
+                    _ => self.anonymous_message(chunk.session_id, chunk.role),
+                }
+            }
+        };
         let limit = self.budget.max_message_bytes;
         let s = &mut self.sessions[si];
         s.current = Some(index);
@@ -181,7 +193,8 @@ impl Reducer {
         }
         self.touch(si);
         if self.message_changed != Some((si, index)) {
-            self.change(chunk.session_id, chunk.role.change_kind(), chunk.message_id);
+            let id = self.sessions[si].messages[index].id.clone();
+            self.change(chunk.session_id, chunk.role.change_kind(), &id);
             self.message_changed = Some((si, index));
         }
     }
