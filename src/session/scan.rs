@@ -416,12 +416,11 @@ impl<'a> Scanner<'a> {
         self.expect(b"{")?;
         let (mut seen, mut first, mut text) = (0, true, None);
         while let Some(key) = self.next_key(&mut first, &CONTENT_KEYS)? {
-            match first_sight(&mut seen, key)? {
-                0 => self.expect(b"\"text\"")?,
-                _ => {
-                    self.expect(b"\"")?;
-                    text = Some(self.text_body(decoded)?);
-                }
+            if first_sight(&mut seen, key)? == 0 {
+                self.expect(b"\"text\"")?;
+            } else {
+                self.expect(b"\"")?;
+                text = Some(self.text_body(decoded)?);
             }
         }
         if seen & 1 == 0 {

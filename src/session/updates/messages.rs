@@ -168,15 +168,14 @@ impl Reducer {
     /// What `session_update` and `chunk` do with a plain-text chunk.
     fn apply_text_chunk(&mut self, chunk: &scan::TextChunk<'_>) {
         let si = self.session_index(chunk.session_id);
-        let index = match chunk.message_id {
-            Some(id) => self.message_in(si, chunk.role, id),
-            None => {
-                // As `chunk`: a v1 message goes on while it is the last thing shown.
-                let s = &self.sessions[si];
-                match s.current {
-                    Some(i) if s.messages[i].role == chunk.role && s.is_timeline_tail(i) => i,
-                    _ => self.anonymous_message(chunk.session_id, chunk.role),
-                }
+        let index = if let Some(id) = chunk.message_id {
+            self.message_in(si, chunk.role, id)
+        } else {
+            // As `chunk`: a v1 message goes on while it is the last thing shown.
+            let s = &self.sessions[si];
+            match s.current {
+                Some(i) if s.messages[i].role == chunk.role && s.is_timeline_tail(i) => i,
+                _ => self.anonymous_message(chunk.session_id, chunk.role),
             }
         };
         let limit = self.budget.max_message_bytes;
