@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from session_builders import (
     b64,
+    init,
     ndjson,
     output_chunk,
     upd,
@@ -140,3 +141,83 @@ def test_what_terminals_hold_is_counted_alike_on_both_backends(
                 seen.append(store.changes())
         results.append((store_state(store), seen, store.changes()))
     assert results[0] == results[1]
+
+
+def _v1_chunk_line(rng: random.Random) -> dict:
+    """A message chunk as v1 agents write it: mostly without messageId, now and then with
+    `_meta` (an object, null, or a type the general path repairs), another role, another
+    session, or a block that is not plain text."""
+    update: dict = {
+        "sessionUpdate": rng.choice(
+            ["agent_message_chunk"] * 4 + ["agent_thought_chunk", "user_message_chunk"]
+        ),
+        "content": rng.choice(
+            [{"type": "text", "text": rng.choice(["a", "bé", "", "\n"])}] * 6
+            + [{"text": "r", "type": "text"}, {"type": "image", "data": "AA=="}]
+        ),
+    }
+    pick = rng.random()
+    if pick < 0.1:
+        update["messageId"] = rng.choice(["m1", "~1", None])
+    elif pick < 0.3:
+        update["_meta"] = rng.choice([{}, {"k": [1]}, None, "x", [1]])
+    elif pick < 0.35:
+        update["extra"] = 1
+    return upd(update, sid=rng.choice(["s"] * 5 + ["t"]))
+
+
+def _between_chunks(rng: random.Random) -> dict:
+    """What ends a v1 message: a tool call, a plan, a terminal."""
+    return rng.choice(
+        [
+            upd(
+                {"sessionUpdate": "tool_call", "toolCallId": f"c{rng.randint(0, 3)}", "title": "t"},
+                sid="s",
+            ),
+            upd({"sessionUpdate": "plan", "entries": []}, sid="s"),
+            upd(
+                {"sessionUpdate": "terminal_output_chunk", "terminalId": "t1", "data": b64(b"x")},
+                sid="s",
+            ),
+        ]
+    )
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    seed=st.integers(0, 2**32),
+    version=st.sampled_from([None, 1, 2]),
+    cuts=st.lists(st.floats(0, 1), max_size=4),
+)
+def test_v1_chunks_agree_however_split(both, seed, version, cuts):
+    # The streaming paths of both backends take v1 chunks without messageId and chunks with
+    # `_meta`: they must place each chunk where the general path would, whatever came between.
+    native, pure = both
+    rng = random.Random(seed)
+    messages = [] if version is None else init(version)
+    for _ in range(60):
+        messages.append(_v1_chunk_line(rng) if rng.random() < 0.85 else _between_chunks(rng))
+    data = ndjson(messages)
+    at = [int(c * len(data)) for c in cuts]
+    assert split_run(native, data, at) == split_run(pure, data, at)
+    # And as the general path alone reduces them, one message at a time.
+    applied = pure.Sessions()
+    for m in messages:
+        applied.apply(m)
+    fed = pure.Sessions()
+    fed.feed(data)
+    fed.finish()
+    assert _positionless(fed) == _positionless(applied)
+
+
+def _positionless(store) -> dict:
+    """Every session's snapshot, its error records without line and offset (`apply` has no
+    stream position)."""
+    out = {}
+    for sid in store.ids():
+        snapshot = store[sid].snapshot()
+        for error in snapshot["errors"]:
+            error.pop("line", None)
+            error.pop("offset", None)
+        out[sid] = snapshot
+    return out

@@ -42,6 +42,9 @@ from .parts import ErrorRecord, IdKey, JsonObject, JsonValue, locked
 from .rpc import _AGENT, _Pending, _Rpc, _sender
 from .snapshot import _error_dict
 from .tables import OTHER_VERSION, UNKNOWN, V1, V2
+
+# The message id the fast path of `_reduce_lines` remembers for an anonymous v1 message.
+_ANONYMOUS: Any = object()
 from .updates import _Updates
 from .updates.messages import _CHANGE_KINDS, _CHUNK_ROLES, _FAST_ROLES, _UPSERT_ROLES
 from .updates.session_state import _REPLACE_FIELDS
@@ -361,10 +364,50 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, _Budget, Unpicklable):
                 self._session_update(value.get("params"))
                 left = allowance - self._estimate - cost
                 continue
-            if role is not None and len(u) == 3:  # other fields (`_meta`): the general path's
+            # A chunk's `_meta`, an object or null, is not kept (as on the general path); other
+            # fields, or a `_meta` the general path would repair, go there.
+            has_meta = "_meta" in u
+            if (
+                role is not None
+                and len(u) == 2 + ("messageId" in u) + has_meta
+                and (not has_meta or type(u["_meta"]) is dict or u["_meta"] is None)
+            ):
                 mid = u.get("messageId")
                 content = u.get("content")
                 ctype = content.get("type") if type(content) is dict else None
+                if mid is None and type(ctype) is str and self._mode != V2:
+                    # A v1 chunk of an anonymous message: after the previous line's, of the
+                    # same session and role, it goes on that message (nothing came between);
+                    # else the general path places it, and the next may follow it here.
+                    if last_mid is _ANONYMOUS and sid == last_sid and role == last_role:
+                        line_len = (
+                            len(line)
+                            if ctype == "text" and type(content.get("text")) is str
+                            else len(line) << 6
+                        )
+                        room = last_msg.room - line_len
+                        if room >= 0:
+                            last_msg.room = room
+                            last_msg.append(content)
+                        else:
+                            self._pos = i
+                            self._add_block(sid, last_msg, content, line_len)
+                        left -= cost
+                        continue
+                    self._pos = i
+                    self._estimate = allowance - left
+                    dispatch(sid, kind, u)
+                    left = allowance - self._estimate - cost
+                    session = self._sessions.get(sid)
+                    if session is not None and session._current is not None:
+                        last_msg = session._messages[session._current]
+                        last_sid, last_role, last_mid = sid, role, _ANONYMOUS
+                    else:
+                        last_sid = None
+                    if self._evicted != evicted:
+                        chunk_targets.clear()
+                        evicted = self._evicted
+                    continue
                 # (`content` is a dict when `ctype` is a str: said again for type checkers.)
                 if type(mid) is str and type(ctype) is str and type(content) is dict:
                     # An upper bound of the block's size: a text block's UTF-8 is at most its
