@@ -42,12 +42,12 @@ from .parts import ErrorRecord, IdKey, JsonObject, JsonValue, locked
 from .rpc import _AGENT, _Pending, _Rpc, _sender
 from .snapshot import _error_dict
 from .tables import OTHER_VERSION, UNKNOWN, V1, V2
-
-# The message id the fast path of `_reduce_lines` remembers for an anonymous v1 message.
-_ANONYMOUS: Any = object()
 from .updates import _Updates
 from .updates.messages import _CHANGE_KINDS, _CHUNK_ROLES, _FAST_ROLES, _UPSERT_ROLES
 from .updates.session_state import _REPLACE_FIELDS
+
+# The message id the fast path of `_reduce_lines` remembers for an anonymous v1 message.
+_ANONYMOUS: Any = object()
 
 _EMPTY_BATCH = "empty batch"
 
@@ -375,7 +375,12 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, _Budget, Unpicklable):
                 mid = u.get("messageId")
                 content = u.get("content")
                 ctype = content.get("type") if type(content) is dict else None
-                if mid is None and type(ctype) is str and self._mode != V2:
+                if (
+                    mid is None
+                    and type(ctype) is str
+                    and type(content) is dict
+                    and self._mode != V2
+                ):
                     # A v1 chunk of an anonymous message: after the previous line's, of the
                     # same session and role, it goes on that message (nothing came between);
                     # else the general path places it, and the next may follow it here.
