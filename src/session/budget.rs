@@ -37,13 +37,15 @@ const MESSAGE_CHUNKS: [&str; 4] = [
 /// error record and a count, so that a store whose changes are never taken stays bounded.
 pub(super) const MAX_EVICTIONS_NAMED: usize = 1_000;
 
-const SCALAR: usize = 8;
-const NUMBER: usize = 24;
-const STRING: usize = 48;
-const ARRAY: usize = 56;
-const ITEM: usize = 8;
-const OBJECT: usize = 64;
-const MEMBER: usize = 40;
+/// The cost table (`docs/behaviour/sessions.md`, "Cost"), which the frame decoder also counts
+/// opaque values by.
+pub(super) const SCALAR: usize = 8;
+pub(super) const NUMBER: usize = 24;
+pub(super) const STRING: usize = 48;
+pub(super) const ARRAY: usize = 56;
+pub(super) const ITEM: usize = 8;
+pub(super) const OBJECT: usize = 64;
+pub(super) const MEMBER: usize = 40;
 
 fn string_cost(s: &str) -> usize {
     STRING + s.len()
@@ -99,9 +101,6 @@ pub(super) fn view_cost(v: &View<'_>) -> usize {
         }),
     }
 }
-
-/// What an object costs besides its members.
-pub(super) const OBJECT_COST: usize = OBJECT;
 
 /// Whether `v` is `null`, `[]` or `{}`: the members of a session's snapshot that cost nothing.
 pub(super) fn is_empty(v: &View<'_>) -> bool {

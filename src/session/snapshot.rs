@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering;
 
 use super::ErrorRecord;
 use super::NO_VERSION;
-use super::budget::{OBJECT_COST, is_empty, item_cost, member_cost};
+use super::budget::{OBJECT, is_empty, item_cost, member_cost};
 use super::fields::{Fields, Keyed};
 use super::json::{Json, View, view_set};
 use super::model::{Message, REMOVED, Role, Session, TerminalEntry, kept_before, lock};
@@ -45,7 +45,7 @@ impl Session {
     /// timeline entries viewed one at a time: a count never holds a large session's whole view.
     pub(super) fn snapshot_cost(&self) -> usize {
         let members = self.snapshot_members(false);
-        let mut cost = OBJECT_COST;
+        let mut cost = OBJECT;
         for (key, value) in &members {
             let whole_is_empty = match *key {
                 "messages" => self.messages.is_empty(),

@@ -1,4 +1,5 @@
-//! The decoder every frame a store reduces goes through, and the value it decodes to.
+//! The decoder of every frame a store reduces but those the chunk scanner takes (`scan`), and
+//! the value it decodes to.
 //!
 //! A frame is read once, by jiter's tokenizer: what the reducer reads (ids, `sessionUpdate`,
 //! statuses, text, ...) becomes a [`Value`] that borrows its strings from the frame where they
@@ -10,6 +11,8 @@
 use std::borrow::Cow;
 
 use jiter::{Jiter, JsonValue, NumberAny, NumberInt, Peek};
+
+use super::budget::{ARRAY, ITEM, MEMBER, NUMBER, OBJECT, SCALAR, STRING};
 
 /// A decoded JSON value. Objects keep their members as sent (keys may repeat; the reducer's
 /// readers take the last, as a Python dict does).
@@ -50,15 +53,6 @@ fn is_opaque(key: &str) -> bool {
 
 /// jiter's limit on nesting: containers that hold something, 200 deep at most.
 const DEPTH_LIMIT: usize = 200;
-
-/// What the cost table charges (`docs/behaviour/sessions.md`, "Cost").
-const SCALAR: usize = 8;
-const NUMBER: usize = 24;
-const STRING: usize = 48;
-const ARRAY: usize = 56;
-const ITEM: usize = 8;
-const OBJECT: usize = 64;
-const MEMBER: usize = 40;
 
 /// Decode one frame; `None` when it is not JSON (the caller names why, with jiter's reason).
 pub fn parse(frame: &[u8]) -> Option<Value<'_>> {
