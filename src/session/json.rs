@@ -119,10 +119,10 @@ pub(crate) fn member<'a, 's>(obj: &'a Members<'s>, key: &str) -> Option<&'a Valu
     obj.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v)
 }
 
-/// The members of a parsed object as a Python dict would hold them: each key once, at its
-/// first position, with its last value.
-pub(crate) fn dedup<'a, 's>(obj: &'a Members<'s>) -> Vec<(&'a str, &'a Value<'s>)> {
-    let mut out: Vec<(&'a str, &'a Value<'s>)> = Vec::with_capacity(obj.len());
+/// The members of a parsed object (ours or jiter's) as a Python dict would hold them: each key
+/// once, at its first position, with its last value.
+pub(crate) fn dedup<'a, K: AsRef<str>, V>(obj: &'a [(K, V)]) -> Vec<(&'a str, &'a V)> {
+    let mut out: Vec<(&'a str, &'a V)> = Vec::with_capacity(obj.len());
     if obj.len() <= 16 {
         for (k, v) in obj {
             if let Some(slot) = out.iter_mut().find(|(kk, _)| *kk == k.as_ref()) {
@@ -180,13 +180,12 @@ impl Json {
             JsonValue::Float(f) => Json::Float(*f),
             JsonValue::Str(s) => Json::Str(s.as_ref().to_owned()),
             JsonValue::Array(items) => Json::Array(items.iter().map(Json::from_jiter).collect()),
-            JsonValue::Object(members) => {
-                let mut out: Obj = Vec::with_capacity(members.len());
-                for (k, v) in members.iter() {
-                    obj_set(&mut out, k, Json::from_jiter(v));
-                }
-                Json::Object(out)
-            }
+            JsonValue::Object(members) => Json::Object(
+                dedup(members)
+                    .into_iter()
+                    .map(|(k, v)| (k.to_owned(), Json::from_jiter(v)))
+                    .collect(),
+            ),
         }
     }
 
@@ -259,7 +258,8 @@ impl Json {
                 }
                 out.push('}');
             }
-            Json::Raw(raw) => out.push_str(&raw.text),
+            // Its text as sent may hold whitespace: written compact, as any other value.
+            Json::Raw(_) => self.expanded().write(out),
         }
     }
 }

@@ -13,6 +13,7 @@ use std::borrow::Cow;
 use jiter::{Jiter, JsonValue, NumberAny, NumberInt, Peek};
 
 use super::budget::{ARRAY, ITEM, MEMBER, NUMBER, OBJECT, SCALAR, STRING};
+use super::json::dedup;
 
 /// A decoded JSON value. Objects keep their members as sent (keys may repeat; the reducer's
 /// readers take the last, as a Python dict does).
@@ -56,12 +57,7 @@ const DEPTH_LIMIT: usize = 200;
 
 /// Decode one frame; `None` when it is not JSON (the caller names why, with jiter's reason).
 pub fn parse(frame: &[u8]) -> Option<Value<'_>> {
-    let mut decoder = Decoder {
-        jiter: Jiter::new(frame),
-        data: frame,
-        depth: 0,
-        hasher: ahash::RandomState::with_seeds(0, 0, 0, 0),
-    };
+    let mut decoder = Decoder::new(frame, 0, true);
     let peek = decoder.jiter.peek().ok()?;
     let value = decoder.value(peek).ok()?;
     decoder.jiter.finish().ok()?;
@@ -72,12 +68,8 @@ pub fn parse(frame: &[u8]) -> Option<Value<'_>> {
 /// containers deep in its frame), checked as the decoder checks a frame: `None` for any other
 /// value, or one that is not JSON or nests too deep.
 pub(super) fn skip_object_or_null(rest: &[u8], depth: usize) -> Option<usize> {
-    let mut decoder = Decoder {
-        jiter: Jiter::new(rest),
-        data: rest,
-        depth,
-        hasher: ahash::RandomState::with_seeds(0, 0, 0, 0),
-    };
+    // Its cost is not wanted: its keys are not tracked for repeats.
+    let mut decoder = Decoder::new(rest, depth, false);
     let peek = decoder.jiter.peek().ok()?;
     if !matches!(peek, Peek::Object | Peek::Null) {
         return None;
@@ -105,10 +97,22 @@ struct Decoder<'s> {
     jiter: Jiter<'s>,
     data: &'s [u8],
     depth: usize,
-    hasher: ahash::RandomState,
+    /// Hashes the keys of opaque objects, to find repeats that make a cost not the sum of its
+    /// members'; `None` when the costs are not wanted.
+    hasher: Option<ahash::RandomState>,
 }
 
 impl<'s> Decoder<'s> {
+    /// A decoder of `data`, a value `depth` filled containers deep in its frame.
+    fn new(data: &'s [u8], depth: usize, costs: bool) -> Self {
+        Decoder {
+            jiter: Jiter::new(data),
+            data,
+            depth,
+            hasher: costs.then(|| ahash::RandomState::with_seeds(0, 0, 0, 0)),
+        }
+    }
+
     /// A string jiter decoded: borrowed from the frame when jiter returned the frame's own bytes
     /// (no escapes), else copied.
     fn own(data: &'s [u8], s: &str) -> Cow<'s, str> {
@@ -242,25 +246,19 @@ impl<'s> Decoder<'s> {
                 // The keys' hashes: a repeat among them (or a collision) sends the value to
                 // the exact count.
                 let mut keys: Vec<u64> = Vec::new();
-                let hasher = &self.hasher;
-                let mut key = self
-                    .jiter
-                    .known_object()?
-                    .map(|k| (hasher.hash_one(k), k.len()));
+                let hasher = self.hasher.clone();
+                let hash = |k: &str| hasher.as_ref().map(|h| h.hash_one(k));
+                let mut key = self.jiter.known_object()?.map(|k| (hash(k), k.len()));
                 if key.is_some() {
                     self.enter()?;
                 }
                 let filled = key.is_some();
-                while let Some((hash, len)) = key {
+                while let Some((key_hash, len)) = key {
                     cost = cost.saturating_add(MEMBER + STRING + len);
-                    keys.push(hash);
+                    keys.extend(key_hash);
                     let peek = self.jiter.peek()?;
                     cost = cost.saturating_add(self.cost(peek, repeated)?);
-                    let hasher = &self.hasher;
-                    key = self
-                        .jiter
-                        .next_key()?
-                        .map(|k| (hasher.hash_one(k), k.len()));
+                    key = self.jiter.next_key()?.map(|k| (hash(k), k.len()));
                 }
                 if filled {
                     self.depth -= 1;
@@ -330,15 +328,9 @@ fn jiter_cost(value: &JsonValue<'_>) -> usize {
         JsonValue::Array(items) => items.iter().fold(ARRAY, |sum, item| {
             sum.saturating_add(ITEM + jiter_cost(item))
         }),
-        JsonValue::Object(members) => {
-            let mut last: super::HashMap<&str, &JsonValue<'_>> = super::HashMap::new();
-            for (k, v) in members.iter() {
-                last.insert(k, v);
-            }
-            last.iter().fold(OBJECT, |sum, (k, v)| {
-                sum.saturating_add(MEMBER + STRING + k.len() + jiter_cost(v))
-            })
-        }
+        JsonValue::Object(members) => dedup(members).into_iter().fold(OBJECT, |sum, (k, v)| {
+            sum.saturating_add(MEMBER + STRING + k.len() + jiter_cost(v))
+        }),
     }
 }
 
