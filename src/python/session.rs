@@ -613,10 +613,19 @@ impl Session {
         let Name(Some(id)) = id else {
             return Ok(None);
         };
+        self.view_of(py, |session| f(session, id))
+    }
+
+    /// What `f` views of the session, as Python objects.
+    fn view_of<'py>(
+        &self,
+        py: Python<'py>,
+        f: impl for<'s> FnOnce(&'s core::Session) -> Option<View<'s>>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
         // As for a snapshot: no Python code (a finalizer) runs while the store is read.
         let _paused = super::GcPause::new();
         self.with(py, |session| {
-            f(session, id)
+            f(session)
                 .map(|view| view_to_py(py, &view, &mut Keys::default()))
                 .transpose()
         })?
@@ -714,13 +723,7 @@ impl Session {
         let Ok(index) = usize::try_from(index) else {
             return Ok(None);
         };
-        let _paused = super::GcPause::new();
-        self.with(py, |session| {
-            session
-                .message_blocks_view(index)
-                .map(|view| view_to_py(py, &view, &mut Keys::default()))
-                .transpose()
-        })?
+        self.view_of(py, |session| session.message_blocks_view(index))
     }
 
     /// Terminal `terminal_id` as `snapshot()["terminals"][terminal_id]`, or None.
