@@ -375,52 +375,34 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, _Budget, Unpicklable):
                 mid = u.get("messageId")
                 content = u.get("content")
                 ctype = content.get("type") if type(content) is dict else None
-                if (
-                    mid is None
-                    and type(ctype) is str
-                    and type(content) is dict
-                    and self._mode != V2
-                ):
-                    # A v1 chunk of an anonymous message: after the previous line's, of the
-                    # same session and role, it goes on that message (nothing came between);
-                    # else the general path places it, and the next may follow it here.
-                    if last_mid is _ANONYMOUS and sid == last_sid and role == last_role:
-                        line_len = (
-                            len(line)
-                            if ctype == "text" and type(content.get("text")) is str
-                            else len(line) << 6
-                        )
-                        room = last_msg.room - line_len
-                        if room >= 0:
-                            last_msg.room = room
-                            last_msg.append(content)
-                        else:
-                            self._pos = i
-                            self._add_block(sid, last_msg, content, line_len)
-                        left -= cost
-                        continue
-                    self._pos = i
-                    self._estimate = allowance - left
-                    dispatch(sid, kind, u)
-                    left = allowance - self._estimate - cost
-                    session = self._sessions.get(sid)
-                    if session is not None and session._current is not None:
-                        last_msg = session._messages[session._current]
-                        last_sid, last_role, last_mid = sid, role, _ANONYMOUS
-                    else:
-                        last_sid = None
-                    if self._evicted != evicted:
-                        chunk_targets.clear()
-                        evicted = self._evicted
-                    continue
                 # (`content` is a dict when `ctype` is a str: said again for type checkers.)
-                if type(mid) is str and type(ctype) is str and type(content) is dict:
+                anonymous = mid is None and self._mode != V2
+                if (type(mid) is str or anonymous) and type(ctype) is str and type(content) is dict:
                     # An upper bound of the block's size: a text block's UTF-8 is at most its
                     # line, and no value costs more than 64 times its JSON text.
                     if ctype == "text" and type(content.get("text")) is str:
                         line_len = len(line)
                     else:
                         line_len = len(line) << 6
+                    if anonymous and not (
+                        last_mid is _ANONYMOUS and sid == last_sid and role == last_role
+                    ):
+                        # A v1 chunk of an anonymous message that does not follow one of the
+                        # same session and role: the general path places it, and the next may
+                        # follow it here (nothing comes between, so it goes on that message).
+                        self._pos = i
+                        self._estimate = allowance - left
+                        dispatch(sid, kind, u)
+                        left = allowance - self._estimate - cost
+                        session = self._sessions.get(sid)
+                        if session is not None and session._current is not None:
+                            last_msg = session._messages[session._current]
+                            last_sid, last_role, last_mid = sid, role, _ANONYMOUS
+                        else:
+                            last_sid = None
+                        continue
+                    if anonymous:
+                        mid = _ANONYMOUS
                     if mid == last_mid and sid == last_sid and role == last_role:
                         # Within max_message_bytes by the estimate: appended as it comes.
                         room = last_msg.room - line_len
