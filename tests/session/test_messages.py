@@ -207,3 +207,5 @@ def test_a_run_of_plain_text_blocks_shows_as_one(backend):
         assert session._message_blocks(1) == [text("x"), text("y")]
         assert session._message_blocks(2) is None
         assert session._message_blocks(-1) is None
+        with pytest.raises(TypeError):
+            session._message_blocks("0")

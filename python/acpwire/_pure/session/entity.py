@@ -6,6 +6,7 @@ snapshot; ``None`` when the session has no such entity.
 
 from __future__ import annotations
 
+import operator
 from typing import TYPE_CHECKING, cast
 
 from .json import _copy
@@ -43,7 +44,9 @@ def message(s: Session, role: str, message_id: str) -> Message | None:
 
 def message_blocks(s: Session, index: int) -> list[ContentBlock] | None:
     """The content blocks of message ``index`` of the snapshot, each as sent, or None."""
-    if type(index) is not int or not 0 <= index < len(s._messages):
+    # An int as the native binding takes one (a bool is one; another type is a TypeError).
+    index = operator.index(index)
+    if not 0 <= index < len(s._messages):
         return None
     blocks = s._messages[index].blocks()
     return None if blocks is None else cast("list[ContentBlock]", _copy(blocks))
