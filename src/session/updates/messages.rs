@@ -49,9 +49,10 @@ impl Reducer {
         i
     }
 
-    /// A new anonymous message of `role`: the next `~N` not already a real id of that role.
-    fn anonymous_message(&mut self, sid: &str, role: Role) -> usize {
-        let s = self.session(sid);
+    /// A new anonymous message of `role` in session `si`: the next `~N` not already a real id
+    /// of that role.
+    fn anonymous_message(&mut self, si: usize, role: Role) -> usize {
+        let s = &mut self.sessions[si];
         let id = loop {
             s.anonymous += 1;
             let id = format!("~{}", s.anonymous);
@@ -61,6 +62,17 @@ impl Reducer {
             }
         };
         s.add_message(id, role, true)
+    }
+
+    /// The message of session `si` a v1 chunk of `role` without `messageId` goes on: the
+    /// current one while it is the last thing shown; after a tool call, a plan, a terminal or
+    /// another message, a new anonymous one.
+    fn v1_message(&mut self, si: usize, role: Role) -> usize {
+        let s = &self.sessions[si];
+        match s.current {
+            Some(i) if s.messages[i].role == role && s.is_timeline_tail(i) => i,
+            _ => self.anonymous_message(si, role),
+        }
     }
 
     pub(super) fn chunk(&mut self, sid: &str, kind: &str, role: Role, u: &Members<'_>) {
@@ -79,13 +91,8 @@ impl Reducer {
             self.error(Some(sid), format!("{kind}: messageId must be a string"));
             return;
         } else {
-            let s = self.session(sid);
-            // A v1 message goes on while it is the last thing shown: after a tool call, a
-            // plan, a terminal or another message, the next chunk starts a new one.
-            match s.current {
-                Some(i) if s.messages[i].role == role && s.is_timeline_tail(i) => i,
-                _ => self.anonymous_message(sid, role),
-            }
+            let si = self.session_index(sid);
+            self.v1_message(si, role)
         };
         let limit = self.budget.max_message_bytes;
         let s = self.session(sid);
@@ -171,12 +178,7 @@ impl Reducer {
         let index = if let Some(id) = chunk.message_id {
             self.message_in(si, chunk.role, id)
         } else {
-            // As `chunk`: a v1 message goes on while it is the last thing shown.
-            let s = &self.sessions[si];
-            match s.current {
-                Some(i) if s.messages[i].role == chunk.role && s.is_timeline_tail(i) => i,
-                _ => self.anonymous_message(chunk.session_id, chunk.role),
-            }
+            self.v1_message(si, chunk.role)
         };
         let limit = self.budget.max_message_bytes;
         let s = &mut self.sessions[si];
