@@ -322,9 +322,7 @@ impl Content {
     /// The blocks kept, each as sent (no run of text shown as one).
     pub(super) fn to_view_as_sent(&self) -> View<'_> {
         let block_view = |block| match block {
-            BlockRef::Text(text) => {
-                View::Object(vec![("type", View::Str("text")), ("text", View::Str(text))])
-            }
+            BlockRef::Text(text) => text_block(View::Str(text)),
             BlockRef::Raw(json) => View::Json(json),
         };
         View::Array(self.iter().map(block_view).collect())
@@ -387,8 +385,13 @@ impl Run {
             Run::Buffered(start, end) => View::Str(&buffer[start..end]),
             Run::Owned(text) => View::Owned(Json::Str(text)),
         };
-        View::Object(vec![("type", View::Str("text")), ("text", text)])
+        text_block(text)
     }
+}
+
+/// `{"type": "text", "text": text}`.
+fn text_block(text: View<'_>) -> View<'_> {
+    View::Object(vec![("type", View::Str("text")), ("text", text)])
 }
 
 fn piece_text<'a>(buffer: &'a str, piece: &Plain<'a>) -> &'a str {
