@@ -414,6 +414,8 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, _Budget, Unpicklable):
                             self._add_block(sid, last_msg, content, line_len)
                         left -= cost
                         continue
+                    # An anonymous chunk went on above: past this the message has an id.
+                    assert type(mid) is str
                     key = (sid, role, mid)
                     target = chunk_targets.get(key)
                     self._pos = i
