@@ -33,7 +33,7 @@ const READ_BYTES: usize = 1 << 20;
 /// hash computed on its first insertion.
 #[derive(Default)]
 struct Keys<'a, 'py> {
-    made: ahash::AHashMap<&'a str, Bound<'py, PyString>>,
+    made: foldhash::HashMap<&'a str, Bound<'py, PyString>>,
     /// The last long string value made, by address: values borrowed from one place (the
     /// session id of each of a session's error records) become one Python string.
     last_value: Option<(&'a str, Bound<'py, PyString>)>,
@@ -507,7 +507,7 @@ impl Sessions {
         let taken = write_store(slf)?.inner.take_changes();
         let items = taken
             .into_iter()
-            .map(|(s, k, i)| PyTuple::new(py, [s.as_str(), k, i.as_str()]))
+            .map(|(s, k, i)| PyTuple::new(py, [&*s, k, &*i]))
             .collect::<PyResult<Vec<_>>>()?;
         PyList::new(py, items)
     }

@@ -228,13 +228,13 @@ impl Reducer {
     pub(super) fn touch_named(&mut self, sid: &str) {
         if let Some(i) = self.budget.last_changed
             && self.sessions[i].dirty
-            && self.sessions[i].id == sid
+            && *self.sessions[i].id == *sid
         {
             return;
         }
         // The session looked up last is nearly always the one changed.
         if let Some(i) = self.last_session
-            && self.sessions[i].id == sid
+            && *self.sessions[i].id == *sid
         {
             self.touch(i);
         } else if let Some(&i) = self.index.get(sid) {
@@ -277,9 +277,9 @@ impl Reducer {
         let Some(keep) = self.budget.last_changed else {
             return total;
         };
-        let mut pending: HashMap<&str, usize> = HashMap::new();
+        let mut pending: HashMap<&str, usize> = HashMap::default();
         for (sid, _, id) in &self.changes {
-            *pending.entry(sid.as_str()).or_default() += change_cost(sid, id);
+            *pending.entry(&**sid).or_default() += change_cost(sid, id);
         }
         let mut order: Vec<usize> = (0..self.sessions.len()).filter(|&i| i != keep).collect();
         order.sort_unstable_by_key(|&i| self.sessions[i].changed_at);
@@ -289,7 +289,7 @@ impl Reducer {
                 break;
             }
             let s = &self.sessions[i];
-            let freed = s.cost + pending.get(s.id.as_str()).copied().unwrap_or(0);
+            let freed = s.cost + pending.get(&*s.id).copied().unwrap_or(0);
             total = total.saturating_sub(freed);
             if self.budget.evictions_named + victims.len() < MAX_EVICTIONS_NAMED {
                 total += change_cost(&s.id, "evicted");
@@ -345,11 +345,11 @@ impl Reducer {
         for &i in victims {
             gone[i] = true;
         }
-        let ids: Vec<String> = victims
+        let ids: Vec<Arc<str>> = victims
             .iter()
-            .map(|&i| self.sessions[i].id.clone())
+            .map(|&i| Arc::clone(&self.sessions[i].id))
             .collect();
-        let names: HashSet<&str> = ids.iter().map(String::as_str).collect();
+        let names: HashSet<&str> = ids.iter().map(|id| &**id).collect();
         for &i in victims {
             let s = &self.sessions[i];
             self.budget.sessions_cost -= s.cost;
@@ -359,8 +359,7 @@ impl Reducer {
         }
         self.terminal_budget.order.retain(|_, (si, _)| !gone[*si]);
         self.pending.forget_sessions(&names);
-        self.changes
-            .retain(|(sid, _, _)| !names.contains(sid.as_str()));
+        self.changes.retain(|(sid, _, _)| !names.contains(&**sid));
         drop(names);
         self.reindex_changes();
         self.budget.changes_cost = self
@@ -400,7 +399,7 @@ impl Reducer {
             let record = ErrorRecord {
                 line: self.pos.map(|p| p.0),
                 offset: self.pos.map(|p| p.1),
-                session_id: Some(Arc::from(sid.as_str())),
+                session_id: Some(Arc::clone(&sid)),
                 reason: "session evicted: the store was over max_bytes".to_owned(),
             };
             if self.errors.len() == MAX_ERRORS {

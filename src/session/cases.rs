@@ -425,7 +425,7 @@ fn check_records(
             .take_changes()
             .into_iter()
             .map(|(session_id, kind, id)| {
-                Json::Array(vec![session_id.into(), kind.into(), id.into()])
+                Json::Array(vec![(&*session_id).into(), kind.into(), (&*id).into()])
             })
             .collect();
         expect_eq(&Json::Array(got), want, "changes")?;

@@ -3,6 +3,7 @@
 //! handful of entries they usually hold, and still O(1) per key (amortized) with very many.
 
 use std::borrow::Cow;
+use std::hash::BuildHasher;
 
 use hashbrown::HashTable;
 
@@ -74,7 +75,7 @@ fn key_of(key: &str) -> Key {
 
 /// The index's hash of a key: a fixed seed, as ids come from one connection (see `HashMap`).
 fn key_hash(key: &str) -> u64 {
-    ahash::RandomState::with_seeds(0x243f_6a88, 0x85a3_08d3, 0x1319_8a2e, 0x0370_7344).hash_one(key)
+    foldhash::fast::FixedState::with_seed(0x243f_6a88_85a3_08d3).hash_one(key)
 }
 
 /// Entries in insertion order: a key set again keeps its place, a removed key that returns

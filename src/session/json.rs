@@ -3,8 +3,8 @@
 //! Objects are vectors of pairs so they keep insertion order (the order a Python dict would
 //! have); keys are unique, with a replaced key keeping its first position, as in a dict.
 
+use foldhash::HashMap;
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use crate::session::value::Value;
@@ -132,7 +132,8 @@ pub(crate) fn dedup<'a, K: AsRef<str>, V>(obj: &'a [(K, V)]) -> Vec<(&'a str, &'
             }
         }
     } else {
-        let mut index: HashMap<&'a str, usize> = HashMap::with_capacity(obj.len());
+        let mut index: HashMap<&'a str, usize> =
+            HashMap::with_capacity_and_hasher(obj.len(), foldhash::fast::RandomState::default());
         for (k, v) in obj {
             if let Some(&i) = index.get(k.as_ref()) {
                 out[i].1 = v;

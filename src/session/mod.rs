@@ -53,7 +53,7 @@ use std::sync::atomic::AtomicI64;
 
 // SipHash's DoS resistance buys nothing for per-connection ids and costs a visible share of
 // reduction time; aHash is what jiter uses.
-use ahash::{AHashMap as HashMap, AHashSet as HashSet};
+use foldhash::{HashMap, HashSet};
 
 pub use json::Json;
 pub(crate) use json::View;
@@ -179,7 +179,7 @@ impl ErrorRecord {
 /// `sessionMessage`: see [`Role::change_kind`]), `toolCall`, `terminal`, `plan`,
 /// `compaction`, `other` (id: its index in `other`), `subagent`, and `session` whose id names
 /// the snapshot key that moved (`state`, `usage`, `info`, `prompts`, `turns`, `errors`, ...).
-pub type Change = (String, &'static str, String);
+pub type Change = (Arc<str>, &'static str, Arc<str>);
 
 /// All sessions of one connection or trace, keyed by `params.sessionId`.
 pub struct Sessions {
@@ -209,7 +209,7 @@ impl Sessions {
                 },
                 version: None,
                 sessions: Vec::new(),
-                index: HashMap::new(),
+                index: HashMap::default(),
                 last_session: None,
                 last_message: None,
                 decoded: String::new(),
@@ -220,7 +220,7 @@ impl Sessions {
                 notes: Vec::new(),
                 changes: Vec::new(),
                 change_index: hashbrown::HashTable::new(),
-                change_hasher: ahash::RandomState::new(),
+                change_hasher: foldhash::fast::RandomState::default(),
                 message_changed: None,
                 pos: None,
                 sender: None,
@@ -292,7 +292,7 @@ impl Sessions {
 
     /// Session ids in first-seen order.
     pub fn ids(&self) -> Vec<String> {
-        self.r.sessions.iter().map(|s| s.id.clone()).collect()
+        self.r.sessions.iter().map(|s| s.id.to_string()).collect()
     }
 
     pub fn len(&self) -> usize {

@@ -3,8 +3,11 @@
 
 use std::collections::BTreeMap;
 use std::collections::VecDeque;
+use std::hash::BuildHasher;
 use std::sync::atomic::AtomicI64;
 use std::sync::{Arc, LazyLock, Mutex};
+
+use hashbrown::HashTable;
 
 use super::content::Content;
 use super::fields::{Fields, Keyed};
@@ -70,40 +73,50 @@ const SCAN_MESSAGES: usize = 8;
 
 /// A session's messages by id and role, real ids and anonymous ones apart (a real id never
 /// reaches an anonymous message spelled alike).
+///
+/// A table of message positions, hashed by the messages' own (id, role, anonymous): the index
+/// keeps no copy of an id, so a new message costs no allocation here, and growing the table
+/// moves four bytes per message.
 #[derive(Default)]
 pub(super) struct MessageIndex {
-    real: HashMap<String, [u32; 4]>,
-    anonymous: HashMap<String, [u32; 4]>,
+    at: HashTable<u32>,
+    hasher: foldhash::fast::RandomState,
 }
 
-/// No message in that slot.
-const NO_MESSAGE: u32 = u32::MAX;
-
 impl MessageIndex {
-    fn insert(&mut self, id: &str, role: Role, anonymous: bool, at: usize) {
-        let map = if anonymous {
-            &mut self.anonymous
-        } else {
-            &mut self.real
-        };
-        let slots = map.entry(id.to_owned()).or_insert([NO_MESSAGE; 4]);
-        slots[role.slot()] = u32::try_from(at).unwrap_or(NO_MESSAGE);
+    fn hash(&self, id: &str, role: Role, anonymous: bool) -> u64 {
+        self.hasher.hash_one((id, role.slot(), anonymous))
     }
 
-    fn get(&self, id: &str, role: Role, anonymous: bool) -> Option<usize> {
-        let map = if anonymous {
-            &self.anonymous
-        } else {
-            &self.real
-        };
-        let at = map.get(id)?[role.slot()];
-        (at != NO_MESSAGE).then_some(at as usize)
+    /// Index message `at` of `messages` (already pushed).
+    fn insert(&mut self, messages: &[Message], at: usize) {
+        let m = &messages[at];
+        let hash = self.hash(&m.id, m.role, m.anonymous);
+        let hasher = &self.hasher;
+        // Positions fit in u32: a session's messages are bounded by its store's budget long
+        // before four billion.
+        self.at
+            .insert_unique(hash, u32::try_from(at).unwrap_or(u32::MAX), |&j| {
+                let m = &messages[j as usize];
+                hasher.hash_one((&*m.id, m.role.slot(), m.anonymous))
+            });
+    }
+
+    fn get(&self, messages: &[Message], id: &str, role: Role, anonymous: bool) -> Option<usize> {
+        let hash = self.hash(id, role, anonymous);
+        self.at
+            .find(hash, |&j| {
+                let m = &messages[j as usize];
+                m.role == role && m.anonymous == anonymous && *m.id == *id
+            })
+            .map(|&j| j as usize)
     }
 }
 
 #[derive(Clone, Debug)]
 pub(super) struct Message {
-    pub(super) id: String,
+    /// Shared with the message's timeline entry and change records (one allocation).
+    pub(super) id: Arc<str>,
     pub(super) role: Role,
     /// An anonymous v1 message (`~N`), indexed apart from real ids.
     pub(super) anonymous: bool,
@@ -200,7 +213,8 @@ static NO_COLD: LazyLock<Cold> = LazyLock::new(Cold::default);
 
 /// The reduced state of one session.
 pub struct Session {
-    pub(super) id: String,
+    /// Shared with the store's change records.
+    pub(super) id: Arc<str>,
     /// The store's protocol version (every session has the one last negotiated), shared so
     /// that a change of version costs nothing per session ([`NO_VERSION`]: none yet).
     pub(super) protocol_version: Arc<AtomicI64>,
@@ -224,7 +238,7 @@ pub struct Session {
     /// Every prompt turn, in order (see [`TurnRecord`]).
     pub(super) turns: Vec<TurnRecord>,
     /// (type, id, role) in first-seen order; a removed plan's entry has type [`REMOVED`].
-    pub(super) timeline: Vec<(&'static str, String, Option<Role>)>,
+    pub(super) timeline: Vec<(&'static str, Arc<str>, Option<Role>)>,
     /// Entries of removed plans still in `timeline`.
     pub(super) timeline_holes: usize,
     /// Holes compacted out of `timeline`: with its length, the entries ever placed there.
@@ -250,7 +264,7 @@ pub(super) const REMOVED: &str = "";
 
 /// For each index of `timeline` and its length, how many entries before it are not
 /// [`REMOVED`]: where an entry is once the removed ones are gone.
-pub(super) fn kept_before(timeline: &[(&'static str, String, Option<Role>)]) -> Vec<usize> {
+pub(super) fn kept_before(timeline: &[(&'static str, Arc<str>, Option<Role>)]) -> Vec<usize> {
     let mut kept = 0;
     let mut out = Vec::with_capacity(timeline.len() + 1);
     for (kind, _, _) in timeline {
@@ -264,18 +278,8 @@ pub(super) fn kept_before(timeline: &[(&'static str, String, Option<Role>)]) -> 
 impl Session {
     /// Appends an empty message `id` of `role`, indexed (apart when `anonymous`) and placed in
     /// the timeline; returns its index.
-    pub(super) fn add_message(&mut self, id: String, role: Role, anonymous: bool) -> usize {
+    pub(super) fn add_message(&mut self, id: Arc<str>, role: Role, anonymous: bool) -> usize {
         let i = self.messages.len();
-        if let Some(index) = &mut self.message_index {
-            index.insert(&id, role, anonymous, i);
-        } else if i == SCAN_MESSAGES {
-            let mut index = Box::<MessageIndex>::default();
-            for (j, m) in self.messages.iter().enumerate() {
-                index.insert(&m.id, m.role, m.anonymous, j);
-            }
-            index.insert(&id, role, anonymous, i);
-            self.message_index = Some(index);
-        }
         if self.timeline.is_empty() {
             // Most sessions hold a few entries: the first gets room for itself only.
             self.timeline.reserve_exact(1);
@@ -292,6 +296,15 @@ impl Session {
             content: None,
             fields: None,
         });
+        if let Some(index) = &mut self.message_index {
+            index.insert(&self.messages, i);
+        } else if i == SCAN_MESSAGES {
+            let mut index = Box::<MessageIndex>::default();
+            for j in 0..=i {
+                index.insert(&self.messages, j);
+            }
+            self.message_index = Some(index);
+        }
         i
     }
 
@@ -299,11 +312,11 @@ impl Session {
     /// anonymous ones.
     pub(super) fn find_message(&self, id: &str, role: Role, anonymous: bool) -> Option<usize> {
         match &self.message_index {
-            Some(index) => index.get(id, role, anonymous),
+            Some(index) => index.get(&self.messages, id, role, anonymous),
             None => self
                 .messages
                 .iter()
-                .rposition(|m| m.role == role && m.anonymous == anonymous && m.id == id),
+                .rposition(|m| m.role == role && m.anonymous == anonymous && *m.id == *id),
         }
     }
 
@@ -351,7 +364,7 @@ impl Session {
         {
             for (i, (kind, id, _)) in self.timeline.iter().enumerate() {
                 if *kind == "plan" {
-                    cold.plan_at.insert(id.clone(), i);
+                    cold.plan_at.insert(id.to_string(), i);
                 }
             }
         }
@@ -364,7 +377,7 @@ impl Session {
             self.tool_calls.remove(id);
         }
         for entry in &mut self.timeline {
-            if entry.0 == "toolCall" && gone.contains(entry.1.as_str()) {
+            if entry.0 == "toolCall" && gone.contains(&*entry.1) {
                 entry.0 = REMOVED;
                 self.timeline_holes += 1;
             }
@@ -390,7 +403,7 @@ impl Session {
             source_truncated: false,
         });
         if new {
-            self.timeline.push(("terminal", id.to_owned(), None));
+            self.timeline.push(("terminal", Arc::from(id), None));
         }
         entry
     }
@@ -402,7 +415,7 @@ impl Session {
         serial: u64,
     ) -> Session {
         Session {
-            id: id.to_owned(),
+            id: Arc::from(id),
             protocol_version: Arc::clone(protocol_version),
             state: None,
             stop_reason: None,

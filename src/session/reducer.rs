@@ -2,6 +2,7 @@
 //! (the byte fast paths first, then the parse tree) and of JSON-RPC messages.
 
 use std::collections::VecDeque;
+use std::hash::BuildHasher;
 use std::sync::Arc;
 use std::sync::atomic::AtomicI64;
 
@@ -23,7 +24,7 @@ pub(super) struct Reducer {
     /// Boxed: a session is large, and a vector of them would hold up to twice as many.
     #[allow(clippy::vec_box)] // 8 bytes a slot; a vector's spare capacity of sessions is not
     pub(super) sessions: Vec<Box<Session>>,
-    pub(super) index: HashMap<String, usize>,
+    pub(super) index: HashMap<Arc<str>, usize>,
     /// The session and message touched last: streams hit them again and again.
     pub(super) last_session: Option<usize>,
     pub(super) last_message: Option<(usize, Role, usize)>,
@@ -41,7 +42,7 @@ pub(super) struct Reducer {
     /// `changes` by value, as indices into it: a set of the changes themselves would hold
     /// each twice.
     pub(super) change_index: hashbrown::HashTable<(u64, usize)>,
-    pub(super) change_hasher: ahash::RandomState,
+    pub(super) change_hasher: foldhash::fast::RandomState,
     /// (session index, message index) of a message whose change is already in `changes`, so
     /// the hot path can skip [`Reducer::change`]. Cleared when the changes are taken.
     pub(super) message_changed: Option<(usize, usize)>,
@@ -63,8 +64,8 @@ pub(super) struct Reducer {
     pub(super) serials: u64,
 }
 
-fn change_hash(hasher: &ahash::RandomState, (sid, kind, id): &Change) -> u64 {
-    hasher.hash_one((sid.as_str(), *kind, id.as_str()))
+fn change_hash(hasher: &foldhash::fast::RandomState, (sid, kind, id): &Change) -> u64 {
+    hasher.hash_one((&**sid, *kind, &**id))
 }
 
 impl Reducer {
@@ -178,12 +179,28 @@ impl Reducer {
     }
 
     pub(super) fn change(&mut self, sid: &str, kind: &'static str, id: &str) {
+        self.record_change(sid, kind, id, None);
+    }
+
+    /// [`Reducer::change`] of an entity whose id is already shared (a message's): the record
+    /// takes a reference to it rather than a copy.
+    pub(super) fn change_shared(&mut self, sid: &str, kind: &'static str, id: &Arc<str>) {
+        self.record_change(sid, kind, id, Some(id));
+    }
+
+    fn record_change(
+        &mut self,
+        sid: &str,
+        kind: &'static str,
+        id: &str,
+        shared: Option<&Arc<str>>,
+    ) {
         self.touch_named(sid);
         // Streams repeat the same entity; compare with the last change before hashing.
         if let Some((s, k, i)) = self.changes.last()
             && *k == kind
-            && i == id
-            && s == sid
+            && **i == *id
+            && **s == *sid
         {
             return;
         }
@@ -191,11 +208,17 @@ impl Reducer {
         let changes = &self.changes;
         let known = self.change_index.find(hash, |&(h, i)| {
             let (s, k, x) = &changes[i];
-            h == hash && *k == kind && x == id && s == sid
+            h == hash && *k == kind && **x == *id && **s == *sid
         });
         if known.is_none() {
             self.budget.changes_cost += change_cost(sid, id);
-            self.changes.push((sid.to_owned(), kind, id.to_owned()));
+            // The session touched is nearly always the one named: its id is shared.
+            let sid = match self.budget.last_changed {
+                Some(i) if *self.sessions[i].id == *sid => Arc::clone(&self.sessions[i].id),
+                _ => Arc::from(sid),
+            };
+            let id = shared.map_or_else(|| Arc::from(id), Arc::clone);
+            self.changes.push((sid, kind, id));
             // Each entry keeps its hash, so that growing the table hashes nothing again.
             self.change_index
                 .insert_unique(hash, (hash, self.changes.len() - 1), |&(h, _)| h);
@@ -215,7 +238,7 @@ impl Reducer {
     /// The index of session `sid`, created on first sight.
     pub(super) fn session_index(&mut self, sid: &str) -> usize {
         if let Some(i) = self.last_session
-            && self.sessions[i].id == sid
+            && *self.sessions[i].id == *sid
         {
             return i;
         }
@@ -224,13 +247,14 @@ impl Reducer {
         } else {
             let i = self.sessions.len();
             self.serials += 1;
-            self.sessions.push(Box::new(Session::new(
+            let session = Session::new(
                 sid,
                 &self.shared_version,
                 self.terminal_config,
                 self.serials,
-            )));
-            self.index.insert(sid.to_owned(), i);
+            );
+            self.index.insert(Arc::clone(&session.id), i);
+            self.sessions.push(Box::new(session));
             self.budget.add(SESSION_ESTIMATE);
             // Touched by index, so that `change` need not look the session up again.
             self.touch(i);

@@ -137,6 +137,16 @@ const CHUNK_KINDS: [(&[u8], Role); 3] = [
     (b"\"user_message_chunk\"", Role::User),
 ];
 
+/// `rest` after `token`, if it starts with it. Spelled out rather than `<[u8]>::strip_prefix`:
+/// a build may leave that generic out of line, and every token test then calls `memcmp`
+/// (twice the time of a chunk); inlined, a constant token compiles to a few loads.
+#[allow(clippy::inline_always)]
+#[inline(always)]
+fn strip<'a>(rest: &'a [u8], token: &[u8]) -> Option<&'a [u8]> {
+    let n = token.len();
+    (rest.len() >= n && rest[..n] == *token).then(|| &rest[n..])
+}
+
 /// Mark key `index` as seen; `None` when it was seen before (a repeated key declines).
 fn first_sight(seen: &mut u8, index: usize) -> Option<usize> {
     let bit = 1 << index;
@@ -180,9 +190,9 @@ impl<'a> Scanner<'a> {
     #[inline(always)]
     fn accept(&mut self, token: &[u8]) -> bool {
         // Whitespace is rare: look for it only when the token is not right here.
-        let tail = match self.rest.strip_prefix(token) {
+        let tail = match strip(self.rest, token) {
             Some(tail) => tail,
-            None if self.skip_whitespace() => match self.rest.strip_prefix(token) {
+            None if self.skip_whitespace() => match strip(self.rest, token) {
                 Some(tail) => tail,
                 None => return false,
             },
@@ -195,7 +205,7 @@ impl<'a> Scanner<'a> {
     /// `token` must come next, with no whitespace before it.
     #[inline]
     fn skip(&mut self, token: &[u8]) -> Option<()> {
-        self.rest = self.rest.strip_prefix(token)?;
+        self.rest = strip(self.rest, token)?;
         Some(())
     }
 
@@ -224,10 +234,15 @@ impl<'a> Scanner<'a> {
             return Some(None);
         }
         self.skip_whitespace();
-        let index = keys.iter().position(|key| self.rest.starts_with(key))?;
-        self.rest = &self.rest[keys[index].len()..];
-        self.expect(b":")?;
-        Some(Some(index))
+        // A loop over the constant table, each test through `strip`: unrolled and inlined.
+        for (index, key) in keys.iter().enumerate() {
+            if let Some(tail) = strip(self.rest, key) {
+                self.rest = tail;
+                self.expect(b":")?;
+                return Some(Some(index));
+            }
+        }
+        None
     }
 
     /// A string without escapes, borrowed.
@@ -239,7 +254,7 @@ impl<'a> Scanner<'a> {
     /// [`Scanner::plain_string`] after its opening quote.
     fn plain_string_body(&mut self) -> Option<&'a str> {
         let run = plain_run(self.rest);
-        self.rest = self.rest[run.bytes.len()..].strip_prefix(b"\"")?;
+        self.rest = strip(&self.rest[run.bytes.len()..], b"\"")?;
         utf8(run)
     }
 
@@ -248,7 +263,7 @@ impl<'a> Scanner<'a> {
     fn text_body(&mut self, out: &mut String) -> Option<Text<'a>> {
         let run = plain_run(self.rest);
         let mut tail = &self.rest[run.bytes.len()..];
-        if let Some(after) = tail.strip_prefix(b"\"") {
+        if let Some(after) = strip(tail, b"\"") {
             self.rest = after;
             return Some(Text::Borrowed(utf8(run)?));
         }
@@ -289,7 +304,7 @@ impl<'a> Scanner<'a> {
             b'u' => {
                 let unit = self.hex4()?;
                 if (0xD800..0xDC00).contains(&unit) {
-                    self.rest = self.rest.strip_prefix(b"\\u")?;
+                    self.rest = strip(self.rest, b"\\u")?;
                     let low = self.hex4()?;
                     if !(0xDC00..0xE000).contains(&low) {
                         return None;

@@ -1,6 +1,7 @@
 //! The snapshot of a session ([`Session::snapshot`]): views borrowed from its state, owned
 //! only where a value is computed (terminal text, the protocol version).
 
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use super::ErrorRecord;
@@ -74,7 +75,7 @@ impl Session {
     /// request id; turns are placed in order, one entry each).
     fn timeline_entry<'a>(
         &'a self,
-        (kind, id, role): &'a (&'static str, String, Option<Role>),
+        (kind, id, role): &'a (&'static str, Arc<str>, Option<Role>),
         turn: &mut usize,
     ) -> View<'a> {
         let id = if *kind == "turn" {

@@ -553,7 +553,7 @@ fn changes_after_take_are_recorded_again() {
     s.feed(line.as_bytes());
     assert_eq!(
         s.take_changes(),
-        vec![(SID.to_owned(), "agentMessage", "m".to_owned())]
+        vec![(Arc::from(SID), "agentMessage", Arc::from("m"))]
     );
     assert!(s.take_changes().is_empty());
 }

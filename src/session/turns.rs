@@ -2,6 +2,8 @@
 //! and placed on the timeline, closed by its answer (v1) or by the idle `state_update` (v2),
 //! with the stop reason, usage, cancel and error answer it had.
 
+use std::sync::Arc;
+
 use crate::session::value::Value;
 
 use super::fields::Fields;
@@ -72,7 +74,8 @@ impl Session {
             start: self.timeline.len(),
             end: None,
         });
-        self.timeline.push(("turn", turn.to_string(), None));
+        self.timeline
+            .push(("turn", Arc::from(turn.to_string()), None));
         TurnSlot { turn, joined: None }
     }
 

@@ -9,6 +9,7 @@
 //! `jiter::JsonValue::parse` accepts it, and decodes to the same values.
 
 use std::borrow::Cow;
+use std::hash::BuildHasher;
 
 use jiter::{Jiter, JsonValue, NumberAny, NumberInt, Peek};
 
@@ -99,7 +100,7 @@ struct Decoder<'s> {
     depth: usize,
     /// Hashes the keys of opaque objects, to find repeats that make a cost not the sum of its
     /// members'; `None` when the costs are not wanted.
-    hasher: Option<ahash::RandomState>,
+    hasher: Option<foldhash::fast::FixedState>,
 }
 
 impl<'s> Decoder<'s> {
@@ -109,7 +110,7 @@ impl<'s> Decoder<'s> {
             jiter: Jiter::new(data),
             data,
             depth,
-            hasher: costs.then(|| ahash::RandomState::with_seeds(0, 0, 0, 0)),
+            hasher: costs.then(|| foldhash::fast::FixedState::with_seed(0)),
         }
     }
 

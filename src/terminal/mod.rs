@@ -30,7 +30,7 @@ use std::sync::Arc;
 
 // Keyed hashing: the tables are filled from the stream (URIs, clusters), so it must resist
 // flooding, and SipHash costs more than the rest of an interning.
-use ahash::AHashMap as HashMap;
+use foldhash::HashMap;
 
 use cell::Cell;
 use line::{LINE_CAPACITY, LINE_COST, Line, release_slack};
@@ -201,15 +201,15 @@ impl Terminal {
             title: String::new(),
             progress: None,
             styles: Vec::new(),
-            style_ids: HashMap::new(),
+            style_ids: HashMap::default(),
             style_cache: None,
             sgr_memo: None,
             sgr_steps: None,
             width_cache: None,
             links: Vec::new(),
-            link_ids: HashMap::new(),
+            link_ids: HashMap::default(),
             clusters: Vec::new(),
-            cluster_ids: HashMap::new(),
+            cluster_ids: HashMap::default(),
             cluster_bytes: 0,
             link_bytes: 0,
             screen: VecDeque::new(),
@@ -251,10 +251,10 @@ impl Terminal {
         self.style_cache = None;
         self.sgr_steps = None;
         self.links = vec![Arc::from("")];
-        self.link_ids = HashMap::new();
+        self.link_ids = HashMap::default();
         self.link_bytes = 0;
         self.clusters = Vec::new();
-        self.cluster_ids = HashMap::new();
+        self.cluster_ids = HashMap::default();
         self.cluster_bytes = 0;
         // The alternate screen; or the primary one, which the reset replaces anyway.
         self.other = VecDeque::new();
@@ -410,12 +410,12 @@ impl Terminal {
         self.width_cache = None;
         self.pen_id = None;
         self.clusters = Vec::new();
-        self.cluster_ids = HashMap::new();
+        self.cluster_ids = HashMap::default();
         self.cluster_bytes = 0;
         // The links the pen and the saved cursors still carry are kept, renumbered in that
         // order; the rest go.
         let old = std::mem::replace(&mut self.links, vec![Arc::from("")]);
-        self.link_ids = HashMap::new();
+        self.link_ids = HashMap::default();
         let mut relink = |id: u32| -> u32 {
             if id == 0 {
                 return 0;

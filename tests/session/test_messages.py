@@ -209,3 +209,38 @@ def test_a_run_of_plain_text_blocks_shows_as_one(backend):
         assert session._message_blocks(-1) is None
         with pytest.raises(TypeError):
             session._message_blocks("0")
+
+
+def test_messages_are_found_by_id_and_role_past_the_first_few(backend):
+    # Twelve anonymous v1 messages (each ended by a tool call), then real ids: one id under
+    # three roles, and a real id spelled as an anonymous one. Past a few messages a session
+    # indexes them; each chunk must still reach its own message.
+    lines = []
+    for k in range(1, 13):
+        lines.append(upd({"sessionUpdate": "agent_message_chunk", "content": text(f"a{k}")}))
+        lines.append(upd({"sessionUpdate": "tool_call", "toolCallId": f"t{k}", "title": "x"}))
+    for kind, mid, body in [
+        ("agent_message_chunk", "m", "x"),
+        ("agent_thought_chunk", "m", "y"),
+        ("user_message_chunk", "m", "z"),
+        ("agent_message_chunk", "~3", "r"),
+        ("agent_message_chunk", "m", "x2"),
+        ("agent_thought_chunk", "m", "y2"),
+        ("agent_message_chunk", "~3", "r2"),
+    ]:
+        lines.append(upd({"sessionUpdate": kind, "messageId": mid, "content": text(body)}))
+    store = store_of(backend, lines, version=1)
+    s = store[SID]
+    got = [(m["id"], m["role"], m["content"]) for m in s.snapshot()["messages"]]
+    assert got == [
+        *[(f"~{k}", "agent", [text(f"a{k}")]) for k in range(1, 13)],
+        ("m", "agent", [text("xx2")]),
+        ("m", "thought", [text("yy2")]),
+        ("m", "user", [text("z")]),
+        ("~3", "agent", [text("rr2")]),
+    ]
+    # A real id is found before an anonymous one spelled alike; other anonymous ones by name.
+    assert s.message_text("~3", "agent") == "rr2"
+    assert s.message_text("~4", "agent") == "a4"
+    assert s.message_text("m", "user") == "z"
+    assert s.message_text("m", "session") is None

@@ -1,5 +1,7 @@
 //! Compactions: `compaction_update` and `compaction_summary_chunk`, by `compactionId`.
 
+use std::sync::Arc;
+
 use crate::session::value::Value;
 
 use super::super::fields::{Fields, patch_op};
@@ -16,7 +18,7 @@ impl Reducer {
                 .collect()
         });
         if new {
-            s.timeline.push(("compaction", id.to_owned(), None));
+            s.timeline.push(("compaction", Arc::from(id), None));
         }
         s.cold_mut().compactions.get_mut(id).expect("created above")
     }

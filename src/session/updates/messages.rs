@@ -1,6 +1,8 @@
 //! Messages: chunks (the plain-text one also on the byte fast path) and whole-message
 //! upserts, keyed by (role, `messageId`), with anonymous v1 messages.
 
+use std::sync::Arc;
+
 use crate::session::value::Value;
 
 use super::super::content::Content;
@@ -35,7 +37,7 @@ impl Reducer {
         if let Some((s, r, i)) = self.last_message
             && s == si
             && r == role
-            && self.sessions[si].messages[i].id == id
+            && *self.sessions[si].messages[i].id == *id
         {
             return i;
         }
@@ -44,7 +46,7 @@ impl Reducer {
             self.last_message = Some((si, role, i));
             return i;
         }
-        let i = s.add_message(id.to_owned(), role, false);
+        let i = s.add_message(Arc::from(id), role, false);
         self.last_message = Some((si, role, i));
         i
     }
@@ -61,7 +63,7 @@ impl Reducer {
                 break id;
             }
         };
-        s.add_message(id, role, true)
+        s.add_message(Arc::from(id), role, true)
     }
 
     /// The message of session `si` a v1 chunk of `role` without `messageId` goes on: the
@@ -109,7 +111,7 @@ impl Reducer {
         if cut {
             self.truncated(sid);
         }
-        self.change(sid, role.change_kind(), &id);
+        self.change_shared(sid, role.change_kind(), &id);
     }
 
     pub(super) fn upsert_message(&mut self, sid: &str, kind: &str, role: Role, u: &Members<'_>) {
@@ -123,6 +125,7 @@ impl Reducer {
         let s = self.session(sid);
         s.current = Some(index);
         let m = &mut s.messages[index];
+        let shared_id = Arc::clone(&m.id);
         let mut ops = Vec::new();
         for (k, v) in dedup(u) {
             match k {
@@ -153,7 +156,7 @@ impl Reducer {
         if cut {
             self.truncated(sid);
         }
-        self.change(sid, role.change_kind(), id);
+        self.change_shared(sid, role.change_kind(), &shared_id);
     }
 
     /// The streaming hot path: a plain-text message chunk, reduced without building a parse
@@ -195,7 +198,7 @@ impl Reducer {
         self.touch(si);
         if self.message_changed != Some((si, index)) {
             let id = self.sessions[si].messages[index].id.clone();
-            self.change(chunk.session_id, chunk.role.change_kind(), &id);
+            self.change_shared(chunk.session_id, chunk.role.change_kind(), &id);
             self.message_changed = Some((si, index));
         }
     }

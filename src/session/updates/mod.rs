@@ -9,6 +9,8 @@ mod session_state;
 mod terminals;
 mod tool_calls;
 
+use std::sync::Arc;
+
 use crate::session::value::Value;
 
 use super::check;
@@ -104,7 +106,7 @@ impl Reducer {
         let other = &mut s.cold_mut().other;
         let index = other.len().to_string();
         other.push(Json::from_value(update));
-        s.timeline.push(("other", index.clone(), None));
+        s.timeline.push(("other", Arc::from(index.as_str()), None));
         self.change(sid, "other", &index);
     }
 

@@ -1,5 +1,7 @@
 //! Plans: the v1 `plan` (one plan, `main`), `plan_update` and `plan_removed`.
 
+use std::sync::Arc;
+
 use crate::session::value::Value;
 
 use super::super::check;
@@ -16,7 +18,7 @@ impl Reducer {
         if new {
             let at = s.timeline.len();
             s.cold_mut().plan_at.insert(id.to_owned(), at);
-            s.timeline.push(("plan", id.to_owned(), None));
+            s.timeline.push(("plan", Arc::from(id), None));
         }
         self.change(sid, "plan", id);
     }

@@ -1,5 +1,7 @@
 //! Tool calls: `tool_call`, `tool_call_update` and the v2 `tool_call_content_chunk`.
 
+use std::sync::Arc;
+
 use crate::session::value::Value;
 
 use super::super::fields::{Fields, patch_op};
@@ -47,7 +49,7 @@ impl Reducer {
         }
         call.apply(ops);
         if new {
-            s.timeline.push(("toolCall", id.to_owned(), None));
+            s.timeline.push(("toolCall", Arc::from(id), None));
         }
         self.change(sid, "toolCall", id);
     }
@@ -80,7 +82,7 @@ impl Reducer {
         });
         push_item(call, "content", Json::from_value(content));
         if new {
-            s.timeline.push(("toolCall", id.to_owned(), None));
+            s.timeline.push(("toolCall", Arc::from(id), None));
         }
         self.change(sid, "toolCall", id);
     }
