@@ -5,7 +5,7 @@
 use crate::session::value::Value;
 
 use super::budget::json_cost;
-use super::json::{Json, View, obj_get};
+use super::json::{Json, RawJson, View, obj_get};
 
 /// One content block, in 16 bytes: a streamed message holds one per chunk.
 #[derive(Clone, Debug)]
@@ -120,6 +120,19 @@ impl Content {
         let size = raw_size(&json);
         self.blocks.push(Block::Raw(Box::new(json)));
         self.pushed(size, limit)
+    }
+
+    /// Append a block that is not text, given as its validated JSON text and its cost (what
+    /// [`Content::push`] stores for it, the text standing for the tree); true when this made
+    /// the message truncated.
+    pub(super) fn push_raw(&mut self, json: &str, cost: usize, limit: Option<usize>) -> bool {
+        let raw = RawJson {
+            text: json.into(),
+            cost,
+        };
+        self.blocks
+            .push(Block::Raw(Box::new(Json::Raw(Box::new(raw)))));
+        self.pushed(cost, limit)
     }
 
     /// Append a plain text block; true when this made the message truncated.

@@ -1,21 +1,25 @@
 //! The byte scanner behind the streaming hot path ([`super::Reducer::fast_chunk`]).
 //!
-//! It recognises exactly one shape, the plain-text message chunk that makes up almost all of a
-//! token stream:
+//! It recognises exactly one shape, the message chunk that makes up almost all of a token
+//! stream:
 //!
 //! `{"jsonrpc"?, "method":"session/update", "params":{"sessionId", "update":{"sessionUpdate":
-//! "agent_message_chunk"|"agent_thought_chunk"|"user_message_chunk", "messageId"?, "content":
-//! {"type":"text","text"}, "_meta"?}}}`
+//! "agent_message_chunk"|"agent_thought_chunk"|"user_message_chunk", "messageId"?, "content",
+//! "_meta"?}}}`
 //!
 //! with each key once, the keys of each object in any order, and JSON whitespace between
-//! tokens (a v1 chunk has no `messageId`; `_meta`, an object or `null`, is checked, not kept). For anything else, including
-//! input that is not JSON at all, it returns `None` and the general path takes the frame.
+//! tokens (a v1 chunk has no `messageId`; `_meta`, an object or `null`, is checked, not kept).
+//! `content` is a plain text block, `{"type":"text","text"}`, or a block of another type (an
+//! image, a resource link, ...), which is validated and costed by the decoder and kept as its
+//! JSON text. For anything else, including input that is not JSON at all, it returns `None`
+//! and the general path takes the frame.
 //!
 //! Hand-written rather than built on jiter: jiter's general string decoder copies and
 //! re-validates every string, while this shape needs only slices borrowed from the frame (the
 //! text is copied once, straight into its message). It declines rather than decides whenever
-//! the general path might disagree: escapes anywhere but in the text, unknown or repeated keys,
-//! other value types, control characters, invalid UTF-8, lone surrogates, trailing data.
+//! the general path might disagree: escapes anywhere but in the text and other blocks, unknown
+//! or repeated keys, other value types, control characters, invalid UTF-8, lone surrogates,
+//! trailing data.
 
 use super::Role;
 use crate::json_text::{Run, plain_run};
@@ -70,7 +74,17 @@ pub(super) struct TextChunk<'a> {
     pub session_id: &'a str,
     /// Absent in a v1 chunk of an anonymous message.
     pub message_id: Option<&'a str>,
-    pub text: &'a str,
+    pub body: ChunkBody<'a>,
+}
+
+/// What a chunk's `content` holds.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum ChunkBody<'a> {
+    /// A plain text block's text.
+    Text(&'a str),
+    /// A block of another type (an object whose `type` is a string other than `"text"`),
+    /// validated, as its JSON text and its cost: stored as text, as opaque values are.
+    Block { json: &'a str, cost: usize },
 }
 
 /// Scan `frame`; `decoded` is scratch space for text that has escapes.
@@ -86,23 +100,25 @@ pub(super) fn text_chunk<'a>(frame: &'a [u8], decoded: &'a mut String) -> Option
     if !scanner.rest.is_empty() {
         return None;
     }
-    let text = match found.text {
-        Text::Borrowed(text) => text,
-        Text::Decoded => decoded.as_str(),
+    let body = match found.text {
+        Text::Borrowed(text) => ChunkBody::Text(text),
+        Text::Decoded => ChunkBody::Text(decoded.as_str()),
+        Text::Block(json, cost) => ChunkBody::Block { json, cost },
     };
     Some(TextChunk {
         role: found.role,
         session_id: found.session_id,
         message_id: found.message_id,
-        text,
+        body,
     })
 }
 
-/// Where the text value ended up.
+/// Where the text value ended up (or, for a block that is not text, the block).
 enum Text<'a> {
     Borrowed(&'a str),
     /// In the caller's `decoded` buffer.
     Decoded,
+    Block(&'a str, usize),
 }
 
 struct Update<'a> {
@@ -341,9 +357,15 @@ impl<'a> Scanner<'a> {
             .find(|(kind, _)| self.skip(kind).is_some())?;
         self.skip(b",\"messageId\":\"")?;
         let message_id = self.plain_string_body()?;
-        self.skip(b",\"content\":{\"type\":\"text\",\"text\":\"")?;
-        let text = self.text_body(decoded)?;
-        self.skip(b"}}}}")?;
+        self.skip(b",\"content\":")?;
+        let text = if self.skip(b"{\"type\":\"text\",\"text\":\"").is_some() {
+            let text = self.text_body(decoded)?;
+            self.skip(b"}")?;
+            text
+        } else {
+            self.other_block()?
+        };
+        self.skip(b"}}}")?;
         Some(Found {
             role: *role,
             session_id,
@@ -411,7 +433,7 @@ impl<'a> Scanner<'a> {
                     role = Some(kind.1);
                 }
                 1 => message_id = Some(self.plain_string()?),
-                2 => text = Some(self.content(decoded)?),
+                2 => text = Some(self.body(decoded)?),
                 _ => {
                     self.skip_whitespace();
                     let used = super::value::skip_object_or_null(self.rest, UPDATE_DEPTH)?;
@@ -424,6 +446,26 @@ impl<'a> Scanner<'a> {
             message_id,
             text: text?,
         })
+    }
+
+    /// A chunk's `content`: a plain text block, else a block of another type as its JSON text.
+    /// A text block with other members, or one whose `type` is not a string, declines (the
+    /// general path keeps the first as an object, and refuses the second).
+    fn body(&mut self, decoded: &mut String) -> Option<Text<'a>> {
+        self.skip_whitespace();
+        let start = self.rest;
+        if let Some(text) = self.content(decoded) {
+            return Some(text);
+        }
+        self.rest = start;
+        self.other_block()
+    }
+
+    /// A block that is not text, next.
+    fn other_block(&mut self) -> Option<Text<'a>> {
+        let (json, cost) = super::value::other_block(self.rest, UPDATE_DEPTH)?;
+        self.rest = &self.rest[json.len()..];
+        Some(Text::Block(json, cost))
     }
 
     /// `{"type":"text","text"}`, the keys in either order.

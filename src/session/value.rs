@@ -82,6 +82,32 @@ pub(super) fn skip_object_or_null(rest: &[u8], depth: usize) -> Option<usize> {
     Some(used)
 }
 
+/// A message chunk's content block that is not text, at the start of `rest` (a value `depth`
+/// filled containers deep in its frame): its JSON text and cost, when it is an object whose
+/// `type` (the last, if repeated, as a dict keeps it) is a string other than `"text"`, checked
+/// as the decoder checks a frame. `None` for any other value or block, or one that is not
+/// JSON or nests too deep.
+pub(super) fn other_block(rest: &[u8], depth: usize) -> Option<(&str, usize)> {
+    let mut decoder = Decoder::new(rest, depth, true);
+    if decoder.jiter.peek().ok()? != Peek::Object {
+        return None;
+    }
+    let (cost, repeated, other_type) = decoder.block().ok()?;
+    let used = decoder.jiter.current_index();
+    if !other_type {
+        return None;
+    }
+    let bytes = &rest[..used];
+    // The walk read string bytes unchecked (only escapes): checked here, all at once.
+    let text = std::str::from_utf8(bytes).ok()?;
+    let cost = if repeated {
+        JsonValue::parse(bytes, false).map_or(cost, |v| jiter_cost(&v))
+    } else {
+        cost
+    };
+    Some((text, cost))
+}
+
 /// Why decoding stopped: the frame is not JSON (or nests too deep).
 struct Refused;
 
@@ -212,6 +238,54 @@ impl<'s> Decoder<'s> {
             text: Cow::Borrowed(text),
             cost,
         }))
+    }
+
+    /// Consume the object next, returning its cost, whether a key repeats in it (at any
+    /// depth), and whether its last `type` member is a string other than `"text"`.
+    fn block(&mut self) -> Result<(usize, bool, bool), Refused> {
+        let mut cost = OBJECT;
+        let mut repeated = false;
+        let mut other_type = false;
+        let mut keys: Vec<u64> = Vec::new();
+        let hasher = self.hasher.clone();
+        let hash = |k: &str| hasher.as_ref().map(|h| h.hash_one(k));
+        let mut key = self
+            .jiter
+            .known_object()?
+            .map(|k| (hash(k), k.len(), k == "type"));
+        let filled = key.is_some();
+        if filled {
+            self.enter()?;
+        }
+        while let Some((key_hash, len, is_type)) = key {
+            cost = cost.saturating_add(MEMBER + STRING + len);
+            keys.extend(key_hash);
+            let peek = self.jiter.peek()?;
+            if is_type {
+                other_type = false;
+                if peek == Peek::String {
+                    let kind = self.jiter.known_str()?;
+                    other_type = kind != "text";
+                    cost = cost.saturating_add(STRING + kind.len());
+                } else {
+                    cost = cost.saturating_add(self.cost(peek, &mut repeated)?);
+                }
+            } else {
+                cost = cost.saturating_add(self.cost(peek, &mut repeated)?);
+            }
+            key = self
+                .jiter
+                .next_key()?
+                .map(|k| (hash(k), k.len(), k == "type"));
+        }
+        if filled {
+            self.depth -= 1;
+        }
+        if keys.len() > 1 && !repeated {
+            keys.sort_unstable();
+            repeated = keys.windows(2).any(|w| w[0] == w[1]);
+        }
+        Ok((cost, repeated, other_type))
     }
 
     /// Consume one value, returning its cost; `repeated` is set when an object in it repeats

@@ -1,4 +1,4 @@
-//! Messages: chunks (the plain-text one also on the byte fast path) and whole-message
+//! Messages: chunks (also on the byte fast path) and whole-message
 //! upserts, keyed by (role, `messageId`), with anonymous v1 messages.
 
 use std::sync::Arc;
@@ -159,8 +159,8 @@ impl Reducer {
         self.change_shared(sid, role.change_kind(), &shared_id);
     }
 
-    /// The streaming hot path: a plain-text message chunk, reduced without building a parse
-    /// tree. Returns false, having changed nothing, for any other frame (and for a v2 chunk
+    /// The streaming hot path: a message chunk, reduced without building a parse tree (a
+    /// block that is not text is kept as its JSON text). Returns false, having changed nothing, for any other frame (and for a v2 chunk
     /// without `messageId`, an error the general path records); when it returns true the
     /// effect is exactly that of the general path.
     pub(in crate::session) fn fast_chunk(&mut self, bytes: &[u8]) -> bool {
@@ -175,7 +175,7 @@ impl Reducer {
         found
     }
 
-    /// What `session_update` and `chunk` do with a plain-text chunk.
+    /// What `session_update` and `chunk` do with a chunk the scanner took.
     fn apply_text_chunk(&mut self, chunk: &scan::TextChunk<'_>) {
         let si = self.session_index(chunk.session_id);
         let index = if let Some(id) = chunk.message_id {
@@ -186,10 +186,11 @@ impl Reducer {
         let limit = self.budget.max_message_bytes;
         let s = &mut self.sessions[si];
         s.current = Some(index);
-        let cut = s.messages[index]
-            .content
-            .get_or_insert_with(Box::default)
-            .push_text(chunk.text, limit);
+        let content = s.messages[index].content.get_or_insert_with(Box::default);
+        let cut = match chunk.body {
+            scan::ChunkBody::Text(text) => content.push_text(text, limit),
+            scan::ChunkBody::Block { json, cost } => content.push_raw(json, cost, limit),
+        };
         // Messages are never removed, and an eviction clears `message_changed`, so the indices
         // name the same message until the changes are taken.
         if cut {
