@@ -369,10 +369,16 @@ fn scanner_takes_blocks_of_other_types_as_their_json_text() {
         }
     }
     // A v1 chunk of a block, and one after plain text on the same message.
-    let link = r#""content":{"type":"resource_link","name":"a","uri":"u"}"#;
+    let resource_link = r#""content":{"type":"resource_link","name":"a","uri":"u"}"#;
     let text_first = chunk_frame(&[KIND, MID, &content(r#""see ""#)]);
-    assert!(fast_vs_general(&[init(1)], chunk_frame(&[KIND, link]).as_bytes()).is_some());
-    assert!(fast_vs_general(&[text_first], chunk_frame(&[KIND, MID, link]).as_bytes()).is_some());
+    assert!(fast_vs_general(&[init(1)], chunk_frame(&[KIND, resource_link]).as_bytes()).is_some());
+    assert!(
+        fast_vs_general(
+            &[text_first],
+            chunk_frame(&[KIND, MID, resource_link]).as_bytes()
+        )
+        .is_some()
+    );
     // Declined: text with other members, `type` not a string or missing (or last not a
     // string), not an object, not JSON, too deep.
     let nested = format!("{}1{}", "[".repeat(197), "]".repeat(197));

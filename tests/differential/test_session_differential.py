@@ -225,7 +225,7 @@ def _positionless(store) -> dict:
 
 _OTHER_BLOCKS = [
     {"type": "resource_link", "name": "main.rs", "uri": "file:///src/main.rs"},
-    {"uri": "file:///a b", "type": "resource_link", "name": "é\n\"q\"", "size": 12},
+    {"uri": "file:///a b", "type": "resource_link", "name": 'é\n"q"', "size": 12},
     {"type": "image", "mimeType": "image/png", "data": "iVBORw0KGgo=" * 40},
     {"type": "resource", "resource": {"uri": "u", "text": "t", "n": [1, -2.5, 2**70, None]}},
     {"type": "audio", "data": "AAAA", "_meta": {"k": {"deep": [True]}}},
