@@ -8,6 +8,9 @@ in alternating order; the speedup is the median of the per-round ratios.
 
     python benches/scripts/ab_builds.py A.whl B.whl [--rounds 14] [--only text,heavy]
 
+The session workloads include the shape matrix's byte layouts (``shape-...``, as
+``benches/scripts/shape_matrix.py`` builds them), fed in 64 KiB pieces.
+
 For the release wheels' profile-guided build against a plain one:
 
     .ci/pgo-wheel /tmp/pgo && pip wheel --no-deps -w /tmp/plain . &&
@@ -19,6 +22,7 @@ from __future__ import annotations
 import argparse
 import gc
 import importlib
+import re
 import statistics
 import sys
 import tempfile
@@ -31,6 +35,7 @@ from typing import Any
 
 import orjson
 
+from acpwire.cli.bench.workloads.shapes import shape_matrix
 from acpwire.workloads.sessions import heavy_terminal, mixed_sessions, token_stream
 from acpwire.workloads.terminal import terminal_corpus
 
@@ -95,8 +100,8 @@ def workloads(scale: float = 1.0) -> dict[str, tuple[int, Callable[[Any], Any]]]
 
         return run
 
-    def sessions(data: bytes) -> Callable[[Any], Any]:
-        stream = pieces(data, STREAM_PIECE)
+    def sessions(data: bytes, piece: int = STREAM_PIECE) -> Callable[[Any], Any]:
+        stream = pieces(data, piece)
 
         def run(m: Any) -> Any:
             store = m.Sessions()
@@ -119,12 +124,18 @@ def workloads(scale: float = 1.0) -> dict[str, tuple[int, Callable[[Any], Any]]]
         for value in values:
             m.dumps(value)
 
+    shapes = {
+        "shape-" + re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-"): data
+        for name, (data, _) in shape_matrix(max(50_000, int(2_000_000 * scale))).items()
+        if not name.startswith("end to end")
+    }
     size = len(corpus)
     return {
         "text": (size, terminal({}, lambda t: t.text)),
         "spans": (size, terminal({}, lambda t: t.spans())),
         "screen 200x50": (size, terminal({"cols": 200, "rows": 50}, lambda t: t.screen())),
         **{name: (len(data), sessions(data)) for name, data in streams.items()},
+        **{name: (len(data), sessions(data, TERMINAL_CHUNK)) for name, data in shapes.items()},
         "raw framing": (len(json_data), raw),
         "loads": (len(json_data), loads),
         "dumps": (len(json_data), dumps),
@@ -156,7 +167,10 @@ def main() -> None:
                 parser.error(f"unknown workloads: {', '.join(unknown)} (have {', '.join(chosen)})")
             chosen = {name: chosen[name] for name in names}
         gc.freeze()
-        print(f"{'workload':14} {'A MB/s':>9} {'B MB/s':>9}  B/A (median of {args.rounds} rounds)")
+        width = max(len(name) for name in chosen)
+        print(
+            f"{'workload':{width}} {'A MB/s':>9} {'B MB/s':>9}  B/A (median of {args.rounds} rounds)"
+        )
         for name, (size, run) in chosen.items():
             times: dict[Any, list[float]] = {a: [], b: []}
             for round_number in range(args.rounds):
@@ -167,7 +181,7 @@ def main() -> None:
             ratio = statistics.median(ta / tb for ta, tb in zip(times[a], times[b], strict=True))
             rate_a = size / statistics.median(times[a]) / 1e6
             rate_b = size / statistics.median(times[b]) / 1e6
-            print(f"{name:14} {rate_a:9.0f} {rate_b:9.0f}  {ratio:.2f}x", flush=True)
+            print(f"{name:{width}} {rate_a:9.0f} {rate_b:9.0f}  {ratio:.2f}x", flush=True)
 
 
 if __name__ == "__main__":
