@@ -168,9 +168,8 @@ def main() -> None:
             chosen = {name: chosen[name] for name in names}
         gc.freeze()
         width = max(len(name) for name in chosen)
-        print(
-            f"{'workload':{width}} {'A MB/s':>9} {'B MB/s':>9}  B/A (median of {args.rounds} rounds)"
-        )
+        header = f"{'workload':{width}} {'A MB/s':>9} {'B MB/s':>9}"
+        print(f"{header}  B/A (median of {args.rounds} rounds)")
         for name, (size, run) in chosen.items():
             times: dict[Any, list[float]] = {a: [], b: []}
             for round_number in range(args.rounds):
