@@ -363,7 +363,7 @@ impl<'a> Scanner<'a> {
             self.skip(b"}")?;
             text
         } else {
-            self.other_block()?
+            self.body(decoded)?
         };
         self.skip(b"}}}")?;
         Some(Found {
