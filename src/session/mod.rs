@@ -33,6 +33,7 @@ mod entity;
 mod fields;
 mod json;
 mod model;
+mod opaque;
 mod reducer;
 mod rpc;
 mod scan;

@@ -15,6 +15,7 @@ use jiter::{Jiter, JsonValue, NumberAny, NumberInt, Peek};
 
 use super::budget::{ARRAY, ITEM, MEMBER, NUMBER, OBJECT, SCALAR, STRING};
 use super::json::dedup;
+use super::opaque::skim;
 
 /// A decoded JSON value. Objects keep their members as sent (keys may repeat; the reducer's
 /// readers take the last, as a Python dict does).
@@ -54,7 +55,7 @@ fn is_opaque(key: &str) -> bool {
 }
 
 /// jiter's limit on nesting: containers that hold something, 200 deep at most.
-const DEPTH_LIMIT: usize = 200;
+pub(super) const DEPTH_LIMIT: usize = 200;
 
 /// Decode one frame; `None` when it is not JSON (the caller names why, with jiter's reason).
 pub fn parse(frame: &[u8]) -> Option<Value<'_>> {
@@ -69,6 +70,19 @@ pub fn parse(frame: &[u8]) -> Option<Value<'_>> {
 /// containers deep in its frame), checked as the decoder checks a frame: `None` for any other
 /// value, or one that is not JSON or nests too deep.
 pub(super) fn skip_object_or_null(rest: &[u8], depth: usize) -> Option<usize> {
+    let lead = leading_whitespace(rest);
+    if rest[lead..].starts_with(b"null") {
+        return Some(lead + 4);
+    }
+    if rest.get(lead) == Some(&b'{') {
+        if let Some(value) = skim(&rest[lead..], depth) {
+            let used = lead + value.len;
+            if !value.ascii {
+                utf8(&rest[..used])?;
+            }
+            return Some(used);
+        }
+    }
     // Its cost is not wanted: its keys are not tracked for repeats.
     let mut decoder = Decoder::new(rest, depth, false);
     let peek = decoder.jiter.peek().ok()?;
@@ -77,8 +91,8 @@ pub(super) fn skip_object_or_null(rest: &[u8], depth: usize) -> Option<usize> {
     }
     let mut repeated = false;
     decoder.cost(peek, &mut repeated).ok()?;
-    let used = decoder.jiter.current_index();
-    std::str::from_utf8(&rest[..used]).ok()?;
+    let used = decoder.index();
+    utf8(&rest[..used])?;
     Some(used)
 }
 
@@ -88,24 +102,72 @@ pub(super) fn skip_object_or_null(rest: &[u8], depth: usize) -> Option<usize> {
 /// as the decoder checks a frame. `None` for any other value or block, or one that is not
 /// JSON or nests too deep.
 pub(super) fn other_block(rest: &[u8], depth: usize) -> Option<(&str, usize)> {
+    let lead = leading_whitespace(rest);
+    if rest.get(lead) == Some(&b'{') {
+        if let Some(block) = skim(&rest[lead..], depth) {
+            if !block.other_type {
+                return None;
+            }
+            let bytes = &rest[..lead + block.len];
+            let text = if block.ascii {
+                // SAFETY: every byte is ASCII.
+                unsafe { std::str::from_utf8_unchecked(bytes) }
+            } else {
+                utf8(bytes)?
+            };
+            return Some((text, exact_cost(bytes, block.cost, block.repeated)));
+        }
+    }
     let mut decoder = Decoder::new(rest, depth, true);
     if decoder.jiter.peek().ok()? != Peek::Object {
         return None;
     }
     let (cost, repeated, other_type) = decoder.block().ok()?;
-    let used = decoder.jiter.current_index();
+    let used = decoder.index();
     if !other_type {
         return None;
     }
     let bytes = &rest[..used];
     // The walk read string bytes unchecked (only escapes): checked here, all at once.
-    let text = std::str::from_utf8(bytes).ok()?;
-    let cost = if repeated {
+    let text = utf8(bytes)?;
+    Some((text, exact_cost(bytes, cost, repeated)))
+}
+
+/// The cost of the value `bytes`, `cost` when none of its objects repeats a key; else that of
+/// the value a dict would hold (rare, so decoded).
+fn exact_cost(bytes: &[u8], cost: usize, repeated: bool) -> usize {
+    if repeated {
         JsonValue::parse(bytes, false).map_or(cost, |v| jiter_cost(&v))
     } else {
         cost
-    };
-    Some((text, cost))
+    }
+}
+
+/// `bytes` as text, when they are UTF-8 (simdutf8: several times std's speed on text with a
+/// non-ASCII character every line).
+fn utf8(bytes: &[u8]) -> Option<&str> {
+    simdutf8::basic::from_utf8(bytes).ok()
+}
+
+/// The whitespace at the start of `bytes`, as JSON counts it.
+fn leading_whitespace(bytes: &[u8]) -> usize {
+    bytes
+        .iter()
+        .position(|b| !matches!(b, b' ' | b'\n' | b'\r' | b'\t'))
+        .unwrap_or(bytes.len())
+}
+
+/// The walk's reading of the value at the start of `bytes`, `depth` filled containers deep:
+/// its length, cost and whether an object in it repeats a key (what `skim` must agree with).
+#[cfg(test)]
+pub(super) fn walk(bytes: &[u8], depth: usize) -> Option<(usize, usize, bool)> {
+    let mut decoder = Decoder::new(bytes, depth, true);
+    let peek = decoder.jiter.peek().ok()?;
+    let mut repeated = false;
+    let cost = decoder.cost(peek, &mut repeated).ok()?;
+    let len = decoder.index();
+    std::str::from_utf8(&bytes[..len]).ok()?;
+    Some((len, cost, repeated))
 }
 
 /// Why decoding stopped: the frame is not JSON (or nests too deep).
@@ -121,8 +183,10 @@ where
 }
 
 struct Decoder<'s> {
+    /// The tokenizer, over `data[base..]`: it starts again past each value `skim` read.
     jiter: Jiter<'s>,
     data: &'s [u8],
+    base: usize,
     depth: usize,
     /// Hashes the keys of opaque objects, to find repeats that make a cost not the sum of its
     /// members'; `None` when the costs are not wanted.
@@ -135,6 +199,7 @@ impl<'s> Decoder<'s> {
         Decoder {
             jiter: Jiter::new(data),
             data,
+            base: 0,
             depth,
             hasher: costs.then(|| foldhash::fast::FixedState::with_seed(0)),
         }
@@ -222,22 +287,41 @@ impl<'s> Decoder<'s> {
 
     /// An opaque value, validated and costed without being built.
     fn raw(&mut self, peek: Peek) -> Result<Value<'s>, Refused> {
-        let start = self.jiter.current_index();
-        let mut repeated = false;
-        let cost = self.cost(peek, &mut repeated)?;
-        let bytes = &self.data[start..self.jiter.current_index()];
-        // The walk read string bytes unchecked (only escapes): checked here, all at once.
-        let text = std::str::from_utf8(bytes).map_err(|_| Refused)?;
-        let cost = if repeated {
-            // A key repeated inside: cost the value a dict would hold (rare, so decoded).
-            JsonValue::parse(bytes, false).map_or(cost, |v| jiter_cost(&v))
+        let start = self.index();
+        let (bytes, cost, repeated, ascii) =
+            if let Some(value) = skim(&self.data[start..], self.depth) {
+                let end = start + value.len;
+                // The tokenizer goes on past the value (its state is only its place).
+                let tape = std::mem::replace(&mut self.jiter, Jiter::new(&[])).into_tape();
+                self.jiter = Jiter::with_tape(&self.data[end..], tape);
+                self.base = end;
+                (
+                    &self.data[start..end],
+                    value.cost,
+                    value.repeated,
+                    value.ascii,
+                )
+            } else {
+                let mut repeated = false;
+                let cost = self.cost(peek, &mut repeated)?;
+                (&self.data[start..self.index()], cost, repeated, false)
+            };
+        // String bytes were read unchecked (only escapes): checked here, all at once.
+        let text = if ascii {
+            // SAFETY: every byte is ASCII.
+            unsafe { std::str::from_utf8_unchecked(bytes) }
         } else {
-            cost
+            utf8(bytes).ok_or(Refused)?
         };
         Ok(Value::Raw(Raw {
             text: Cow::Borrowed(text),
-            cost,
+            cost: exact_cost(bytes, cost, repeated),
         }))
+    }
+
+    /// The tokenizer's place in `data`.
+    fn index(&self) -> usize {
+        self.base + self.jiter.current_index()
     }
 
     /// Consume the object next, returning its cost, whether a key repeats in it (at any
