@@ -70,6 +70,37 @@ pub(crate) fn plain_run_words(bytes: &[u8]) -> Run<'_> {
     }
 }
 
+/// Two bit masks of the first 64 bytes of `bytes` (fewer at its end; the bytes past it count
+/// as plain): bit `i` of the first is set when byte `i` is `"`, `\` or a control character
+/// (and, by the portable scan, for some bytes above such a byte: callers look at the byte);
+/// bit `i` of the second is byte `i`'s top bit. (SSE2 on `x86_64`.)
+#[cfg(target_arch = "x86_64")]
+pub(crate) use crate::simd::json::stops64;
+
+#[cfg(not(target_arch = "x86_64"))]
+pub(crate) fn stops64(bytes: &[u8]) -> (u64, u64) {
+    stops64_words(bytes)
+}
+
+/// [`stops64`] eight bytes at a time in a `u64` (portable; on `x86_64`, tested against the
+/// vector scan).
+#[cfg(any(not(target_arch = "x86_64"), test))]
+pub(crate) fn stops64_words(bytes: &[u8]) -> (u64, u64) {
+    // Gathers the top bit of each byte into the low byte: bit 8i + 7 lands on bit 56 + i, and
+    // no two products meet, so nothing carries.
+    const GATHER: u64 = 0x0102_0408_1020_4080;
+    let (mut stops, mut high) = (0, 0);
+    for (word_index, word) in bytes[..bytes.len().min(64)].chunks(8).enumerate() {
+        let mut padded = [b' '; 8];
+        padded[..word.len()].copy_from_slice(word);
+        let v = u64::from_le_bytes(padded);
+        let shift = 8 * word_index;
+        stops |= (((special_bytes(v) >> 7).wrapping_mul(GATHER)) >> 56) << shift;
+        high |= ((((v & HIGH) >> 7).wrapping_mul(GATHER)) >> 56) << shift;
+    }
+    (stops, high)
+}
+
 /// For each byte, how JSON writes it inside a string when it must be escaped: the escape's
 /// bytes in the low bytes of the word and its length in the top byte; 0 for bytes written as
 /// they are. One unaligned 8-byte store and one add write any escape without a branch.
@@ -133,6 +164,54 @@ pub(crate) unsafe fn put_byte(dst: *mut u8, byte: u8) -> *mut u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stop_masks_flag_every_stop_and_every_high_byte() {
+        let pieces: &[&[u8]] = &[
+            b"a",
+            b"\"",
+            b"\\",
+            b"\x01",
+            b"\x1f",
+            b" ",
+            b"\x7f",
+            b"\xc3\xa9",
+            b"~",
+        ];
+        let mut seed = 7u32;
+        for len in 0..140 {
+            let mut bytes = Vec::new();
+            while bytes.len() < len {
+                seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+                bytes.extend_from_slice(pieces[(seed >> 16) as usize % pieces.len()]);
+            }
+            for (stops, high) in [stops64(&bytes), stops64_words(&bytes)] {
+                for (i, &b) in bytes.iter().take(64).enumerate() {
+                    let stop = b == b'"' || b == b'\\' || b < 0x20;
+                    assert!(!stop || stops & (1 << i) != 0, "{bytes:?} {i}");
+                    assert_eq!(high & (1 << i) != 0, b >= 0x80, "{bytes:?} {i}");
+                }
+                // No flag below the first stop, none past the end.
+                let first = bytes
+                    .iter()
+                    .take(64)
+                    .position(|&b| b == b'"' || b == b'\\' || b < 0x20);
+                assert_eq!(
+                    stops.trailing_zeros() as usize,
+                    first.unwrap_or(64),
+                    "{bytes:?}"
+                );
+                if bytes.len() < 64 {
+                    assert_eq!(high >> bytes.len(), 0);
+                }
+            }
+            // The vector scan is exact.
+            let exact = bytes.iter().take(64).enumerate().fold(0u64, |m, (i, &b)| {
+                m | u64::from(b == b'"' || b == b'\\' || b < 0x20) << i
+            });
+            assert_eq!(stops64(&bytes).0, exact);
+        }
+    }
 
     #[test]
     fn plain_run_stops_at_quotes_backslashes_and_controls() {

@@ -12,7 +12,7 @@
 //! `type` with an escape, anything not JSON. A refusal sends the value to the walk, which
 //! decides; so the walk stays the only judge of what is not JSON.
 
-use crate::json_text::plain_run;
+use crate::json_text::{plain_run, stops64};
 
 use super::budget::{ARRAY, ITEM, MEMBER, NUMBER, OBJECT, SCALAR, STRING};
 use super::value::DEPTH_LIMIT;
@@ -35,8 +35,15 @@ pub(super) struct Skimmed {
 /// The value at the start of `bytes`, `depth` filled containers deep in its frame; `None` when
 /// this pass refuses it (the walk then decides).
 pub(super) fn skim(bytes: &[u8], depth: usize) -> Option<Skimmed> {
+    skim_with(bytes, depth, stops64)
+}
+
+/// [`skim`] with the given scan for the bytes that stop a string's plain run (tests run the
+/// portable one too).
+fn skim_with(bytes: &[u8], depth: usize, stops: fn(&[u8]) -> (u64, u64)) -> Option<Skimmed> {
     let mut skimmer = Skimmer {
         bytes,
+        stops,
         at: 0,
         depth,
         keys: Vec::new(),
@@ -59,6 +66,7 @@ const PAIRWISE_KEYS: usize = 12;
 
 struct Skimmer<'a> {
     bytes: &'a [u8],
+    stops: fn(&[u8]) -> (u64, u64),
     at: usize,
     depth: usize,
     /// The keys of the objects open now, outermost first.
@@ -147,24 +155,43 @@ impl<'a> Skimmer<'a> {
     }
 
     /// A string's body, from past its opening quote to past its closing one; its decoded
-    /// length in bytes.
+    /// length in bytes. Sixty-four bytes are classified at once, and each quote, backslash or
+    /// control character among them is visited by its bit: in tool output, with an escape
+    /// every few bytes, that is what a string costs.
     fn string_body(&mut self) -> Option<usize> {
-        let mut len = 0;
-        loop {
-            let run = plain_run(&self.bytes[self.at..]);
-            self.ascii &= run.ascii;
-            len += run.bytes.len();
-            self.at += run.bytes.len();
-            match self.peek()? {
-                b'"' => {
-                    self.at += 1;
-                    return Some(len);
+        let start = self.at;
+        // Bytes written as escapes beyond what they stand for.
+        let mut saved = 0;
+        let mut block = start;
+        while block < self.bytes.len() {
+            let (mut stops, high) = (self.stops)(&self.bytes[block..]);
+            while stops != 0 {
+                let at = block + stops.trailing_zeros() as usize;
+                stops &= stops - 1;
+                if at < self.at {
+                    // Inside an escape already read.
+                    continue;
                 }
-                b'\\' => len += self.escape()?,
-                // A control character, which a string cannot hold as it is.
-                _ => return None,
+                match self.bytes[at] {
+                    b'"' => {
+                        self.ascii &= high & ((1 << (at - block)) - 1) == 0;
+                        self.at = at + 1;
+                        return Some(at - start - saved);
+                    }
+                    b'\\' => {
+                        self.at = at;
+                        let decoded = self.escape()?;
+                        saved += self.at - at - decoded;
+                    }
+                    0..0x20 => return None,
+                    // Flagged by the portable scan only: a plain byte.
+                    _ => {}
+                }
             }
+            self.ascii &= high == 0;
+            block += 64;
         }
+        None
     }
 
     /// The escape at `at` (its backslash): the UTF-8 length of what it stands for.
@@ -424,8 +451,13 @@ mod tests {
     /// A skim, when it accepts (its text checked as UTF-8 unless ASCII, as its callers do),
     /// reads what the walk reads.
     fn agrees(text: &[u8], depth: usize) -> bool {
-        let skimmed = skim(text, depth)
-            .filter(|s| s.ascii || std::str::from_utf8(&text[..s.len]).is_ok());
+        let skimmed =
+            skim(text, depth).filter(|s| s.ascii || std::str::from_utf8(&text[..s.len]).is_ok());
+        // The portable scan flags more bytes, and reads the same.
+        assert_eq!(
+            skim_with(text, depth, crate::json_text::stops64_words),
+            skim(text, depth)
+        );
         if let Some(s) = skimmed {
             let walked = walk(text, depth);
             assert_eq!(
@@ -448,7 +480,11 @@ mod tests {
             let mut text = String::new();
             texts.value(0, &mut text);
             // Every value generated has plain keys and types: a skim must take it.
-            assert!(agrees(text.as_bytes(), 0), "{text:?} {:?}", walk(text.as_bytes(), 0));
+            assert!(
+                agrees(text.as_bytes(), 0),
+                "{text:?} {:?}",
+                walk(text.as_bytes(), 0)
+            );
             let mut broken = text.clone().into_bytes();
             let at = texts.next(broken.len());
             broken[at] = noise[texts.next(noise.len())];
@@ -457,6 +493,32 @@ mod tests {
         }
         // Some breaks leave JSON (a digit for a digit, a value cut at a number's end).
         assert!(broken_accepted > 0);
+    }
+
+    #[test]
+    fn escapes_and_quotes_are_read_across_the_sixty_four_byte_blocks() {
+        for escape in [
+            r"\n",
+            r"\\",
+            r#"\""#,
+            r"\u001b",
+            r"\u20ac",
+            r"\ud83d\ude00",
+            "é",
+        ] {
+            for lead in 0..140 {
+                let text = format!(
+                    "[\"{}{escape}{}\", 1]",
+                    "a".repeat(lead),
+                    "b".repeat(lead % 7)
+                );
+                assert!(agrees(text.as_bytes(), 0), "{text}");
+                let cut = format!("[\"{}{escape}", "a".repeat(lead));
+                assert!(!agrees(cut.as_bytes(), 0), "{cut}");
+                let control = format!("[\"{}{escape}\u{1}\"]", "a".repeat(lead));
+                assert!(!agrees(control.as_bytes(), 0), "{control}");
+            }
+        }
     }
 
     #[test]

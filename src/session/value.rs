@@ -74,14 +74,14 @@ pub(super) fn skip_object_or_null(rest: &[u8], depth: usize) -> Option<usize> {
     if rest[lead..].starts_with(b"null") {
         return Some(lead + 4);
     }
-    if rest.get(lead) == Some(&b'{') {
-        if let Some(value) = skim(&rest[lead..], depth) {
-            let used = lead + value.len;
-            if !value.ascii {
-                utf8(&rest[..used])?;
-            }
-            return Some(used);
+    if rest.get(lead) == Some(&b'{')
+        && let Some(value) = skim(&rest[lead..], depth)
+    {
+        let used = lead + value.len;
+        if !value.ascii {
+            utf8(&rest[..used])?;
         }
+        return Some(used);
     }
     // Its cost is not wanted: its keys are not tracked for repeats.
     let mut decoder = Decoder::new(rest, depth, false);
@@ -103,20 +103,20 @@ pub(super) fn skip_object_or_null(rest: &[u8], depth: usize) -> Option<usize> {
 /// JSON or nests too deep.
 pub(super) fn other_block(rest: &[u8], depth: usize) -> Option<(&str, usize)> {
     let lead = leading_whitespace(rest);
-    if rest.get(lead) == Some(&b'{') {
-        if let Some(block) = skim(&rest[lead..], depth) {
-            if !block.other_type {
-                return None;
-            }
-            let bytes = &rest[..lead + block.len];
-            let text = if block.ascii {
-                // SAFETY: every byte is ASCII.
-                unsafe { std::str::from_utf8_unchecked(bytes) }
-            } else {
-                utf8(bytes)?
-            };
-            return Some((text, exact_cost(bytes, block.cost, block.repeated)));
+    if rest.get(lead) == Some(&b'{')
+        && let Some(block) = skim(&rest[lead..], depth)
+    {
+        if !block.other_type {
+            return None;
         }
+        let bytes = &rest[..lead + block.len];
+        let text = if block.ascii {
+            // SAFETY: every byte is ASCII.
+            unsafe { std::str::from_utf8_unchecked(bytes) }
+        } else {
+            utf8(bytes)?
+        };
+        return Some((text, exact_cost(bytes, block.cost, block.repeated)));
     }
     let mut decoder = Decoder::new(rest, depth, true);
     if decoder.jiter.peek().ok()? != Peek::Object {

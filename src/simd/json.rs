@@ -50,6 +50,36 @@ pub(crate) fn plain_run(bytes: &[u8]) -> Run<'_> {
     }
 }
 
+/// [`crate::json_text::stops64_words`] sixteen bytes at a time: exact, no false flags.
+#[allow(clippy::cast_ptr_alignment)] // `_mm_loadu_si128` reads through unaligned pointers
+pub(crate) fn stops64(bytes: &[u8]) -> (u64, u64) {
+    let mut padded = [b' '; 64];
+    let block = if let Some(block) = bytes.get(..64) {
+        block
+    } else {
+        padded[..bytes.len()].copy_from_slice(bytes);
+        &padded[..]
+    };
+    let (mut stops, mut high) = (0, 0);
+    for lane in 0..4 {
+        // SAFETY: SSE2 is part of the x86_64 baseline; `block` holds 64 bytes, so the 16
+        // loaded are inside it, and `_mm_loadu_si128` has no alignment requirement.
+        let (lane_stops, lane_high) = unsafe {
+            let chunk = _mm_loadu_si128(block.as_ptr().add(16 * lane).cast::<__m128i>());
+            let quote = _mm_cmpeq_epi8(chunk, _mm_set1_epi8(b'"'.cast_signed()));
+            let backslash = _mm_cmpeq_epi8(chunk, _mm_set1_epi8(b'\\'.cast_signed()));
+            let below = _mm_subs_epu8(chunk, _mm_set1_epi8(0x1f));
+            let control = _mm_cmpeq_epi8(below, _mm_setzero_si128());
+            let stop = _mm_or_si128(_mm_or_si128(quote, backslash), control);
+            (_mm_movemask_epi8(stop), _mm_movemask_epi8(chunk))
+        };
+        // Sixteen bits each: the masks are of sixteen lanes.
+        stops |= u64::from(lane_stops.cast_unsigned()) << (16 * lane);
+        high |= u64::from(lane_high.cast_unsigned()) << (16 * lane);
+    }
+    (stops, high)
+}
+
 /// The 16 bytes at `src` as two bit masks: the bytes that stop a string body's plain run (`"`,
 /// `\`, a control character) and the bytes with their top bit set.
 ///
