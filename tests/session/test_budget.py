@@ -411,3 +411,22 @@ def test_differential_random_streams_small_bounds(both):
                 snaps = {sid: store[sid].snapshot() for sid in store.ids()}
                 results.append((steps, snaps, store.take_errors(), store.changes()))
             assert results[0] == results[1], (config, mode)
+
+
+def test_pure_counts_a_session_as_its_snapshot_costs_without_making_it():
+    # The pure store's count costs what a session holds where it is held (a count must not
+    # copy a session of a million tool calls); it must equal the snapshot's cost.
+    from acpwire._pure.session.budget import cost_of_session
+    from acpwire._pure.session.reducer import Sessions
+    from session_builders import ndjson
+    from session_streams import random_stream
+
+    costed = 0
+    for seed in range(120):
+        store = Sessions(max_bytes=None)
+        store.feed(ndjson(random_stream(random.Random(seed), n=80)))
+        for sid, s in store._sessions.items():
+            assert cost_of_session(s) == session_cost(store[sid].snapshot()), seed
+            costed += 1
+    assert costed > 100
+

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ..._contract import MAX_ERRORS
 from .parts import JsonObject, JsonValue, _StoreParts
 from .rpc import _INITIALIZE, _NEW, _OTHER
-from .snapshot import snapshot as _snapshot
+from .snapshot import _error_dict, _turns_view, message_view, terminal_view
 from .updates.messages import _CHUNK_ROLES
 
 if TYPE_CHECKING:
@@ -78,6 +78,83 @@ def session_cost(snapshot: dict[str, Any]) -> int:
         if v is None or ((type(v) is list or type(v) is dict) and not v):
             continue
         c += 88 + (len(k) if k.isascii() else utf8_len(k)) + json_cost(v)
+    return c
+
+
+def _member_cost(key: str, cost: int) -> int:
+    return 88 + len(key) + cost
+
+
+def _timeline_cost(s: Session) -> int:
+    """The cost of the snapshot's ``timeline`` (0 when empty), each entry costed as it would
+    be shown (``{type, id, role?}``, a turn by its request id) without being made."""
+    turns = s._turns
+    c = 56
+    shown = 0
+    for item in s._timeline:
+        if item is None:
+            continue
+        kind, eid, role = item
+        if kind == "turn" and type(eid) is int:
+            eid = turns[eid].request_id
+        entry = 64 + _member_cost("type", json_cost(kind)) + _member_cost("id", json_cost(eid))
+        if role is not None:
+            entry += _member_cost("role", json_cost(role))
+        c += 8 + entry
+        shown += 1
+    return c if shown else 0
+
+
+def cost_of_session(s: Session) -> int:
+    """``session_cost(snapshot(s))`` without the snapshot: what the store holds is costed where
+    it is held, and the views of messages and terminals are made one at a time. A count must
+    not copy a session of a million tool calls to cost it."""
+    c = SESSION_COST + 64
+    if s._messages:
+        c += _member_cost("messages", 56 + sum(8 + json_cost(message_view(m)) for m in s._messages))
+    if s._terminals:
+        c += _member_cost(
+            "terminals",
+            64
+            + sum(
+                _member_cost(tid, json_cost(terminal_view(entry)))
+                if tid.isascii()
+                else 88 + utf8_len(tid) + json_cost(terminal_view(entry))
+                for tid, entry in s._terminals.items()
+            ),
+        )
+    timeline = _timeline_cost(s)
+    if timeline:
+        c += _member_cost("timeline", timeline)
+    if s._turns:
+        c += _member_cost("turns", json_cost(_turns_view(s)))
+    if s._errors:
+        c += _member_cost("errors", json_cost([_error_dict(e) for e in s._errors]))
+    if s._notices:
+        c += _member_cost("notices", json_cost(list(s._notices)))
+    shared: tuple[tuple[str, Any], ...] = (
+        ("sessionId", s._id),
+        ("protocolVersion", s._version[0]),
+        ("state", s.state_),
+        ("stopReason", s.stop_reason_),
+        ("toolCalls", s._tool_calls),
+        ("plans", s._plans),
+        ("compactions", s._compactions),
+        ("usage", s._usage),
+        ("info", s._info),
+        ("availableCommands", s._available_commands),
+        ("configOptions", s._config_options),
+        ("currentModeId", s._current_mode_id),
+        ("permissions", s._permissions),
+        ("prompts", s._prompts),
+        ("other", s._other),
+        ("subagents", s._subagents),
+        ("updateExtras", s._update_extras),
+    )
+    for key, v in shared:
+        if v is None or ((type(v) is list or type(v) is dict) and not v):
+            continue
+        c += _member_cost(key, json_cost(v))
     return c
 
 
@@ -369,7 +446,7 @@ class _Budget(_StoreParts):
             s = sessions.get(sid)
             if s is None:
                 continue
-            c = session_cost(_snapshot(s))
+            c = cost_of_session(s)
             acc += c - cost.get(sid, 0)
             cost[sid] = c
             if sid in lru:
