@@ -261,3 +261,67 @@ def test_loads_reads_long_integers_whatever_the_str_digit_limit(backend):
         sys.set_int_max_str_digits(previous)
     assert value == [int(digits)]
     assert frames == [{"a": 1}, int(digits), {"b": 2}] and decoder.errors == []
+
+
+def _large(doc: str) -> str:
+    """``doc`` inside an object padded past the pure backend's large-document size."""
+    from acpwire._pure.json import LARGE_DOCUMENT
+
+    filler = '{"line":"fn main() { \\"\\\\t\\" }","n":12}'
+    count = LARGE_DOCUMENT // len(filler) + 1
+    return '{"doc":' + doc + ',"pad":[' + ",".join([filler] * count) + "]}"
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        '{"big":123456789012345678901234567890,"f":1.5e300,"e":"\\u00e9\\ud83d\\ude00","z":-0.0}',
+        '{"k":1,"k":[2,{"k":3,"k":4}]}',
+        "[" * 150 + "]" * 150,
+    ],
+)
+def test_large_documents_decode_as_small_ones(both, doc):
+    # Past LARGE_DOCUMENT the pure backend decodes with `json`, not orjson: the same values.
+    native, pure = both
+    text = _large(doc)
+    assert pure.loads(text) == native.loads(text) == json.loads(text)
+    assert pure.loads(text.encode()) == native.loads(text.encode())
+
+
+@pytest.mark.parametrize(
+    ("doc", "msg"),
+    [
+        ('["\\ud800"]', "hex escape"),
+        ('{"k":["\\udc00"],"k":1}', "hex escape"),
+        ('{"k":' + "[" * 201 + "]" * 201 + ',"k":1}', "recursion limit exceeded"),
+        ('[1,]', "trailing comma"),
+    ],
+)
+def test_large_documents_are_refused_as_small_ones(both, doc, msg):
+    text = _large(doc)
+    errors = []
+    for backend in both:
+        with pytest.raises(ValueError) as caught:
+            backend.loads(text)
+        errors.append(str(caught.value))
+    assert errors[0] == errors[1]
+    assert msg in errors[0], errors[0]
+
+
+def test_a_large_document_peaks_near_its_value_on_the_pure_backend():
+    # orjson reads a whole document into a tree of its own before it builds the value, at
+    # about 3.5 times the value's memory; the pure backend's large-document path holds the
+    # value and the text.
+    import tracemalloc
+
+    from acpwire._pure.json import loads
+
+    text = _large("1").encode()
+    tracemalloc.start()
+    try:
+        value = loads(text)
+        held, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(value["pad"]) > 10_000
+    assert peak <= held + 3 * len(text), (peak, held, len(text))

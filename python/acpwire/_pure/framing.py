@@ -29,6 +29,7 @@ from ._args import Unpicklable, buffer_bytes, flag, size
 from .json.errors import first_error, jiter_position
 from .json.loads import (
     DIGITS_TO_ZERO,
+    LARGE_DOCUMENT,
     LONG_RUN,
     MIN_DEEP_SIZE,
     ZEROS,
@@ -256,6 +257,14 @@ class FrameDecoder(Unpicklable):
             out.append(line)
             return
         size = len(line)
+        if size > LARGE_DOCUMENT:
+            # Not orjson: its peak memory (see LARGE_DOCUMENT).
+            value, reason, detail = _decode_failure(line)
+            if reason is not None:
+                self._error(reason, line, detail, out, inline)
+                return
+            self._put(value, line, out, inline)
+            return
         try:
             value = _loads(line)
             # Inlined `has_long_digits`: this runs for every frame.
@@ -272,6 +281,10 @@ class FrameDecoder(Unpicklable):
                 if reason is not None:
                     self._error(reason, line, detail, out, inline)
                     return
+        self._put(value, line, out, inline)
+
+    def _put(self, value: Any, line: bytes, out: list[Any], inline: bool) -> None:
+        """A frame's decoded value: a batch's entries in turn, or the message."""
         if type(value) is list:
             if not value:
                 self._error(EMPTY_BATCH, line, "", out, inline)

@@ -10,6 +10,7 @@ from ..._contract import MAX_DECODE_DEPTH, MAX_ENCODE_DEPTH
 from .dumps import dumps
 from .loads import (
     DIGITS_TO_ZERO,
+    LARGE_DOCUMENT,
     LONG_RUN,
     MIN_DEEP_SIZE,
     ZEROS,
@@ -25,6 +26,7 @@ from .loads import (
 
 __all__ = [
     "DIGITS_TO_ZERO",
+    "LARGE_DOCUMENT",
     "LONG_RUN",
     "MAX_DECODE_DEPTH",
     "MAX_ENCODE_DEPTH",

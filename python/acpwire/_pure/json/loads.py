@@ -30,6 +30,12 @@ DIGITS_TO_ZERO = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))
 ZEROS = b"0" * LONG_RUN
 _STR_DIGITS_TO_ZERO = str.maketrans("123456789", "000000000")
 _STR_ZEROS = "0" * LONG_RUN
+# Documents longer than this are decoded by `json` (in C), not orjson: orjson first reads the
+# whole document into a tree of its own, then builds the value, and at its peak holds about
+# 3.5 times the value's memory (a 28 MiB tool output, 139 MiB as Python objects, peaked at
+# 482 MiB). `json` holds the value and the text. A large document costs about three times
+# orjson's time that way, and a store's budget stays a budget.
+LARGE_DOCUMENT = 4 * 1024 * 1024
 # A document nesting deeper than MAX_DECODE_DEPTH needs this many bytes of brackets.
 MIN_DEEP_SIZE = 2 * (MAX_DECODE_DEPTH + 1)
 
@@ -86,12 +92,32 @@ def has_duplicate_keys(text: str) -> bool:
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89abcdefABCDEF]")
 
 
-def _may_hide_a_fault(raw: bytes) -> bool:
-    """Whether a repeated key could hide a value jiter rejects: only a deep nest or a
-    surrogate escape can be such a value."""
-    return raw.count(b"[") + raw.count(b"{") > MAX_DECODE_DEPTH or (
-        b"\\u" in raw and _SURROGATE_ESCAPE.search(raw) is not None
+def _may_hide_a_fault(raw: bytes, deepest: int, containers: int, surrogates: bool) -> bool:
+    """Whether a repeated key could hide a value jiter rejects from the value decoded from
+    ``raw`` (``deepest`` and ``containers`` as ``_nesting`` gives them; ``surrogates``: ``raw``
+    has a surrogate escape): only a deep nest or a lone surrogate can be such a value. A hidden
+    value hangs below a container of the value and holds at most the brackets the value lacks;
+    when even that cannot pass the limit, no deep nest hides."""
+    opens = raw.count(b"[") + raw.count(b"{")
+    return surrogates or deepest + 1 + (opens - containers) > MAX_DECODE_DEPTH
+
+
+def _decode_noting_repeats(text: str) -> tuple[Any, bool]:
+    """``_STRICT.decode(text)`` and whether some object in it repeats a key (the value it
+    replaced, not in the result, then needs ``first_error``'s reading)."""
+    repeated = False
+
+    def last_wins(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        nonlocal repeated
+        value = dict(pairs)
+        if len(value) != len(pairs):
+            repeated = True
+        return value
+
+    decoder = json.JSONDecoder(
+        parse_constant=_reject_constant, parse_int=_parse_int, object_pairs_hook=last_wins
     )
+    return decoder.decode(text), repeated
 
 
 def too_deep(value: Any) -> bool:
@@ -213,10 +239,24 @@ def decode_if_valid(raw: bytes) -> tuple[bool, Any]:
         value = _STRICT.decode(text)
     except (ValueError, RecursionError):
         return False, None
-    if too_deep(value) or _has_lone_surrogate(value):
+    if type(value) is dict or type(value) is list:
+        deep, deepest, containers = _nesting(value)
+    else:
+        deep, deepest, containers = False, 0, 0
+    # Only a `\u` escape makes a lone surrogate (UTF-8 cannot hold one).
+    surrogates = b"\\u" in raw and _SURROGATE_ESCAPE.search(raw) is not None
+    if deep or (surrogates and _has_lone_surrogate(value)):
         return False, None
-    if _may_hide_a_fault(raw) and has_duplicate_keys(text):
-        return False, None
+    if _may_hide_a_fault(raw, deepest, containers, surrogates):
+        # Decoded again, noting repeated keys; the first value goes first, so that no more
+        # than one is held (a large document's value can be many times its text).
+        del value
+        try:
+            value, repeated = _decode_noting_repeats(text)
+        except (ValueError, RecursionError):
+            return False, None
+        if repeated:
+            return False, None
     return True, value
 
 
@@ -249,6 +289,8 @@ def loads(data: bytes | bytearray | memoryview | str) -> Any:
             if data[:3] == _UTF8_BOM:
                 # Skipped, as `json.loads` skips it in bytes.
                 data = data[3:]
+    if len(data) > LARGE_DOCUMENT:
+        return _loads_slow(data)
     try:
         value = orjson.loads(data)
     except orjson.JSONDecodeError:

@@ -24,7 +24,14 @@ from ..._contract import (
 from ..._errors import FrameError
 from .._args import Unpicklable, at_most, buffer_bytes, size
 from ..framing import FrameDecoder
-from ..json import DIGITS_TO_ZERO, MIN_DEEP_SIZE, ZEROS, has_long_digit_run, maybe_too_deep
+from ..json import (
+    DIGITS_TO_ZERO,
+    LARGE_DOCUMENT,
+    MIN_DEEP_SIZE,
+    ZEROS,
+    has_long_digit_run,
+    maybe_too_deep,
+)
 from .budget import (
     DEFAULT_MAX_BYTES,
     DEFAULT_MAX_MESSAGE_BYTES,
@@ -260,10 +267,10 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, _Budget, Unpicklable):
         base = decoder._position
         # Every line counts as a frame; `_reduce_frame` takes blank lines back out.
         decoder._frames += len(lines)
-        cap = decoder._max
-        # A line over the cap, or a digit run orjson may read differently from jiter, is left
-        # to the decoder. Newlines map to blanks, so no run spans two lines: only when the
-        # block has one is each line searched.
+        # A line over the cap or over LARGE_DOCUMENT (not for orjson), or a digit run orjson
+        # may read differently from jiter, is left to the decoder. Newlines map to blanks, so
+        # no run spans two lines: only when the block has one is each line searched.
+        cap = min(decoder._max, LARGE_DOCUMENT)
         check_each = len(block) > cap or has_long_digit_run(block)
         loads = orjson.loads
         decode_error = orjson.JSONDecodeError
