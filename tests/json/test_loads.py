@@ -294,7 +294,7 @@ def test_large_documents_decode_as_small_ones(both, doc):
         ('["\\ud800"]', "hex escape"),
         ('{"k":["\\udc00"],"k":1}', "hex escape"),
         ('{"k":' + "[" * 201 + "]" * 201 + ',"k":1}', "recursion limit exceeded"),
-        ('[1,]', "trailing comma"),
+        ("[1,]", "trailing comma"),
     ],
 )
 def test_large_documents_are_refused_as_small_ones(both, doc, msg):

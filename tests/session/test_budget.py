@@ -429,4 +429,3 @@ def test_pure_counts_a_session_as_its_snapshot_costs_without_making_it():
             assert cost_of_session(s) == session_cost(store[sid].snapshot()), seed
             costed += 1
     assert costed > 100
-
