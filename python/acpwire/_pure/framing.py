@@ -46,10 +46,6 @@ KEPT_PIECES = 8
 _BLANK = b" \t\r"
 
 
-class _Refused(Exception):
-    """orjson's value cannot be trusted; take the slow path."""
-
-
 def _excerpt(frame: bytes) -> str:
     return frame[:EXCERPT_BYTES].decode("utf-8", "replace")
 
@@ -257,34 +253,25 @@ class FrameDecoder(Unpicklable):
             out.append(line)
             return
         size = len(line)
+        # The decoder of last resort decides when orjson refuses the frame, may read it
+        # otherwise (a long digit run, a deep nest), or is not used (see LARGE_DOCUMENT).
+        value: Any = None
         if size > LARGE_DOCUMENT:
-            # Not orjson: its peak memory (see LARGE_DOCUMENT).
-            value, reason, detail = _decode_failure(line)
-            if reason is not None:
-                self._error(reason, line, detail, out, inline)
-                return
-            self._put(value, line, out, inline)
-            return
-        try:
-            value = _loads(line)
-            # Inlined `has_long_digits`: this runs for every frame.
-            if size >= LONG_RUN and ZEROS in line.translate(DIGITS_TO_ZERO):
-                raise _Refused
-        except (orjson.JSONDecodeError, _Refused):
-            value, reason, detail = _decode_failure(line)
-            if reason is not None:
-                self._error(reason, line, detail, out, inline)
-                return
+            fallback = True
         else:
-            if size >= MIN_DEEP_SIZE and maybe_too_deep(line, value):
-                value, reason, detail = _decode_failure(line)
-                if reason is not None:
-                    self._error(reason, line, detail, out, inline)
-                    return
-        self._put(value, line, out, inline)
-
-    def _put(self, value: Any, line: bytes, out: list[Any], inline: bool) -> None:
-        """A frame's decoded value: a batch's entries in turn, or the message."""
+            try:
+                value = _loads(line)
+                # Inlined `has_long_digits`: this runs for every frame.
+                fallback = size >= LONG_RUN and ZEROS in line.translate(DIGITS_TO_ZERO)
+            except orjson.JSONDecodeError:
+                fallback = True
+            else:
+                fallback = fallback or (size >= MIN_DEEP_SIZE and maybe_too_deep(line, value))
+        if fallback:
+            value, reason, detail = _decode_failure(line)
+            if reason is not None:
+                self._error(reason, line, detail, out, inline)
+                return
         if type(value) is list:
             if not value:
                 self._error(EMPTY_BATCH, line, "", out, inline)

@@ -102,24 +102,6 @@ def _may_hide_a_fault(raw: bytes, deepest: int, containers: int, surrogates: boo
     return surrogates or deepest + 1 + (opens - containers) > MAX_DECODE_DEPTH
 
 
-def _decode_noting_repeats(text: str) -> tuple[Any, bool]:
-    """``_STRICT.decode(text)`` and whether some object in it repeats a key (the value it
-    replaced, not in the result, then needs ``first_error``'s reading)."""
-    repeated = False
-
-    def last_wins(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        nonlocal repeated
-        value = dict(pairs)
-        if len(value) != len(pairs):
-            repeated = True
-        return value
-
-    decoder = json.JSONDecoder(
-        parse_constant=_reject_constant, parse_int=_parse_int, object_pairs_hook=last_wins
-    )
-    return decoder.decode(text), repeated
-
-
 def too_deep(value: Any) -> bool:
     """True when some value sits more than MAX_DECODE_DEPTH containers below the top."""
     if type(value) is not dict and type(value) is not list:
@@ -248,14 +230,12 @@ def decode_if_valid(raw: bytes) -> tuple[bool, Any]:
     if deep or (surrogates and _has_lone_surrogate(value)):
         return False, None
     if _may_hide_a_fault(raw, deepest, containers, surrogates):
-        # Decoded again, noting repeated keys; the first value goes first, so that no more
+        # Decoded again, refusing repeated keys; the first value goes first, so that no more
         # than one is held (a large document's value can be many times its text).
         del value
         try:
-            value, repeated = _decode_noting_repeats(text)
-        except (ValueError, RecursionError):
-            return False, None
-        if repeated:
+            value = _UNIQUE_KEYS.decode(text)
+        except (_DuplicateKey, ValueError, RecursionError):
             return False, None
     return True, value
 

@@ -70,19 +70,9 @@ def json_cost(v: Any) -> int:
     return 24
 
 
-def session_cost(snapshot: dict[str, Any]) -> int:
-    """A session's cost: 1,024 and its snapshot's, the snapshot's empty members (``None``,
-    ``[]``, ``{}``) not counted (every new session has a score of them)."""
-    c = SESSION_COST + 64
-    for k, v in snapshot.items():
-        if v is None or ((type(v) is list or type(v) is dict) and not v):
-            continue
-        c += 88 + (len(k) if k.isascii() else utf8_len(k)) + json_cost(v)
-    return c
-
-
 def _member_cost(key: str, cost: int) -> int:
-    return 88 + len(key) + cost
+    """The cost of an object's member ``key`` whose value costs ``cost``."""
+    return 88 + (len(key) if key.isascii() else utf8_len(key)) + cost
 
 
 def _timeline_cost(s: Session) -> int:
@@ -106,9 +96,11 @@ def _timeline_cost(s: Session) -> int:
 
 
 def cost_of_session(s: Session) -> int:
-    """``session_cost(snapshot(s))`` without the snapshot: what the store holds is costed where
-    it is held, and the views of messages and terminals are made one at a time. A count must
-    not copy a session of a million tool calls to cost it."""
+    """A session's cost: 1,024 and its snapshot's, the snapshot's empty members (``None``,
+    ``[]``, ``{}``) not counted (every new session has a score of them). Computed without the
+    snapshot: what the store holds is costed where it is held, and the views of messages and
+    terminals are made one at a time, as a count must not copy a session of a million tool
+    calls to cost it."""
     c = SESSION_COST + 64
     if s._messages:
         c += _member_cost("messages", 56 + sum(8 + json_cost(message_view(m)) for m in s._messages))
@@ -118,8 +110,6 @@ def cost_of_session(s: Session) -> int:
             64
             + sum(
                 _member_cost(tid, json_cost(terminal_view(entry)))
-                if tid.isascii()
-                else 88 + utf8_len(tid) + json_cost(terminal_view(entry))
                 for tid, entry in s._terminals.items()
             ),
         )
