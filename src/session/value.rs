@@ -78,9 +78,7 @@ pub(super) fn skip_object_or_null(rest: &[u8], depth: usize) -> Option<usize> {
         && let Some(value) = skim(&rest[lead..], depth)
     {
         let used = lead + value.len;
-        if !value.ascii {
-            utf8(&rest[..used])?;
-        }
+        skimmed_text(&rest[..used], value.ascii)?;
         return Some(used);
     }
     // Its cost is not wanted: its keys are not tracked for repeats.
@@ -110,12 +108,7 @@ pub(super) fn other_block(rest: &[u8], depth: usize) -> Option<(&str, usize)> {
             return None;
         }
         let bytes = &rest[..lead + block.len];
-        let text = if block.ascii {
-            // SAFETY: every byte is ASCII.
-            unsafe { std::str::from_utf8_unchecked(bytes) }
-        } else {
-            utf8(bytes)?
-        };
+        let text = skimmed_text(bytes, block.ascii)?;
         return Some((text, exact_cost(bytes, block.cost, block.repeated)));
     }
     let mut decoder = Decoder::new(rest, depth, true);
@@ -147,6 +140,17 @@ fn exact_cost(bytes: &[u8], cost: usize, repeated: bool) -> usize {
 /// non-ASCII character every line).
 fn utf8(bytes: &[u8]) -> Option<&str> {
     simdutf8::basic::from_utf8(bytes).ok()
+}
+
+/// A value's text, checked as UTF-8 unless the pass that read it saw only ASCII.
+fn skimmed_text(bytes: &[u8], ascii: bool) -> Option<&str> {
+    if ascii {
+        debug_assert!(bytes.is_ascii());
+        // SAFETY: every byte is ASCII, so the bytes are UTF-8.
+        Some(unsafe { std::str::from_utf8_unchecked(bytes) })
+    } else {
+        utf8(bytes)
+    }
 }
 
 /// The whitespace at the start of `bytes`, as JSON counts it.
@@ -307,12 +311,7 @@ impl<'s> Decoder<'s> {
                 (&self.data[start..self.index()], cost, repeated, false)
             };
         // String bytes were read unchecked (only escapes): checked here, all at once.
-        let text = if ascii {
-            // SAFETY: every byte is ASCII.
-            unsafe { std::str::from_utf8_unchecked(bytes) }
-        } else {
-            utf8(bytes).ok_or(Refused)?
-        };
+        let text = skimmed_text(bytes, ascii).ok_or(Refused)?;
         Ok(Value::Raw(Raw {
             text: Cow::Borrowed(text),
             cost: exact_cost(bytes, cost, repeated),

@@ -4,34 +4,20 @@
 
 #![cfg(target_arch = "x86_64")]
 
-#[cfg(feature = "python")]
-use std::arch::x86_64::_mm_max_epu8;
 use std::arch::x86_64::{
-    __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
-    _mm_setzero_si128, _mm_subs_epu8,
+    __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_max_epu8, _mm_movemask_epi8, _mm_or_si128,
+    _mm_set1_epi8,
 };
 
 use crate::json_text::{Run, plain_run_words};
 
 /// [`crate::json_text::plain_run`] sixteen bytes at a time; the tail word by word.
-#[allow(clippy::cast_ptr_alignment)] // `_mm_loadu_si128` reads through unaligned pointers
 pub(crate) fn plain_run(bytes: &[u8]) -> Run<'_> {
     let mut i = 0;
     let mut high = 0;
     while i + 16 <= bytes.len() {
-        // SAFETY: SSE2 is part of the x86_64 baseline, so the intrinsics need no runtime check;
-        // `i + 16 <= bytes.len()`, so the 16 bytes loaded are inside `bytes`, and
-        // `_mm_loadu_si128` has no alignment requirement.
-        let (special, block_high) = unsafe {
-            let block = _mm_loadu_si128(bytes.as_ptr().add(i).cast::<__m128i>());
-            let quote = _mm_cmpeq_epi8(block, _mm_set1_epi8(b'"'.cast_signed()));
-            let backslash = _mm_cmpeq_epi8(block, _mm_set1_epi8(b'\\'.cast_signed()));
-            // Saturating `byte - 0x1f` is zero exactly for the control characters.
-            let below = _mm_subs_epu8(block, _mm_set1_epi8(0x1f));
-            let control = _mm_cmpeq_epi8(below, _mm_setzero_si128());
-            let special = _mm_or_si128(_mm_or_si128(quote, backslash), control);
-            (_mm_movemask_epi8(special), _mm_movemask_epi8(block))
-        };
+        // SAFETY: `i + 16 <= bytes.len()`, so the 16 bytes read are inside `bytes`.
+        let (special, block_high) = unsafe { string_stops(bytes.as_ptr().add(i)) };
         if special != 0 {
             let len = special.trailing_zeros() as usize;
             high |= block_high & ((1 << len) - 1);
@@ -51,7 +37,6 @@ pub(crate) fn plain_run(bytes: &[u8]) -> Run<'_> {
 }
 
 /// [`crate::json_text::stops64_words`] sixteen bytes at a time: exact, no false flags.
-#[allow(clippy::cast_ptr_alignment)] // `_mm_loadu_si128` reads through unaligned pointers
 pub(crate) fn stops64(bytes: &[u8]) -> (u64, u64) {
     let mut padded = [b' '; 64];
     let block = if let Some(block) = bytes.get(..64) {
@@ -62,17 +47,8 @@ pub(crate) fn stops64(bytes: &[u8]) -> (u64, u64) {
     };
     let (mut stops, mut high) = (0, 0);
     for lane in 0..4 {
-        // SAFETY: SSE2 is part of the x86_64 baseline; `block` holds 64 bytes, so the 16
-        // loaded are inside it, and `_mm_loadu_si128` has no alignment requirement.
-        let (lane_stops, lane_high) = unsafe {
-            let chunk = _mm_loadu_si128(block.as_ptr().add(16 * lane).cast::<__m128i>());
-            let quote = _mm_cmpeq_epi8(chunk, _mm_set1_epi8(b'"'.cast_signed()));
-            let backslash = _mm_cmpeq_epi8(chunk, _mm_set1_epi8(b'\\'.cast_signed()));
-            let below = _mm_subs_epu8(chunk, _mm_set1_epi8(0x1f));
-            let control = _mm_cmpeq_epi8(below, _mm_setzero_si128());
-            let stop = _mm_or_si128(_mm_or_si128(quote, backslash), control);
-            (_mm_movemask_epi8(stop), _mm_movemask_epi8(chunk))
-        };
+        // SAFETY: `block` holds 64 bytes, so the 16 read are inside it.
+        let (lane_stops, lane_high) = unsafe { string_stops(block.as_ptr().add(16 * lane)) };
         // Sixteen bits each: the masks are of sixteen lanes.
         stops |= u64::from(lane_stops.cast_unsigned()) << (16 * lane);
         high |= u64::from(lane_high.cast_unsigned()) << (16 * lane);
@@ -85,7 +61,6 @@ pub(crate) fn stops64(bytes: &[u8]) -> (u64, u64) {
 ///
 /// # Safety
 /// 16 bytes must be readable at `src` (no alignment needed).
-#[cfg(feature = "python")]
 #[inline]
 #[allow(clippy::cast_ptr_alignment)] // `_mm_loadu_si128` reads through unaligned pointers
 pub(crate) unsafe fn string_stops(src: *const u8) -> (i32, i32) {
