@@ -102,7 +102,11 @@ def main() -> None:
                 capture_output=True,
                 text=True,
                 check=True,
-                env={"PYTHONPATH": str(Path(__file__).parents[2] / "python")},
+                # The children measure the backend this process reports.
+                env={
+                    "PYTHONPATH": str(Path(__file__).parents[2] / "python"),
+                    "ACPWIRE_BACKEND": acpwire.BACKEND,
+                },
             )
             figures.append(float(out.stdout))
         print(f"{kind:15} changes taken {figures[0]:6.0f}   changes pending {figures[1]:6.0f}")
