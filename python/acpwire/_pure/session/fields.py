@@ -6,9 +6,12 @@ its entity does not take go to the session's ``updateExtras``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .parts import JsonObject
+
+if TYPE_CHECKING:
+    from .model import Session
 
 
 def _patch(obj: JsonObject, key: str, value: Any) -> None:
@@ -31,12 +34,13 @@ def _without(u: JsonObject, skip: tuple[str, ...] | frozenset[str]) -> JsonObjec
     return {k: v for k, v in u.items() if k not in skip and v is not None}
 
 
-def _set_extras(extras: JsonObject, kind: str, u: JsonObject, skip: frozenset[str]) -> bool:
-    """Store the rest of update ``u`` as ``extras[kind]``; return whether ``updateExtras`` was
-    touched (it had or now has an entry for ``kind``), as any entity touched is a change."""
+def _set_extras(s: Session, kind: str, u: JsonObject, skip: frozenset[str]) -> bool:
+    """Store the rest of update ``u`` as session ``s``'s ``updateExtras[kind]``; return whether
+    ``updateExtras`` was touched (it had or now has an entry for ``kind``), as any entity
+    touched is a change."""
     # Most updates have no member past `skip`: a set comparison in C tells, without a copy.
     rest = None if u.keys() <= skip else _without(u, skip)
     if rest:
-        extras[kind] = rest
+        s._own("_update_extras")[kind] = rest
         return True
-    return extras.pop(kind, None) is not None
+    return s._update_extras.pop(kind, None) is not None

@@ -141,6 +141,12 @@ class _StoreLock:
             raise RuntimeError("Already borrowed")
 
 
+# The shared empty containers a session's rare parts start as (see `Session._own`): never
+# written, which `tests/session/test_pure_sharing.py` checks after every shared case.
+_NO_ENTRIES: Any = {}
+_NO_ITEMS: Any = []
+
+
 class Session(Unpicklable):
     """The reduced state of one session (a live view: it follows later updates)."""
 
@@ -212,17 +218,19 @@ class Session(Unpicklable):
         self._current: int | None = None
         self._anonymous = 0
         self._tool_calls: dict[str, JsonObject] = {}
-        self._terminals: dict[str, _TerminalEntry] = {}
-        self._plans: dict[str, JsonObject] = {}
-        self._compactions: dict[str, JsonObject] = {}
-        self._subagents: dict[str, JsonObject] = {}
+        # The parts most sessions never use start as the shared empty containers and are
+        # made on first write (`_own`): eight empty ones were most of an idle session.
+        self._terminals: dict[str, _TerminalEntry] = _NO_ENTRIES
+        self._plans: dict[str, JsonObject] = _NO_ENTRIES
+        self._compactions: dict[str, JsonObject] = _NO_ENTRIES
+        self._subagents: dict[str, JsonObject] = _NO_ENTRIES
         self._usage: JsonObject | None = None
         self._info: JsonObject = {}
         self._available_commands: list[JsonValue] | None = None
         self._config_options: list[JsonValue] | None = None
         self._current_mode_id: str | None = None
-        self._update_extras: JsonObject = {}
-        self._permissions: list[JsonObject] = []
+        self._update_extras: JsonObject = _NO_ENTRIES
+        self._permissions: list[JsonObject] = _NO_ITEMS
         self._prompts: list[JsonObject] = []
         # The turn going on, if one is: until the last prompt's v1 response or error response,
         # or (v2) an idle state_update or an error answer to each of its prompts. In v2 a
@@ -237,11 +245,11 @@ class Session(Unpicklable):
         self._turns: list[_Turn] = []
         # Made on first use, as `_errors`: an empty deque costs 760 bytes, most of a session.
         self._notices: deque[JsonObject] | None = None
-        self._other: list[JsonValue] = []
+        self._other: list[JsonValue] = _NO_ITEMS
         # (type, id, role) in first-seen order; None where a removed plan's entry was.
         self._timeline: list[TimelineEntry | None] = []
         # Where each plan's entry is in the timeline, so that removing a plan is O(1).
-        self._plan_at: dict[str, int] = {}
+        self._plan_at: dict[str, int] = _NO_ENTRIES
         self._timeline_holes = 0
         # Holes compacted out of the timeline: with its length, the entries ever placed there.
         self._timeline_dropped = 0
@@ -250,6 +258,18 @@ class Session(Unpicklable):
         self._tail_message: tuple[int, int] | None = None
         self._errors: deque[ErrorRecord] | None = None
         self._term_args = term_args
+
+    def _own(self, name: str) -> Any:
+        """Container ``name`` of this session, made its own if it is still a shared empty one;
+        every write to a part that starts shared goes through here."""
+        value = getattr(self, name)
+        if value is _NO_ENTRIES:
+            value = {}
+            setattr(self, name, value)
+        elif value is _NO_ITEMS:
+            value = []
+            setattr(self, name, value)
+        return value
 
     @property
     def id(self) -> str:

@@ -244,7 +244,7 @@ class _Rpc(_StoreParts):
                 return
             entry = _request_entry(rid, params, has_id)
             s = self._session(sid)
-            s._permissions.append(entry)
+            s._own("_permissions").append(entry)
             index = len(s._permissions) - 1
             self._change(sid, "session", "permissions")
             self._check_request(sid, method, params)

@@ -23,6 +23,6 @@ class _Updates(_Messages, _ToolCalls, _Terminals, _Plans, _Compactions, _Session
     def _other(self, sid: str, u: JsonObject) -> None:
         s = self._sessions[sid]
         index = str(len(s._other))
-        s._other.append(u)
+        s._own("_other").append(u)
         s._timeline.append(("other", index, None))
         self._change(sid, "other", index)

@@ -15,7 +15,7 @@ class _Compactions(_StoreParts):
         s = self._sessions[sid]
         entry = s._compactions.get(cid)
         if entry is None:
-            entry = s._compactions[cid] = {"compactionId": cid}
+            entry = s._own("_compactions")[cid] = {"compactionId": cid}
             s._timeline.append(("compaction", cid, None))
         return entry
 

@@ -33,9 +33,9 @@ class _Plans(_StoreParts):
     def _set_plan(self, sid: str, pid: str, plan: JsonObject) -> None:
         s = self._sessions[sid]
         new = pid not in s._plans
-        s._plans[pid] = plan
+        s._own("_plans")[pid] = plan
         if new:
-            s._plan_at[pid] = len(s._timeline)
+            s._own("_plan_at")[pid] = len(s._timeline)
             s._timeline.append(("plan", pid, None))
         self._change(sid, "plan", pid)
 
@@ -101,7 +101,7 @@ class _Plans(_StoreParts):
     def _plan_extras(self, sid: str, kind: str, u: JsonObject, skip: frozenset[str]) -> None:
         """The update's own _meta and unknown fields (beside the plan or plan id) go to
         updateExtras, the last of each kind, as a session-level update's do."""
-        if _set_extras(self._sessions[sid]._update_extras, kind, u, skip):
+        if _set_extras(self._sessions[sid], kind, u, skip):
             self._change(sid, "session", "updateExtras")
 
     def _plan_removed(self, sid: str, kind: str, u: JsonObject) -> None:

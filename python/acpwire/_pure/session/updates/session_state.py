@@ -50,7 +50,7 @@ class _SessionState(_StoreParts):
             s._config_options = value
         else:
             s._current_mode_id = value
-        moved = _set_extras(s._update_extras, kind, u, _REPLACE_SKIP[kind])
+        moved = _set_extras(s, kind, u, _REPLACE_SKIP[kind])
         self._change(sid, "session", field)
         if moved:
             self._change(sid, "session", "updateExtras")
@@ -100,9 +100,8 @@ class _SessionState(_StoreParts):
         stopped = stop is not None or s.stop_reason_ is not None
         s.stop_reason_ = stop
         s.state_ = state
-        extras = s._update_extras
-        if extras or not u.keys() <= skip:
-            moved = _set_extras(extras, "state_update", u, skip)
+        if s._update_extras or not u.keys() <= skip:
+            moved = _set_extras(s, "state_update", u, skip)
         else:
             moved = False  # nothing to keep, and nothing kept before
         self._changes[(sid, "session", "state")] = None
@@ -138,7 +137,7 @@ class _SessionState(_StoreParts):
         s = self._sessions[sid]
         entry = s._subagents.get(aid)
         if entry is None:
-            entry = s._subagents[aid] = {}
+            entry = s._own("_subagents")[aid] = {}
         for k, v in u.items():
             if k == "sessionUpdate" or (v is None and not null_clears):
                 continue

@@ -28,7 +28,7 @@ class _Terminals(_StoreParts):
             cols, scrollback, max_bytes = s._term_args
             term = Terminal(cols=cols, scrollback=scrollback, max_bytes=max_bytes)
             entry = _TerminalEntry({"terminalId": tid, "source": source}, term)
-            s._terminals[tid] = entry
+            s._own("_terminals")[tid] = entry
             s._timeline.append(("terminal", tid, None))
         return entry
 
