@@ -4,41 +4,31 @@ write may reach the shared ones, and one session's parts never show in another's
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
+from test_session_cases import _init, _line, load_cases
 
+from acpwire import _pure
 from acpwire._pure.session import model
+from session_builders import ndjson, upd
 
-CASES = Path(__file__).resolve().parent.parent / "cases" / "session"
 RARE = ("plans", "compactions", "subagents", "updateExtras", "permissions", "other", "terminals")
-
-
-def _update(sid: str, update: dict) -> dict:
-    return {
-        "jsonrpc": "2.0",
-        "method": "session/update",
-        "params": {"sessionId": sid, "update": update},
-    }
 
 
 def _every_rare_part(sid: str) -> list[dict]:
     return [
-        _update(
-            sid,
+        upd(
             {
                 "sessionUpdate": "plan",
                 "entries": [{"content": "c", "priority": "low", "status": "pending"}],
             },
+            sid,
         ),
-        _update(
-            sid, {"sessionUpdate": "compaction_update", "compactionId": "c", "status": "completed"}
+        upd(
+            {"sessionUpdate": "compaction_update", "compactionId": "c", "status": "completed"}, sid
         ),
-        _update(sid, {"sessionUpdate": "subagent_update", "subagentSessionId": "sub", "name": "n"}),
-        _update(sid, {"sessionUpdate": "terminal_update", "terminalId": "t", "command": "ls"}),
-        _update(
-            sid, {"sessionUpdate": "current_mode_update", "currentModeId": "m", "_meta": {"x": 1}}
-        ),
-        _update(sid, {"sessionUpdate": "no_such_update", "x": 1}),
+        upd({"sessionUpdate": "subagent_update", "subagentSessionId": "sub", "name": "n"}, sid),
+        upd({"sessionUpdate": "terminal_update", "terminalId": "t", "command": "ls"}, sid),
+        upd({"sessionUpdate": "current_mode_update", "currentModeId": "m", "_meta": {"x": 1}}, sid),
+        upd({"sessionUpdate": "no_such_update", "x": 1}, sid),
         {
             "jsonrpc": "2.0",
             "id": 7,
@@ -48,13 +38,6 @@ def _every_rare_part(sid: str) -> list[dict]:
     ]
 
 
-def _ndjson(frames: list) -> bytes:
-    return b"".join(
-        (f if isinstance(f, str) else json.dumps(f, separators=(",", ":"))).encode() + b"\n"
-        for f in frames
-    )
-
-
 def _assert_shared_untouched() -> None:
     assert model._NO_ENTRIES == {} and type(model._NO_ENTRIES) is dict
     assert model._NO_ITEMS == [] and type(model._NO_ITEMS) is list
@@ -62,9 +45,7 @@ def _assert_shared_untouched() -> None:
 
 def test_one_sessions_rare_parts_stay_its_own(backend) -> None:
     store = backend.Sessions()
-    store.feed(
-        _ndjson([*_every_rare_part("a"), _update("b", {"sessionUpdate": "session_info_update"})])
-    )
+    store.feed(ndjson([*_every_rare_part("a"), upd({"sessionUpdate": "session_info_update"}, "b")]))
     full, empty = store["a"].snapshot(), store["b"].snapshot()
     for key in RARE:
         assert full[key], key
@@ -74,16 +55,16 @@ def test_one_sessions_rare_parts_stay_its_own(backend) -> None:
 
 
 def test_no_shared_case_writes_the_shared_containers() -> None:
-    from acpwire import _pure
-
+    # Each case once (load_cases gives one parameter per mode), with its config and version.
+    cases = {id(param.values[0]): param.values[0] for param in load_cases()}.values()
     fed = 0
-    for path in sorted(CASES.glob("*.json")):
-        for case in json.loads(path.read_text())["cases"]:
-            store = _pure.Sessions()
-            for step in case["steps"]:
-                frames = step.get("frames", [])
-                store.feed(_ndjson(frames))
-                fed += len(frames)
-            store.finish()
+    for case in cases:
+        store = _pure.Sessions(**case.get("config", {}))
+        frames = _init(case["version"]) if case.get("version") else []
+        for step in case["steps"]:
+            frames = frames + step.get("frames", [])
+        store.feed(b"".join(_line(frame) + b"\n" for frame in frames))
+        store.finish()
+        fed += len(frames)
     assert fed > 100
     _assert_shared_untouched()
