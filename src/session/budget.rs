@@ -9,6 +9,7 @@ use crate::session::value::Value;
 
 use super::json::{Json, Members, View, dedup};
 use super::reducer::Reducer;
+use super::snapshot::tool_call_view;
 use super::{ErrorRecord, HashMap, HashSet, MAX_ERRORS};
 
 /// What a session costs besides its snapshot.
@@ -317,7 +318,7 @@ impl Reducer {
                 break;
             }
             let entry = View::Object(vec![("type", View::Str("toolCall")), ("id", View::Str(id))]);
-            let freed = member_cost(id, &fields.to_view()) + item_cost(&entry);
+            let freed = member_cost(id, &tool_call_view(id, fields)) + item_cost(&entry);
             total = total.saturating_sub(freed) + change_cost(&s.id, id);
             ids.push(id.to_owned());
         }

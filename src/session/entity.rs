@@ -3,7 +3,7 @@
 
 use super::json::{Json, View};
 use super::model::{Role, Session};
-use super::snapshot::{message_view, terminal_view};
+use super::snapshot::{message_view, terminal_view, tool_call_view};
 
 impl Session {
     /// Tool call `tool_call_id`, as `snapshot()["toolCalls"][tool_call_id]`.
@@ -46,7 +46,9 @@ impl Session {
     }
 
     pub(crate) fn tool_call_view(&self, tool_call_id: &str) -> Option<View<'_>> {
-        self.tool_calls.get(tool_call_id).map(|f| f.to_view())
+        self.tool_calls
+            .get_key_value(tool_call_id)
+            .map(|(id, f)| tool_call_view(id, f))
     }
 
     pub(crate) fn message_view(&self, role: &str, message_id: &str) -> Option<View<'_>> {

@@ -2,8 +2,9 @@
 //! by id (tool calls, terminals, plans, ...), and the fields of each entity. Cheap for the
 //! handful of entries they usually hold, and still O(1) per key (amortized) with very many.
 
-use std::borrow::Cow;
 use std::hash::BuildHasher;
+use std::ops::Deref;
+use std::sync::Arc;
 
 use hashbrown::HashTable;
 
@@ -14,12 +15,28 @@ use super::json::{Json, Obj, View};
 const SCAN_SLOTS: usize = 32;
 
 /// A key: the field names of the protocol are static, so that a million tool calls do not
-/// hold a million copies of `"status"`.
-type Key = Cow<'static, str>;
+/// hold a million copies of `"status"`; any other key is shared, so that an entity's id in
+/// its map and in its session's timeline is one allocation.
+#[derive(Clone, Debug)]
+enum Key {
+    Static(&'static str),
+    Shared(Arc<str>),
+}
+
+impl Deref for Key {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        match self {
+            Key::Static(key) => key,
+            Key::Shared(key) => key,
+        }
+    }
+}
 
 /// `key`, static when it is a field name of the protocol common enough to be worth it.
 fn key_of(key: &str) -> Key {
-    Cow::Borrowed(match key {
+    Key::Static(match key {
         "toolCallId" => "toolCallId",
         "title" => "title",
         "kind" => "kind",
@@ -69,7 +86,7 @@ fn key_of(key: &str) -> Key {
         "recipientSessionId" => "recipientSessionId",
         "description" => "description",
         "agentId" => "agentId",
-        _ => return Cow::Owned(key.to_owned()),
+        _ => return Key::Shared(Arc::from(key)),
     })
 }
 
@@ -116,13 +133,13 @@ impl<T> Keyed<T> {
         match &self.index {
             Some(index) => index
                 .find(key_hash(key), |&i| {
-                    self.slots[i].as_ref().is_some_and(|(k, _)| k == key)
+                    self.slots[i].as_ref().is_some_and(|(k, _)| &**k == key)
                 })
                 .copied(),
             None => self
                 .slots
                 .iter()
-                .position(|slot| slot.as_ref().is_some_and(|(k, _)| k == key)),
+                .position(|slot| slot.as_ref().is_some_and(|(k, _)| &**k == key)),
         }
     }
 
@@ -131,9 +148,29 @@ impl<T> Keyed<T> {
         self.slots.len() == self.holes
     }
 
+    /// How many entries there are.
+    pub fn len(&self) -> usize {
+        self.slots.len() - self.holes
+    }
+
     pub fn get(&self, key: &str) -> Option<&T> {
         let i = self.find(key)?;
         self.slots[i].as_ref().map(|(_, v)| v)
+    }
+
+    /// The entry of `key`, with the key as stored (which outlives the `key` asked for).
+    pub fn get_key_value(&self, key: &str) -> Option<(&str, &T)> {
+        let i = self.find(key)?;
+        self.slots[i].as_ref().map(|(k, v)| (&**k, v))
+    }
+
+    /// The key `key` as stored, shared (made anew for a static key), if present.
+    pub fn shared_key(&self, key: &str) -> Option<Arc<str>> {
+        let i = self.find(key)?;
+        self.slots[i].as_ref().map(|(k, _)| match k {
+            Key::Static(k) => Arc::from(*k),
+            Key::Shared(k) => Arc::clone(k),
+        })
     }
 
     pub fn get_mut(&mut self, key: &str) -> Option<&mut T> {
@@ -233,6 +270,11 @@ impl<T> Keyed<T> {
 impl Fields {
     /// Apply patch operations in order: `Some(value)` sets, `None` removes.
     pub fn apply(&mut self, ops: Vec<(&str, Option<Json>)>) {
+        if self.slots.is_empty() {
+            // An entity's first patch names most of the fields it will have: room for those
+            // only (a million tool calls would otherwise hold a million spare slots).
+            self.slots.reserve_exact(ops.len());
+        }
         for (key, value) in ops {
             match value {
                 Some(value) => self.set(key, value),
@@ -248,7 +290,7 @@ impl Fields {
         self.slots
             .into_iter()
             .flatten()
-            .map(|(k, v)| (k.into_owned(), v))
+            .map(|(k, v)| (k.to_string(), v))
             .collect()
     }
 

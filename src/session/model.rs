@@ -237,8 +237,8 @@ pub struct Session {
     pub(super) turn: Option<Turn>,
     /// Every prompt turn, in order (see [`TurnRecord`]).
     pub(super) turns: Vec<TurnRecord>,
-    /// (type, id, role) in first-seen order; a removed plan's entry has type [`REMOVED`].
-    pub(super) timeline: Vec<(&'static str, Arc<str>, Option<Role>)>,
+    /// In first-seen order; a removed plan's entry is [`EntryKind::Removed`].
+    pub(super) timeline: Vec<TimelineEntry>,
     /// Entries of removed plans still in `timeline`.
     pub(super) timeline_holes: usize,
     /// Holes compacted out of `timeline`: with its length, the entries ever placed there.
@@ -259,17 +259,82 @@ pub struct Session {
     pub(super) cold: Option<Box<Cold>>,
 }
 
-/// The type of a timeline entry whose plan was removed (skipped by the snapshot).
-pub(super) const REMOVED: &str = "";
+/// What a timeline entry places: a byte beside its id, as a session may hold a million.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum EntryKind {
+    Message,
+    ToolCall,
+    Plan,
+    Terminal,
+    Compaction,
+    Turn,
+    Other,
+    /// A removed plan's or tool call's entry, skipped by the snapshot until compacted out.
+    Removed,
+}
+
+impl EntryKind {
+    /// The entry's `type` in the snapshot.
+    pub(super) fn as_str(self) -> &'static str {
+        match self {
+            EntryKind::Message => "message",
+            EntryKind::ToolCall => "toolCall",
+            EntryKind::Plan => "plan",
+            EntryKind::Terminal => "terminal",
+            EntryKind::Compaction => "compaction",
+            EntryKind::Turn => "turn",
+            EntryKind::Other => "other",
+            EntryKind::Removed => "",
+        }
+    }
+}
+
+/// One entry of a session's timeline, in first-seen order.
+#[derive(Clone, Debug)]
+pub(super) struct TimelineEntry {
+    /// Shared with the entity's own id where it has one (messages).
+    pub(super) id: Arc<str>,
+    pub(super) kind: EntryKind,
+    /// A message's role.
+    pub(super) role: Option<Role>,
+}
+
+const _: () = assert!(std::mem::size_of::<TimelineEntry>() <= 24);
+
+impl TimelineEntry {
+    pub(super) fn new(kind: EntryKind, id: &str) -> TimelineEntry {
+        TimelineEntry::shared(kind, Arc::from(id))
+    }
+
+    /// An entry for entity `id` of `kind`, whose map already holds the id: the entry shares it.
+    pub(super) fn of<T>(kind: EntryKind, map: &Keyed<T>, id: &str) -> TimelineEntry {
+        match map.shared_key(id) {
+            Some(id) => TimelineEntry::shared(kind, id),
+            None => TimelineEntry::new(kind, id),
+        }
+    }
+
+    fn shared(kind: EntryKind, id: Arc<str>) -> TimelineEntry {
+        TimelineEntry {
+            id,
+            kind,
+            role: None,
+        }
+    }
+
+    pub(super) fn is_removed(&self) -> bool {
+        self.kind == EntryKind::Removed
+    }
+}
 
 /// For each index of `timeline` and its length, how many entries before it are not
-/// [`REMOVED`]: where an entry is once the removed ones are gone.
-pub(super) fn kept_before(timeline: &[(&'static str, Arc<str>, Option<Role>)]) -> Vec<usize> {
+/// removed: where an entry is once the removed ones are gone.
+pub(super) fn kept_before(timeline: &[TimelineEntry]) -> Vec<usize> {
     let mut kept = 0;
     let mut out = Vec::with_capacity(timeline.len() + 1);
-    for (kind, _, _) in timeline {
+    for entry in timeline {
         out.push(kept);
-        kept += usize::from(*kind != REMOVED);
+        kept += usize::from(!entry.is_removed());
     }
     out.push(kept);
     out
@@ -284,7 +349,11 @@ impl Session {
             // Most sessions hold a few entries: the first gets room for itself only.
             self.timeline.reserve_exact(1);
         }
-        self.timeline.push(("message", id.clone(), Some(role)));
+        self.timeline.push(TimelineEntry {
+            id: id.clone(),
+            kind: EntryKind::Message,
+            role: Some(role),
+        });
         self.tail_message = Some((i, self.timeline_placed()));
         if i == 0 {
             self.messages.reserve_exact(1);
@@ -344,7 +413,7 @@ impl Session {
         let Some(at) = self.cold.as_mut().and_then(|c| c.plan_at.remove(id)) else {
             return;
         };
-        self.timeline[at].0 = REMOVED;
+        self.timeline[at].kind = EntryKind::Removed;
         self.timeline_holes += 1;
         if self.timeline_holes > MAX_HOLES && self.timeline_holes * 2 > self.timeline.len() {
             self.compact_timeline();
@@ -356,15 +425,15 @@ impl Session {
         if !self.turns.is_empty() {
             self.remap_turns(&kept_before(&self.timeline));
         }
-        self.timeline.retain(|(kind, _, _)| *kind != REMOVED);
+        self.timeline.retain(|entry| !entry.is_removed());
         self.timeline_dropped += self.timeline_holes;
         self.timeline_holes = 0;
         if let Some(cold) = self.cold.as_deref_mut()
             && !cold.plan_at.is_empty()
         {
-            for (i, (kind, id, _)) in self.timeline.iter().enumerate() {
-                if *kind == "plan" {
-                    cold.plan_at.insert(id.to_string(), i);
+            for (i, entry) in self.timeline.iter().enumerate() {
+                if entry.kind == EntryKind::Plan {
+                    cold.plan_at.insert(entry.id.to_string(), i);
                 }
             }
         }
@@ -377,8 +446,8 @@ impl Session {
             self.tool_calls.remove(id);
         }
         for entry in &mut self.timeline {
-            if entry.0 == "toolCall" && gone.contains(&*entry.1) {
-                entry.0 = REMOVED;
+            if entry.kind == EntryKind::ToolCall && gone.contains(&*entry.id) {
+                entry.kind = EntryKind::Removed;
                 self.timeline_holes += 1;
             }
         }
@@ -403,7 +472,8 @@ impl Session {
             source_truncated: false,
         });
         if new {
-            self.timeline.push(("terminal", Arc::from(id), None));
+            self.timeline
+                .push(TimelineEntry::new(EntryKind::Terminal, id));
         }
         entry
     }

@@ -1,7 +1,6 @@
 //! The snapshot of a session ([`Session::snapshot`]): views borrowed from its state, owned
 //! only where a value is computed (terminal text, the protocol version).
 
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use super::ErrorRecord;
@@ -9,7 +8,7 @@ use super::NO_VERSION;
 use super::budget::{OBJECT, is_empty, item_cost, member_cost};
 use super::fields::{Fields, Keyed};
 use super::json::{Json, View, view_set};
-use super::model::{Message, REMOVED, Role, Session, TerminalEntry, kept_before, lock};
+use super::model::{EntryKind, Message, Session, TerminalEntry, TimelineEntry, kept_before, lock};
 
 impl Session {
     /// The session as one JSON object. Top-level keys, always present:
@@ -51,7 +50,7 @@ impl Session {
             let whole_is_empty = match *key {
                 "messages" => self.messages.is_empty(),
                 "toolCalls" => self.tool_calls.is_empty(),
-                "timeline" => !self.timeline.iter().any(|(kind, _, _)| *kind != REMOVED),
+                "timeline" => self.timeline.iter().all(TimelineEntry::is_removed),
                 _ => is_empty(value),
             };
             if !whole_is_empty {
@@ -62,10 +61,10 @@ impl Session {
             cost = cost.saturating_add(item_cost(&message_view(m)));
         }
         for (id, f) in self.tool_calls.iter() {
-            cost = cost.saturating_add(member_cost(id, &f.to_view()));
+            cost = cost.saturating_add(member_cost(id, &tool_call_view(id, f)));
         }
         let mut turn = 0;
-        for entry in self.timeline.iter().filter(|(kind, _, _)| *kind != REMOVED) {
+        for entry in self.timeline.iter().filter(|entry| !entry.is_removed()) {
             cost = cost.saturating_add(item_cost(&self.timeline_entry(entry, &mut turn)));
         }
         cost
@@ -73,19 +72,15 @@ impl Session {
 
     /// A timeline entry; `turn` counts the turn entries before it (a turn's entry shows its
     /// request id; turns are placed in order, one entry each).
-    fn timeline_entry<'a>(
-        &'a self,
-        (kind, id, role): &'a (&'static str, Arc<str>, Option<Role>),
-        turn: &mut usize,
-    ) -> View<'a> {
-        let id = if *kind == "turn" {
+    fn timeline_entry<'a>(&'a self, entry: &'a TimelineEntry, turn: &mut usize) -> View<'a> {
+        let id = if entry.kind == EntryKind::Turn {
             *turn += 1;
             View::Json(self.turn_request_id(*turn - 1))
         } else {
-            View::Str(id)
+            View::Str(&entry.id)
         };
-        let mut o = vec![("type", View::Str(kind)), ("id", id)];
-        if let Some(role) = role {
+        let mut o = vec![("type", View::Str(entry.kind.as_str())), ("id", id)];
+        if let Some(role) = entry.role {
             o.push(("role", View::Str(role.as_str())));
         }
         View::Object(o)
@@ -99,10 +94,15 @@ impl Session {
             let mut turn = 0;
             (
                 self.messages.iter().map(message_view).collect(),
-                keyed(&self.tool_calls),
+                View::Object(
+                    self.tool_calls
+                        .iter()
+                        .map(|(id, f)| (id, tool_call_view(id, f)))
+                        .collect(),
+                ),
                 self.timeline
                     .iter()
-                    .filter(|(kind, _, _)| *kind != REMOVED)
+                    .filter(|entry| !entry.is_removed())
                     .map(|entry| self.timeline_entry(entry, &mut turn))
                     .collect(),
             )
@@ -177,6 +177,15 @@ impl Session {
 
 fn keyed(k: &Keyed<Fields>) -> View<'_> {
     View::Object(k.iter().map(|(id, f)| (id, f.to_view())).collect())
+}
+
+/// Tool call `id`: its `toolCallId` (the key it is stored under, not kept again among its
+/// fields), then its fields.
+pub(super) fn tool_call_view<'a>(id: &'a str, fields: &'a Fields) -> View<'a> {
+    let mut members = Vec::with_capacity(fields.len() + 1);
+    members.push(("toolCallId", View::Str(id)));
+    members.extend(fields.iter().map(|(k, v)| (k, View::Json(v))));
+    View::Object(members)
 }
 
 fn objs(v: &[Fields]) -> View<'_> {

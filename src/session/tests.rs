@@ -880,3 +880,58 @@ fn a_sessions_cost_is_that_of_its_snapshot_built_whole() {
             .sum();
     assert_eq!(s.retained_bytes(), budget::SESSION_COST + whole + changes);
 }
+
+#[test]
+fn a_tool_call_keeps_its_id_once_and_shows_it_first() {
+    let v1 = store(
+        Some(1),
+        &[
+            upd(r#"{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"in_progress"}"#),
+            upd(r#"{"sessionUpdate":"tool_call_update","toolCallId":"c1","title":"ls"}"#),
+            upd(r#"{"sessionUpdate":"tool_call","toolCallId":"c2","title":"cat","kind":"read"}"#),
+            upd(r#"{"sessionUpdate":"tool_call","toolCallId":"c2","title":"cat again"}"#),
+        ],
+    );
+    let v2 = store(
+        Some(2),
+        &[upd(
+            r#"{"sessionUpdate":"tool_call_content_chunk","toolCallId":"c3","content":{"type":"text","text":"x"}}"#,
+        )],
+    );
+    let c1 = parse(r#"{"toolCallId":"c1","status":"in_progress","title":"ls"}"#);
+    // Json objects compare in order: the id comes first, as the pure backend's dict has it,
+    // and a tool_call of a known id replaces its fields.
+    let session = v1.get(SID).unwrap();
+    assert_eq!(
+        get(&session.snapshot(), &["toolCalls"]),
+        &parse(&format!(
+            r#"{{"c1":{},"c2":{{"toolCallId":"c2","title":"cat again"}}}}"#,
+            c1.to_json_string()
+        ))
+    );
+    assert_eq!(session.tool_call("c1"), Some(c1));
+    let chunked = v2.get(SID).unwrap();
+    assert_eq!(
+        chunked.tool_call("c3"),
+        Some(parse(
+            r#"{"toolCallId":"c3","content":[{"type":"text","text":"x"}]}"#
+        ))
+    );
+    for session in [session, chunked] {
+        for (id, fields) in session.tool_calls.iter() {
+            assert!(
+                fields.get("toolCallId").is_none(),
+                "{id} keeps its id twice"
+            );
+            let placed = session
+                .timeline
+                .iter()
+                .find(|entry| entry.kind == model::EntryKind::ToolCall && *entry.id == *id)
+                .unwrap();
+            assert!(Arc::ptr_eq(
+                &placed.id,
+                &session.tool_calls.shared_key(id).unwrap()
+            ));
+        }
+    }
+}

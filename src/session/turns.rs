@@ -2,13 +2,11 @@
 //! and placed on the timeline, closed by its answer (v1) or by the idle `state_update` (v2),
 //! with the stop reason, usage, cancel and error answer it had.
 
-use std::sync::Arc;
-
 use crate::session::value::Value;
 
 use super::fields::Fields;
 use super::json::{Json, Members, View, member};
-use super::model::Session;
+use super::model::{EntryKind, Session, TimelineEntry};
 use super::reducer::Reducer;
 
 /// Where a prompt went: the turn it opened or joined, and (for a v2 prompt sent while that
@@ -75,7 +73,7 @@ impl Session {
             end: None,
         });
         self.timeline
-            .push(("turn", Arc::from(turn.to_string()), None));
+            .push(TimelineEntry::new(EntryKind::Turn, &turn.to_string()));
         TurnSlot { turn, joined: None }
     }
 

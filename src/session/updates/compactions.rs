@@ -1,11 +1,10 @@
 //! Compactions: `compaction_update` and `compaction_summary_chunk`, by `compactionId`.
 
-use std::sync::Arc;
-
 use crate::session::value::Value;
 
 use super::super::fields::{Fields, patch_op};
 use super::super::json::{Json, Members, as_str, dedup, member};
+use super::super::model::{EntryKind, TimelineEntry};
 use super::super::reducer::Reducer;
 use super::push_item;
 
@@ -18,7 +17,8 @@ impl Reducer {
                 .collect()
         });
         if new {
-            s.timeline.push(("compaction", Arc::from(id), None));
+            let placed = TimelineEntry::of(EntryKind::Compaction, &s.cold_mut().compactions, id);
+            s.timeline.push(placed);
         }
         s.cold_mut().compactions.get_mut(id).expect("created above")
     }

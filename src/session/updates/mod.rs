@@ -9,14 +9,13 @@ mod session_state;
 mod terminals;
 mod tool_calls;
 
-use std::sync::Arc;
-
 use crate::session::value::Value;
 
 use super::check;
 use super::fields::{Fields, patch_op};
 use super::json::{Json, Members, Obj, as_str, dedup, member, obj_get, obj_remove, obj_set};
 use super::model::Role;
+use super::model::{EntryKind, TimelineEntry};
 use super::reducer::Reducer;
 use super::rpc::Mode;
 use super::tables::{V1_ONLY, V2_ONLY};
@@ -106,7 +105,8 @@ impl Reducer {
         let other = &mut s.cold_mut().other;
         let index = other.len().to_string();
         other.push(Json::from_value(update));
-        s.timeline.push(("other", Arc::from(index.as_str()), None));
+        s.timeline
+            .push(TimelineEntry::new(EntryKind::Other, &index));
         self.change(sid, "other", &index);
     }
 

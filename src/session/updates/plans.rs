@@ -1,12 +1,11 @@
 //! Plans: the v1 `plan` (one plan, `main`), `plan_update` and `plan_removed`.
 
-use std::sync::Arc;
-
 use crate::session::value::Value;
 
 use super::super::check;
 use super::super::fields::Fields;
 use super::super::json::{Json, Members, Obj, as_str, dedup, member};
+use super::super::model::{EntryKind, TimelineEntry};
 use super::super::reducer::Reducer;
 use super::{set_extras, without};
 
@@ -18,7 +17,8 @@ impl Reducer {
         if new {
             let at = s.timeline.len();
             s.cold_mut().plan_at.insert(id.to_owned(), at);
-            s.timeline.push(("plan", Arc::from(id), None));
+            let placed = TimelineEntry::of(EntryKind::Plan, &s.cold_mut().plans, id);
+            s.timeline.push(placed);
         }
         self.change(sid, "plan", id);
     }

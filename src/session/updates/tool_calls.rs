@@ -1,11 +1,10 @@
 //! Tool calls: `tool_call`, `tool_call_update` and the v2 `tool_call_content_chunk`.
 
-use std::sync::Arc;
-
 use crate::session::value::Value;
 
 use super::super::fields::{Fields, patch_op};
 use super::super::json::{Json, Members, as_str, dedup, member};
+use super::super::model::{EntryKind, TimelineEntry};
 use super::super::reducer::Reducer;
 use super::super::rpc::Mode;
 use super::{is_block, push_item};
@@ -28,9 +27,8 @@ impl Reducer {
         let null_clears = self.mode() != Mode::V1;
         let s = self.session(sid);
         let (call, new) = s.tool_calls.entry(id, Fields::new);
-        if create || new {
+        if create && !new {
             call.clear();
-            call.set("toolCallId", id.into());
         }
         let mut ops = Vec::new();
         for (k, v) in dedup(u) {
@@ -49,7 +47,8 @@ impl Reducer {
         }
         call.apply(ops);
         if new {
-            s.timeline.push(("toolCall", Arc::from(id), None));
+            let placed = TimelineEntry::of(EntryKind::ToolCall, &s.tool_calls, id);
+            s.timeline.push(placed);
         }
         self.change(sid, "toolCall", id);
     }
@@ -77,12 +76,11 @@ impl Reducer {
             return;
         }
         let s = self.session(sid);
-        let (call, new) = s.tool_calls.entry(id, || {
-            [("toolCallId".to_owned(), id.into())].into_iter().collect()
-        });
+        let (call, new) = s.tool_calls.entry(id, Fields::new);
         push_item(call, "content", Json::from_value(content));
         if new {
-            s.timeline.push(("toolCall", Arc::from(id), None));
+            let placed = TimelineEntry::of(EntryKind::ToolCall, &s.tool_calls, id);
+            s.timeline.push(placed);
         }
         self.change(sid, "toolCall", id);
     }
