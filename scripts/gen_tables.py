@@ -43,6 +43,16 @@ def rust_str_list(items: list[str], indent: str = "") -> str:
     return "&[\n" + inner + indent + "]"
 
 
+def rust_str_const(name: str, items: list[str]) -> str:
+    """`pub(super) const NAME: &[&str] = …;` on one line when it fits, else one item a line."""
+    head = f"pub(super) const {name}: &[&str] = "
+    one = rust_str_list(items)
+    if len(head) + len(one) + 1 <= WIDTH and "\n" not in one:
+        return f"{head}{one};"
+    inner = "".join(f'    "{x}",\n' for x in items)
+    return f"{head}&[\n{inner}];"
+
+
 def rust_ty(field: list, items: dict) -> str:
     ty = TYPES[field[1]]
     inside = field[3] if len(field) > 3 else None
@@ -125,6 +135,13 @@ def render_rust(t: dict) -> str:
         "",
         "/// In [`Item::by_type`], members every item has in that version, whatever its type.",
         f'pub(super) const ANY_TYPE: &str = "{t["ANY_TYPE"]}";',
+        "",
+        "/// The values of a tool call's `status` the schemas name, v1 and v2 (a tool call stores",
+        "/// one of them as its index).",
+        rust_str_const("TOOL_CALL_STATUSES", t["TOOL_CALL_STATUSES"]),
+        "",
+        "/// The values of a tool call's `kind` the schemas name, v1 and v2.",
+        rust_str_const("TOOL_KINDS", t["TOOL_KINDS"]),
         "",
     ]
     for name, item in items.items():
@@ -359,11 +376,19 @@ def unknown_fields(schemas: Path, tables: dict) -> list[str]:
     ]
 
 
+def enum_values(definition: dict) -> set[str]:
+    """The named values of a string enum (its branches' `const`; an open `string` branch adds
+    none)."""
+    branches = definition.get("oneOf") or definition.get("anyOf") or []
+    return {branch["const"] for branch in branches if "const" in branch}
+
+
 def derive(schemas: Path, tables: dict) -> dict:
     """The tables that can be read off the schemas (see protocol/SOURCES.md)."""
     sides: list[set[str]] = [set(), set()]
     variants: dict[str, set[str]] = {}
     responses: dict[str, dict[str, set[str]]] = {}
+    values: dict[str, set[str]] = {"TOOL_CALL_STATUSES": set(), "TOOL_KINDS": set()}
     for version in ("v1", "v2"):
         for name in ("meta.json", "meta.unstable.json"):
             meta = load(schemas / version / name)
@@ -371,6 +396,8 @@ def derive(schemas: Path, tables: dict) -> dict:
                 side.update(meta[key].values())
         defs = load(schemas / version / "schema.unstable.json")["$defs"]
         variants[version] = set(update_branches(defs))
+        for table, name in (("TOOL_CALL_STATUSES", "ToolCallStatus"), ("TOOL_KINDS", "ToolKind")):
+            values[table] |= enum_values(defs[name])
         responses[version] = response_types(defs)
     agent, client = sides
     both = agent & client
@@ -389,6 +416,7 @@ def derive(schemas: Path, tables: dict) -> dict:
         "V1_ONLY": (variants["v1"] - variants["v2"]) & known,
         "V2_ONLY": (variants["v2"] - variants["v1"]) & known,
         "RESPONSE_KEYS": keys,
+        **values,
     }
 
 

@@ -125,6 +125,15 @@ impl<T> Keyed<T> {
         Self::default()
     }
 
+    /// An empty map with room for `n` entries.
+    pub fn with_capacity(n: usize) -> Self {
+        Keyed {
+            slots: Vec::with_capacity(n),
+            index: None,
+            holes: 0,
+        }
+    }
+
     fn key_at(&self, i: usize) -> &str {
         self.slots[i].as_ref().map_or("", |(k, _)| k)
     }
@@ -255,10 +264,6 @@ impl<T> Keyed<T> {
             }
         }
         self.index = Some(Box::new(index));
-    }
-
-    pub fn clear(&mut self) {
-        *self = Self::default();
     }
 
     /// (key, value) in order.

@@ -43,6 +43,7 @@ mod snapshot;
 mod tables;
 #[cfg(test)]
 mod tests;
+mod tool_call;
 mod turns;
 mod updates;
 mod value;

@@ -13,6 +13,7 @@ use super::content::Content;
 use super::fields::{Fields, Keyed};
 use super::json::{Json, Obj};
 use super::rpc::Turn;
+use super::tool_call::ToolCall;
 use super::turns::TurnRecord;
 use super::{ErrorRecord, HashMap, MAX_HOLES};
 use crate::terminal::{Terminal, TerminalConfig};
@@ -227,7 +228,7 @@ pub struct Session {
     /// The message that v1 chunks without an id join.
     pub(super) current: Option<usize>,
     pub(super) anonymous: u64,
-    pub(super) tool_calls: Keyed<Fields>,
+    pub(super) tool_calls: Keyed<ToolCall>,
     pub(super) info: Fields,
     pub(super) prompts: Vec<Fields>,
     /// The turn going on, if one is: until the last prompt's v1 response or error response,

@@ -9,6 +9,7 @@ use super::budget::{OBJECT, is_empty, item_cost, member_cost};
 use super::fields::{Fields, Keyed};
 use super::json::{Json, View, view_set};
 use super::model::{EntryKind, Message, Session, TerminalEntry, TimelineEntry, kept_before, lock};
+use super::tool_call::ToolCall;
 
 impl Session {
     /// The session as one JSON object. Top-level keys, always present:
@@ -181,10 +182,10 @@ fn keyed(k: &Keyed<Fields>) -> View<'_> {
 
 /// Tool call `id`: its `toolCallId` (the key it is stored under, not kept again among its
 /// fields), then its fields.
-pub(super) fn tool_call_view<'a>(id: &'a str, fields: &'a Fields) -> View<'a> {
-    let mut members = Vec::with_capacity(fields.len() + 1);
+pub(super) fn tool_call_view<'a>(id: &'a str, call: &'a ToolCall) -> View<'a> {
+    let mut members = Vec::with_capacity(call.len() + 1);
     members.push(("toolCallId", View::Str(id)));
-    members.extend(fields.iter().map(|(k, v)| (k, View::Json(v))));
+    members.extend(call.members());
     View::Object(members)
 }
 

@@ -97,6 +97,30 @@ pub(super) const V2_PROMPT_KEYS: &[&str] = &["messageId"];
 /// In [`Item::by_type`], members every item has in that version, whatever its type.
 pub(super) const ANY_TYPE: &str = "*";
 
+/// The values of a tool call's `status` the schemas name, v1 and v2 (a tool call stores
+/// one of them as its index).
+pub(super) const TOOL_CALL_STATUSES: &[&str] = &[
+    "pending",
+    "in_progress",
+    "completed",
+    "failed",
+    "cancelled",
+];
+
+/// The values of a tool call's `kind` the schemas name, v1 and v2.
+pub(super) const TOOL_KINDS: &[&str] = &[
+    "read",
+    "edit",
+    "delete",
+    "move",
+    "search",
+    "execute",
+    "think",
+    "fetch",
+    "switch_mode",
+    "other",
+];
+
 /// `ToolCallContent`: v1 and v2 differ in what a diff carries.
 pub(super) const TOOL_CALL_CONTENT: Item = Item {
     members: &[

@@ -919,10 +919,7 @@ fn a_tool_call_keeps_its_id_once_and_shows_it_first() {
     );
     for session in [session, chunked] {
         for (id, fields) in session.tool_calls.iter() {
-            assert!(
-                fields.get("toolCallId").is_none(),
-                "{id} keeps its id twice"
-            );
+            assert!(!fields.contains("toolCallId"), "{id} keeps its id twice");
             let placed = session
                 .timeline
                 .iter()

@@ -3,6 +3,7 @@ shapes, workloads, apply, and the terminals' store bound."""
 
 from __future__ import annotations
 
+import json
 import random
 
 import pytest
@@ -10,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from session_builders import (
+    SID,
     b64,
     init,
     ndjson,
@@ -277,3 +279,50 @@ def test_chunks_of_other_blocks_agree_however_split(both, seed, cuts):
         assert fed.retained_bytes == applied.retained_bytes
         retained.append(fed.retained_bytes)
     assert retained[0] == retained[1]
+
+
+# Values each field of a tool call may take in a patch: ones the native store keeps typed (a
+# title, a kind or status the schemas name) and ones it must keep as sent, and nulls.
+_TOOL_CALL_VALUES = {
+    "title": ["t", "Read file", 5, None, ["x"]],
+    "kind": ["read", "switch_mode", "weird", None, 3],
+    "status": ["pending", "completed", "cancelled", "waiting", None, {}],
+    "rawInput": [{"a": 1}, None],
+    "content": [[{"type": "text", "text": "x"}], [], None],
+    "_meta": [{"m": 1}, None],
+    "extra": [1, None],
+}
+
+
+def _tool_call_patches(rng: random.Random, version: int) -> list[dict]:
+    out = init(version)
+    for _ in range(40):
+        variant = rng.choice(
+            ["tool_call", "tool_call_update", "tool_call_update", "tool_call_content_chunk"]
+        )
+        update: dict = {"sessionUpdate": variant, "toolCallId": rng.choice("abc")}
+        if variant == "tool_call_content_chunk":
+            update["content"] = {"type": "text", "text": "y"}
+        else:
+            for key in rng.sample(list(_TOOL_CALL_VALUES), rng.randint(0, 5)):
+                update[key] = rng.choice(_TOOL_CALL_VALUES[key])
+            if variant == "tool_call" and rng.random() < 0.8:
+                update["title"] = "T"
+        out.append(upd(update))
+    return out
+
+
+@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("seed", range(12))
+def test_tool_call_fields_agree_in_order(both, version, seed):
+    """A tool call's fields, typed or not, set again, cleared and back, come out in the same
+    order on both backends (dicts compare regardless of order, so compare the JSON text)."""
+    data = ndjson(_tool_call_patches(random.Random(seed), version))
+    texts = []
+    for backend in both:
+        store = backend.Sessions()
+        store.feed(data)
+        store.finish()
+        texts.append((json.dumps(store[SID].snapshot()["toolCalls"]), store.errors))
+    assert texts[0] == texts[1]
+    assert texts[0][0] != "{}"

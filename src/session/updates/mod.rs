@@ -133,7 +133,7 @@ impl Reducer {
 }
 
 /// Append `item` to the array field `key` in place (creating it; a non-array is replaced).
-fn push_item(fields: &mut Fields, key: &str, item: Json) {
+pub(super) fn push_item(fields: &mut Fields, key: &str, item: Json) {
     match fields.get_mut(key) {
         Some(Json::Array(items)) => items.push(item),
         _ => fields.set(key, Json::Array(vec![item])),

@@ -2,12 +2,13 @@
 
 use crate::session::value::Value;
 
-use super::super::fields::{Fields, patch_op};
+use super::super::fields::patch_op;
 use super::super::json::{Json, Members, as_str, dedup, member};
 use super::super::model::{EntryKind, TimelineEntry};
 use super::super::reducer::Reducer;
 use super::super::rpc::Mode;
-use super::{is_block, push_item};
+use super::super::tool_call::ToolCall;
+use super::is_block;
 
 impl Reducer {
     pub(super) fn tool_call(&mut self, sid: &str, u: &Members<'_>, create: bool) {
@@ -26,7 +27,7 @@ impl Reducer {
         }
         let null_clears = self.mode() != Mode::V1;
         let s = self.session(sid);
-        let (call, new) = s.tool_calls.entry(id, Fields::new);
+        let (call, new) = s.tool_calls.entry(id, ToolCall::default);
         if create && !new {
             call.clear();
         }
@@ -76,8 +77,8 @@ impl Reducer {
             return;
         }
         let s = self.session(sid);
-        let (call, new) = s.tool_calls.entry(id, Fields::new);
-        push_item(call, "content", Json::from_value(content));
+        let (call, new) = s.tool_calls.entry(id, ToolCall::default);
+        call.push_item("content", Json::from_value(content));
         if new {
             let placed = TimelineEntry::of(EntryKind::ToolCall, &s.tool_calls, id);
             s.timeline.push(placed);
