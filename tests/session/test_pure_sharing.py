@@ -1,6 +1,7 @@
 """A pure session's rare parts (terminals, plans, compactions, subagents, updateExtras,
-permissions, other updates) start as shared empty containers and are made on first write: no
-write may reach the shared ones, and one session's parts never show in another's."""
+permissions, other updates), and a pure message's fields, start as shared empty containers and
+are made on first write: no write may reach the shared ones, and one session's or message's
+parts never show in another's."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from test_session_cases import _init, _line, load_cases
 
 from acpwire import _pure
 from acpwire._pure.session import model
-from session_builders import ndjson, upd
+from session_builders import SID, ndjson, upd
 
 RARE = ("plans", "compactions", "subagents", "updateExtras", "permissions", "other", "terminals")
 
@@ -41,6 +42,7 @@ def _every_rare_part(sid: str) -> list[dict]:
 def _assert_shared_untouched() -> None:
     assert model._NO_ENTRIES == {} and type(model._NO_ENTRIES) is dict
     assert model._NO_ITEMS == [] and type(model._NO_ITEMS) is list
+    assert model._NO_FIELDS == {} and type(model._NO_FIELDS) is dict
 
 
 def test_one_sessions_rare_parts_stay_its_own(backend) -> None:
@@ -50,6 +52,68 @@ def test_one_sessions_rare_parts_stay_its_own(backend) -> None:
     for key in RARE:
         assert full[key], key
         assert not empty[key], key
+    if backend.__name__.endswith("_pure"):
+        _assert_shared_untouched()
+
+
+def test_one_messages_fields_stay_its_own(backend) -> None:
+    store = backend.Sessions()
+    store.feed(
+        ndjson(
+            [
+                *_init(2),
+                upd(
+                    {
+                        "sessionUpdate": "agent_message_chunk",
+                        "messageId": "plain",
+                        "content": {"type": "text", "text": "a"},
+                    }
+                ),
+                upd(
+                    {
+                        "sessionUpdate": "agent_message",
+                        "messageId": "rich",
+                        "_meta": {"k": 1},
+                        "content": [{"type": "text", "text": "b"}],
+                    }
+                ),
+                upd(
+                    {
+                        "sessionUpdate": "session_message_chunk",
+                        "messageId": "sent",
+                        "senderSessionId": "s2",
+                        "content": {"type": "text", "text": "c"},
+                    }
+                ),
+                upd(
+                    {
+                        "sessionUpdate": "agent_message_chunk",
+                        "messageId": "later",
+                        "content": {"type": "text", "text": "d"},
+                    }
+                ),
+            ]
+        )
+    )
+    store.feed(
+        ndjson(
+            [
+                upd(
+                    {
+                        "sessionUpdate": "session_message",
+                        "messageId": "whole",
+                        "recipientSessionId": "s3",
+                        "content": [],
+                    }
+                )
+            ]
+        )
+    )
+    by_id = {m["id"]: m for m in store[SID].snapshot()["messages"]}
+    assert by_id["whole"]["recipientSessionId"] == "s3"
+    assert by_id["rich"]["_meta"] == {"k": 1}
+    assert by_id["sent"]["senderSessionId"] == "s2"
+    assert set(by_id["plain"]) == set(by_id["later"]) == {"id", "role", "content"}
     if backend.__name__.endswith("_pure"):
         _assert_shared_untouched()
 

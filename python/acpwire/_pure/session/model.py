@@ -37,6 +37,10 @@ if TYPE_CHECKING:
 _TERMINAL_MAX_BYTES = 16 * 1024 * 1024
 
 
+# The fields of every message that has none (never written: see `_Message.own_fields`).
+_NO_FIELDS: Any = {}
+
+
 class _Message:
     # `room`, `size` and `trunc` keep the content within the store's max_message_bytes (see
     # `budget._Budget._add_block`): the bound less an upper bound of the size while untracked,
@@ -47,10 +51,18 @@ class _Message:
         self.id = mid
         self.role = role
         self.content: list[JsonValue] | None = None
-        self.fields: JsonObject = {}
+        # Shared until first written (`own_fields`): most messages have no other field.
+        self.fields: JsonObject = _NO_FIELDS
         self.room = room
         self.size = -1
         self.trunc: Any = None
+
+    def own_fields(self) -> JsonObject:
+        """The message's fields, to write: its own dict, made on first write."""
+        fields = self.fields
+        if fields is _NO_FIELDS:
+            fields = self.fields = {}
+        return fields
 
     def blocks(self) -> list[JsonValue] | None:
         """The content as shown: the head and the live tail once truncated."""

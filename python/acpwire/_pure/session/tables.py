@@ -105,6 +105,21 @@ RESPONSE_KEYS = {
     "mcp/connect": ("connectionId",),
 }
 V2_PROMPT_KEYS = ("messageId",)
+# The named values of a tool call's status and kind, v1 and v2 (a store keeps these
+# objects rather than a copy per tool call).
+TOOL_CALL_STATUSES = ("pending", "in_progress", "completed", "failed", "cancelled")
+TOOL_KINDS = (
+    "read",
+    "edit",
+    "delete",
+    "move",
+    "search",
+    "execute",
+    "think",
+    "fetch",
+    "switch_mode",
+    "other",
+)
 # Variant -> its checked fields: (name, types, type name, need, inside), inside being
 # None,
 # ("shaped", fields), ("items", item) or ("one", item), and an item (members, by_type),

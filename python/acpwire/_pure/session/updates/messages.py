@@ -94,7 +94,7 @@ class _Messages(_StoreParts):
             for key in ("senderSessionId", "recipientSessionId"):
                 value = u.get(key)
                 if value is not None:
-                    m.fields[key] = value
+                    m.own_fields()[key] = value
         self._add_block(sid, m, content)
         self._change(sid, _CHANGE_KINDS[role], m.id)
 
@@ -118,7 +118,7 @@ class _Messages(_StoreParts):
                     self._replace_content(sid, m, v)
             elif role == "session" and (k == "senderSessionId" or k == "recipientSessionId"):
                 if v is not None:
-                    m.fields[k] = v
+                    m.own_fields()[k] = v
             else:
-                _patch(m.fields, k, v)
+                _patch(m.own_fields(), k, v)
         self._changes[(sid, _CHANGE_KINDS[role], mid)] = None

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from ..fields import _push_item
 from ..parts import JsonObject, _StoreParts
-from ..tables import V1
+from ..tables import TOOL_CALL_STATUSES, TOOL_KINDS, V1
+
+# A status or kind the schemas name is kept as the table's own string: a million tool calls
+# then hold no copy of "completed".
+_NAMED = {value: value for value in (*TOOL_CALL_STATUSES, *TOOL_KINDS)}
 
 
 class _ToolCalls(_StoreParts):
@@ -41,6 +45,8 @@ class _ToolCalls(_StoreParts):
                         call[k] = v
                     else:
                         call.pop(k, None)
+            elif (k == "status" or k == "kind") and type(v) is str:
+                call[k] = _NAMED.get(v, v)
             elif k != "sessionUpdate" and k != "toolCallId":
                 call[k] = v
         if new:
