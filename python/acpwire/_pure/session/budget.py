@@ -14,6 +14,7 @@ from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
 from ..._contract import MAX_ERRORS
+from .json import _stored_block
 from .parts import JsonObject, JsonValue, _StoreParts
 from .rpc import _INITIALIZE, _NEW, _OTHER
 from .snapshot import _error_dict, _turns_view, message_view, terminal_view
@@ -151,6 +152,8 @@ def cost_of_session(s: Session) -> int:
 def block_size(block: JsonValue) -> int:
     """A content block's share of its message's size: a text block's UTF-8 length, another
     block's cost."""
+    if type(block) is str:
+        return len(block) if block.isascii() else utf8_len(block)
     if type(block) is dict and block.get("type") == "text":
         text = block.get("text")
         if type(text) is str:
@@ -207,7 +210,11 @@ class _Truncation:
             start += 1
         if size > half and n - start == 1:
             block = tail[start]
-            text = block.get("text") if type(block) is dict and block["type"] == "text" else None
+            text: Any = None
+            if type(block) is str:
+                text = block
+            elif type(block) is dict and block["type"] == "text":
+                text = block.get("text")
             if type(text) is str:
                 raw = text.encode("utf-8", "surrogatepass")
                 kept = raw[len(raw) - half :]
@@ -216,9 +223,12 @@ class _Truncation:
                 while skip < len(kept) and kept[skip] & 0xC0 == 0x80:
                     skip += 1
                 kept = kept[skip:]
-                cut = dict(block)
-                cut["text"] = kept.decode("utf-8", "surrogatepass")
-                tail[start] = cut
+                if type(block) is str:
+                    tail[start] = kept.decode("utf-8", "surrogatepass")
+                else:
+                    cut = dict(block)
+                    cut["text"] = kept.decode("utf-8", "surrogatepass")
+                    tail[start] = cut
                 self.bytes += size - len(kept)
                 sizes[start] = size = len(kept)
             else:
@@ -346,6 +356,7 @@ class _Budget(_StoreParts):
         its line, else its exact size). Once that goes negative the size is computed and
         tracked exactly.
         """
+        block = _stored_block(block)
         bound = self._max_message
         if bound is None:
             m.append(block)
@@ -400,7 +411,7 @@ class _Budget(_StoreParts):
         m.content = None
         bound = self._max_message
         if bound is None or not blocks:
-            m.content = list(blocks) if blocks else None
+            m.content = [_stored_block(block) for block in blocks] if blocks else None
             m.room = self._message_room
             m.size = -1
             return

@@ -9,7 +9,7 @@ from __future__ import annotations
 import operator
 from typing import TYPE_CHECKING, cast
 
-from .json import _copy
+from .json import _block_as_sent, _copy
 from .snapshot import message_view, terminal_view
 
 if TYPE_CHECKING:
@@ -49,7 +49,9 @@ def message_blocks(s: Session, index: int) -> list[ContentBlock] | None:
     if not 0 <= index < len(s._messages):
         return None
     blocks = s._messages[index].blocks()
-    return None if blocks is None else cast("list[ContentBlock]", _copy(blocks))
+    if blocks is None:
+        return None
+    return cast("list[ContentBlock]", _copy([_block_as_sent(block) for block in blocks]))
 
 
 def terminal(s: Session, terminal_id: str) -> TerminalEntry | None:

@@ -15,6 +15,21 @@ from .parts import JsonObject, JsonValue
 _INT64 = 1 << 63
 
 
+def _stored_block(block: JsonValue) -> JsonValue:
+    """A content block as a message keeps it: a plain text block (no member but ``type`` and
+    ``text``) as its text, so that a streamed message holds a string a chunk, not a dict."""
+    if type(block) is dict and len(block) == 2 and block.get("type") == "text":
+        text = block.get("text")
+        if type(text) is str:
+            return text
+    return block
+
+
+def _block_as_sent(block: JsonValue) -> JsonValue:
+    """A block a message keeps, as it was sent (see `_stored_block`)."""
+    return {"type": "text", "text": block} if type(block) is str else block
+
+
 def _copy(value: Any, depth: int = 0) -> Any:
     """A deep copy of a JSON value (snapshots must not share state with the reducer)."""
     kind = type(value)

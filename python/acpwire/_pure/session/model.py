@@ -42,6 +42,8 @@ _NO_FIELDS: Any = {}
 
 
 class _Message:
+    # `content` holds each block as `json._stored_block` keeps it: a plain text block as its
+    # text (a str), any other block as sent.
     # `room`, `size` and `trunc` keep the content within the store's max_message_bytes (see
     # `budget._Budget._add_block`): the bound less an upper bound of the size while untracked,
     # the exact size once tracked (-1 before), and the truncation once there is one.
@@ -371,7 +373,9 @@ class Session(Unpicklable):
             return None
         parts = []
         for block in self._messages[index].blocks() or ():
-            if type(block) is dict and block.get("type") == "text":
+            if type(block) is str:
+                parts.append(block)
+            elif type(block) is dict and block.get("type") == "text":
                 text = block.get("text")
                 if type(text) is str:
                     parts.append(text)

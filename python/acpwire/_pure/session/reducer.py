@@ -387,8 +387,13 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, _Budget, Unpicklable):
                 if (type(mid) is str or anonymous) and type(ctype) is str and type(content) is dict:
                     # An upper bound of the block's size: a text block's UTF-8 is at most its
                     # line, and no value costs more than 64 times its JSON text.
-                    if ctype == "text" and type(content.get("text")) is str:
+                    chunk_text = content.get("text")
+                    stored: JsonValue = content
+                    if ctype == "text" and type(chunk_text) is str:
                         line_len = len(line)
+                        if len(content) == 2:
+                            # A plain text block is kept as its text (see `_Message`).
+                            stored = chunk_text
                     else:
                         line_len = len(line) << 6
                     if anonymous and not (
@@ -415,10 +420,10 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, _Budget, Unpicklable):
                         room = last_msg.room - line_len
                         if room >= 0:
                             last_msg.room = room
-                            last_msg.content.append(content)
+                            last_msg.content.append(stored)
                         else:
                             self._pos = i
-                            self._add_block(sid, last_msg, content, line_len)
+                            self._add_block(sid, last_msg, stored, line_len)
                         left -= cost
                         continue
                     # An anonymous chunk went on above: past this the message has an id.
@@ -432,9 +437,9 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, _Budget, Unpicklable):
                         room = last_msg.room - line_len
                         if room >= 0:
                             last_msg.room = room
-                            last_msg.append(content)
+                            last_msg.append(stored)
                         else:
-                            self._add_block(sid, last_msg, content, line_len)
+                            self._add_block(sid, last_msg, stored, line_len)
                         if touched is not None:
                             # Its change record is in place: the session is changed last.
                             touched.pop(sid, None)
@@ -442,7 +447,7 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, _Budget, Unpicklable):
                     else:
                         self._estimate = allowance - left
                         target = chunk_targets[key] = self._append_chunk(
-                            sid, role, mid, content, line_len
+                            sid, role, mid, stored, line_len
                         )
                         left = allowance - self._estimate
                         last_msg = target[2]
@@ -474,7 +479,7 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, _Budget, Unpicklable):
         return first_line + i, starts[i] + i
 
     def _append_chunk(
-        self, sid: str, role: str, mid: str, content: JsonObject, line_len: int
+        self, sid: str, role: str, mid: str, content: JsonValue, line_len: int
     ) -> tuple[Session, int, _Message]:
         """Apply a message chunk with an id and object content, as `_chunk` does.
 

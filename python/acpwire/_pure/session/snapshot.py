@@ -52,6 +52,12 @@ def _merged(blocks: Iterable[JsonValue]) -> list[JsonValue]:
     out: list[JsonValue] = []
     run: list[str] | None = None
     for block in blocks:
+        if type(block) is str:
+            if run is None:
+                run = [block]
+            else:
+                run.append(block)
+            continue
         if type(block) is dict and len(block) == 2 and block.get("type") == "text":
             text = block.get("text")
             if type(text) is str:
