@@ -26,6 +26,11 @@ pub const EXCERPT_BYTES: usize = 64;
 /// The default cap on one frame: 32 MiB.
 pub const DEFAULT_MAX_FRAME_BYTES: usize = 32 * 1024 * 1024;
 
+/// The most buffer a framer keeps for the next line once a line held across pieces is done:
+/// enough for the lines of a normal stream, so that one huge frame does not pin its size (up
+/// to twice it, with the buffer's growth) for the life of the stream.
+const KEPT_BUFFER_BYTES: usize = 1024 * 1024;
+
 /// Why a frame was rejected.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FrameErrorKind {
@@ -137,6 +142,8 @@ pub struct Framer {
     position: u64,
     /// Non-blank frames seen, good or bad.
     frames: u64,
+    /// See [`Framer::released_bytes`].
+    released_bytes: u64,
 }
 
 impl Default for Framer {
@@ -164,6 +171,7 @@ impl Framer {
             line_start: 0,
             position: 0,
             frames: 0,
+            released_bytes: 0,
         }
     }
 
@@ -220,20 +228,34 @@ impl Framer {
                 let mut head = partial;
                 head.extend_from_slice(&piece[..piece.len().min(EXCERPT_BYTES)]);
                 self.report_too_long(&head, &mut sink);
-                head.clear();
-                self.partial = head;
+                self.keep_buffer(head);
             } else {
                 let mut joined = std::mem::take(&mut self.partial);
                 joined.extend_from_slice(piece);
                 self.emit(&joined, &mut sink);
-                joined.clear();
-                self.partial = joined;
+                self.keep_buffer(joined);
             }
             pos += newline + 1;
             self.line += 1;
             self.line_start = base + pos as u64;
         }
         self.position = base + data.len() as u64;
+    }
+
+    /// Reuse `buffer`, emptied, for the next line held across pieces, unless it grew large.
+    fn keep_buffer(&mut self, mut buffer: Vec<u8>) {
+        buffer.clear();
+        if buffer.capacity() > KEPT_BUFFER_BYTES {
+            self.released_bytes += buffer.capacity() as u64;
+            buffer = Vec::new();
+        }
+        self.partial = buffer;
+    }
+
+    /// The bytes of the buffers so far released after lines held across pieces grew them past
+    /// what is kept (about a MiB): memory free again, for the allocator to return if it will.
+    pub fn released_bytes(&self) -> u64 {
+        self.released_bytes
     }
 
     /// Keep the unterminated tail of a piece, or start skipping once it cannot fit.
@@ -432,6 +454,29 @@ pub fn for_each_entry(frame: &[u8], mut each: impl FnMut(&[u8])) {
 #[allow(clippy::similar_names)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_huge_line_does_not_pin_its_buffer() {
+        let mut framer = Framer::new(DEFAULT_MAX_FRAME_BYTES);
+        let mut lengths = Vec::new();
+        let mut sink = |event: Event<'_>| {
+            if let Event::Frame(frame) = event {
+                lengths.push(frame.bytes.len());
+            }
+        };
+        // A small line across two pieces: its buffer is kept for the next one.
+        framer.feed(b"{\"a\":", &mut sink);
+        framer.feed(b"1}\n", &mut sink);
+        assert!(framer.partial.capacity() > 0);
+        // A 3 MiB line in 64 KiB pieces, then a short one: the large buffer is gone.
+        let line = [b"\"".as_slice(), &vec![b'x'; 3 << 20], b"\"\n"].concat();
+        for piece in line.chunks(64 << 10) {
+            framer.feed(piece, &mut sink);
+        }
+        assert!(framer.partial.capacity() <= KEPT_BUFFER_BYTES);
+        framer.feed(b"[]\n", &mut sink);
+        assert_eq!(lengths, [7, line.len() - 1, 2]);
+    }
 
     #[test]
     fn batches_are_checked_entry_by_entry_as_decoding_them_whole_would() {

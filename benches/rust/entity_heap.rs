@@ -5,7 +5,11 @@
 //!
 //! ```text
 //! cargo bench --bench entity_heap [-- --count 200000]
+//! cargo bench --bench entity_heap -- --trace FILE.ndjson
 //! ```
+//!
+//! `--trace` prints instead what a store with the default bounds holds once it has reduced
+//! the file.
 //!
 //! The entities are those of `benches/scripts/entity_costs.py` (which measures resident
 //! memory through the Python package), with the changes taken as a live client takes them.
@@ -125,6 +129,20 @@ fn main() {
     eprintln!("entity_heap sets the allocator itself: run it without the `python` feature");
 }
 
+/// Live heap bytes once the trace at `path` is reduced in 64 KiB pieces, and its size.
+fn held_for_trace(path: &str) -> (isize, usize) {
+    let data = std::fs::read(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let mut store = Sessions::new(SessionsConfig::default());
+    let base = LIVE.load(Ordering::Relaxed);
+    for piece in data.chunks(64 << 10) {
+        store.feed(piece);
+    }
+    store.finish();
+    let held = LIVE.load(Ordering::Relaxed) - base;
+    drop(store);
+    (held, data.len())
+}
+
 #[cfg(not(feature = "python"))]
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -134,6 +152,13 @@ fn main() {
             && let Some(n) = args.next().and_then(|n| n.parse::<usize>().ok())
         {
             count = n.max(1);
+        }
+        if arg == "--trace"
+            && let Some(path) = args.next()
+        {
+            let (held, size) = held_for_trace(&path);
+            println!("{path}: {held} heap bytes held for {size} bytes fed (default bounds)");
+            return;
         }
     }
     println!("heap bytes held per entity ({count} each, changes taken)");

@@ -21,6 +21,14 @@ pub(crate) mod terminal;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// Return the memory freed so far to the system now rather than after mimalloc's delay: called
+/// after frames of megabytes, whose buffers would otherwise stay resident beside what the
+/// store keeps of them.
+fn return_free_memory() {
+    // SAFETY: no arguments to uphold; mimalloc is this extension's allocator.
+    unsafe { libmimalloc_sys::mi_collect(true) }
+}
+
 static FRAME_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static DECODE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static ENCODE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();

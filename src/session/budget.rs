@@ -165,6 +165,13 @@ pub(super) struct Budget {
 }
 
 impl Budget {
+    /// The last count, the pending changes and the estimate since, together.
+    pub(super) fn approximate(&self) -> usize {
+        self.sessions_cost
+            .saturating_add(self.changes_cost)
+            .saturating_add(self.estimate)
+    }
+
     pub(super) fn new(
         max_bytes: Option<usize>,
         max_payload_bytes: Option<usize>,

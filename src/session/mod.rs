@@ -253,6 +253,18 @@ impl Sessions {
     }
 
     /// End of stream: reduce a last line that had no newline; returns frames completed.
+    /// The bytes of the frame buffers freed so far after frames of megabytes (see
+    /// [`Framer::released_bytes`]).
+    pub fn released_frame_bytes(&self) -> u64 {
+        self.framer.released_bytes()
+    }
+
+    /// What the store retained at its last count and what was added since, in cost bytes,
+    /// without counting again ([`Sessions::retained_bytes`] counts).
+    pub fn approximate_bytes(&self) -> usize {
+        self.r.budget.approximate()
+    }
+
     pub fn finish(&mut self) -> usize {
         let before = self.framer.frames();
         let r = &mut self.r;
