@@ -326,3 +326,28 @@ def test_tool_call_fields_agree_in_order(both, version, seed):
         texts.append((json.dumps(store[SID].snapshot()["toolCalls"]), store.errors))
     assert texts[0] == texts[1]
     assert texts[0][0] != "{}"
+
+
+@pytest.mark.parametrize("max_payload_bytes", [None, 64 << 20, 300_000])
+def test_large_opaque_values_cost_alike(both, max_payload_bytes):
+    """A payload kept as JSON text (pure, from 256 KiB frames) costs what the decoded value
+    costs, and a stub replaces it past max_payload_bytes, on both backends."""
+    hits = [{"path": f"p{i}", "line": i, "text": f"t{i} \\ é"} for i in range(8_000)]
+    data = ndjson(
+        [
+            *init(2),
+            upd({"sessionUpdate": "tool_call_update", "toolCallId": "c", "rawOutput": hits}),
+            upd({"sessionUpdate": "tool_call_update", "toolCallId": "d", "rawInput": {"h": hits}}),
+        ]
+    )
+    found = []
+    for backend in both:
+        store = backend.Sessions(max_payload_bytes=max_payload_bytes)
+        for at in range(0, len(data), 65536):
+            store.feed(data[at : at + 65536])
+        found.append((store.retained_bytes, store[SID].snapshot(), store.errors))
+    assert found[0] == found[1]
+    calls = found[0][1]["toolCalls"]
+    stubbed = max_payload_bytes == 300_000
+    assert (calls["c"]["rawOutput"] == hits) is not stubbed
+    assert (calls["d"]["rawInput"] == {"h": hits}) is not stubbed

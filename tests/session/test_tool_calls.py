@@ -151,3 +151,58 @@ def test_version_decides_known_variants(backend):
     assert (
         both["protocolVersion"] is None and "a" in both["toolCalls"] and both["state"] == "running"
     )
+
+
+def _large_output(extra: object) -> dict:
+    # Over 256 KiB of JSON: the pure store keeps such a value as its JSON text.
+    hits = [
+        {"path": f"src/m{i}.rs", "line": i, "score": i / 7, "text": f'hit {i} \\ "q" é 😀\t'}
+        for i in range(6_000)
+    ]
+    return {"matches": hits, "extra": extra, "neg": -0.0, "none": None, "flag": True}
+
+
+@pytest.mark.parametrize(
+    ("extra", "raw_text"),
+    [
+        ("plain", None),
+        # Values orjson cannot write back as they read (beyond 64 bits, infinity): kept as
+        # decoded.
+        (2**70, "1180591620717411303424"),
+        (float("inf"), "1e400"),
+    ],
+)
+def test_a_large_opaque_value_reads_back_as_sent(backend, extra, raw_text):
+    import json
+
+    value = _large_output("@")
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "method": "session/update",
+            "params": {
+                "sessionId": SID,
+                "update": {
+                    "sessionUpdate": "tool_call_update",
+                    "toolCallId": "c1",
+                    "rawOutput": value,
+                    "rawInput": [value["matches"][:2]],
+                },
+            },
+        }
+    )
+    literal = raw_text if raw_text is not None else json.dumps(extra)
+    line = body.replace('"extra": "@"', f'"extra": {literal}').encode("utf-8", "surrogatepass")
+    assert len(line) > 512 * 1024
+    # Whole, and in pieces as a stream brings it.
+    for pieces in ([line + b"\n"], [line[i : i + 65536] for i in range(0, len(line), 65536)]):
+        store = backend.Sessions()
+        for piece in pieces:
+            store.feed(piece)
+        store.feed(b"\n")
+        assert store.errors == []
+        got = store[SID].snapshot()["toolCalls"]["c1"]
+        assert got["rawOutput"] == {**value, "extra": extra}
+        assert json.dumps(got["rawOutput"]["neg"]) == "-0.0"
+        assert got["rawInput"] == [value["matches"][:2]]
+        assert store[SID].tool_call("c1") == got

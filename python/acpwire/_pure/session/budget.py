@@ -14,7 +14,7 @@ from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
 from ..._contract import MAX_ERRORS
-from .json import _stored_block
+from .json import RAW_VALUE_COST, _Raw, _raw, _stored_block
 from .parts import JsonObject, JsonValue, _StoreParts
 from .rpc import _INITIALIZE, _NEW, _OTHER
 from .snapshot import _error_dict, _turns_view, message_view, terminal_view
@@ -68,6 +68,8 @@ def json_cost(v: Any) -> int:
         return c
     if v is None or t is bool:
         return 8
+    if t is _Raw:
+        return int(v.cost)
     return 24
 
 
@@ -301,12 +303,13 @@ class _Budget(_StoreParts):
 
     # -- payloads ----------------------------------------------------------------------------
 
-    def _stub_payloads(self, msg: Any) -> None:
+    def _stub_payloads(self, msg: Any, raw: bool = False) -> None:
         """Replace each payload of ``msg`` (decoded, ours to change) over
-        ``max_payload_bytes`` by its stub, each with its error record."""
+        ``max_payload_bytes`` by its stub, each with its error record; with ``raw``, keep
+        each large ``rawInput`` or ``rawOutput`` of an update as its JSON text."""
         if type(msg) is list:
             for item in msg:
-                self._stub_payloads(item)
+                self._stub_payloads(item, raw)
             return
         if type(msg) is not dict:
             return
@@ -322,13 +325,14 @@ class _Budget(_StoreParts):
             if type(u) is dict:
                 kind = u.get("sessionUpdate")
                 chunk = type(kind) is str and kind in _CHUNK_ROLES
-                self._stub_members(u, "sessionUpdate", sid, chunk)
+                self._stub_members(u, "sessionUpdate", sid, chunk, raw)
         else:
-            self._stub_members(params, "sessionId", sid, False)
+            self._stub_members(params, "sessionId", sid, False, False)
 
-    def _stub_members(self, obj: JsonObject, skip: str, sid: str | None, chunk: bool) -> None:
+    def _stub_members(
+        self, obj: JsonObject, skip: str, sid: str | None, chunk: bool, raw: bool
+    ) -> None:
         limit = self._max_payload
-        assert limit is not None
         for k, v in obj.items():
             if k == skip:
                 continue
@@ -341,10 +345,17 @@ class _Budget(_StoreParts):
             ):
                 continue  # a chunk's text is the message's: max_message_bytes bounds it
             cost = json_cost(v)
-            if cost > limit:
-                # Only values change, so the iteration goes on over the same keys.
+            # Only values change, so the iteration goes on over the same keys.
+            if limit is not None and cost > limit:
                 obj[k] = {"dropped": "max_payload_bytes", "cost": cost}
                 self._error(sid, f"{k} over max_payload_bytes: kept as a stub")
+            elif (
+                raw
+                and (k == "rawInput" or k == "rawOutput")
+                and cost >= RAW_VALUE_COST
+                and (type(v) is dict or type(v) is list)
+            ):
+                obj[k] = _raw(v, cost)
 
     # -- messages ----------------------------------------------------------------------------
 

@@ -6,10 +6,14 @@ message given to ``apply`` as JSON with the native binding's type rules (its ``f
 
 from __future__ import annotations
 
+import re
 from typing import Any
+
+import orjson
 
 from ..._contract import MAX_INT_DIGITS
 from ..json import MAX_DECODE_DEPTH
+from ..json.loads import has_long_digits
 from .parts import JsonObject, JsonValue
 
 _INT64 = 1 << 63
@@ -30,9 +34,53 @@ def _block_as_sent(block: JsonValue) -> JsonValue:
     return {"type": "text", "text": block} if type(block) is str else block
 
 
+# A frame at least this long may have its opaque values kept as JSON text (see `_Raw`).
+RAW_FRAME_BYTES = 256 * 1024
+# The least cost of a value kept so.
+RAW_VALUE_COST = 64 * 1024
+# An exponent of three digits or more: the number may overflow to infinity, which JSON text
+# cannot hold (`orjson.dumps` would write null).
+_BIG_EXPONENT = re.compile(rb"[eE][+-]?0*[1-9][0-9]{2}")
+
+
+class _Raw:
+    """An opaque value kept as JSON text, read back only when a snapshot or an entity is: a
+    frame of megabytes then keeps about its size rather than the decoded tree's three times.
+    ``cost`` is the value's own (see `budget.json_cost`)."""
+
+    __slots__ = ("cost", "text")
+
+    def __init__(self, text: bytes, cost: int) -> None:
+        self.text = text
+        self.cost = cost
+
+
+def raw_allowed(line: bytes) -> bool:
+    """Whether the opaque values of frame ``line`` may be kept as `_Raw`: it is long, and no
+    number in it can read as infinity (a long digit run or a large exponent)."""
+    return (
+        len(line) >= RAW_FRAME_BYTES
+        and _BIG_EXPONENT.search(line) is None
+        and not has_long_digits(line)
+    )
+
+
+def _raw(value: Any, cost: int) -> Any:
+    """``value`` as a `_Raw` if its JSON text reads back as it (else ``value`` itself: an
+    integer beyond 64 bits or a lone surrogate, which orjson does not write)."""
+    try:
+        text = orjson.dumps(value)
+    except (TypeError, orjson.JSONEncodeError):
+        return value
+    # orjson's bytes keep the room it reserved (several times the text): kept, a copy.
+    return _Raw(bytes(memoryview(text)), cost)
+
+
 def _copy(value: Any, depth: int = 0) -> Any:
     """A deep copy of a JSON value (snapshots must not share state with the reducer)."""
     kind = type(value)
+    if kind is _Raw:
+        return orjson.loads(value.text)
     if kind is dict:
         if depth > _RECURSIVE_COPY_DEPTH:
             return _normalize(value)

@@ -43,7 +43,7 @@ from .budget import (
 )
 from .check import _needs_repair, _Refused, _repair
 from .client_terminals import _ClientTerminals
-from .json import _normalize
+from .json import RAW_FRAME_BYTES, _normalize, raw_allowed
 from .model import _TERMINAL_MAX_BYTES, Session, _Message, _StoreLock, _TerminalEntry
 from .parts import ErrorRecord, IdKey, JsonObject, JsonValue, locked
 from .rpc import _AGENT, _Pending, _Rpc, _sender
@@ -79,8 +79,9 @@ class _Framer(FrameDecoder):
 
     def _emit(self, line: bytes, out: list[JsonValue], inline: bool) -> None:
         # JSON values are never tuples, so the marker cannot be mistaken for a message. Its
-        # length is the frame's estimate and says whether its payloads are walked.
-        out.append((self._line, self._line_start, len(line)))
+        # length is the frame's estimate and says whether its payloads are walked; last,
+        # whether its opaque values may be kept as JSON text.
+        out.append((self._line, self._line_start, len(line), raw_allowed(line)))
         FrameDecoder._emit(self, line, out, inline)
 
 
@@ -291,8 +292,9 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, _Budget, Unpicklable):
         dispatch = self._dispatch
         # The sessions changed since the last count, when a bound reads them.
         touched = None if self._max_bytes is None else self._touched
-        # Frames longer than this are walked for payloads over max_payload_bytes.
-        walk = self._payload_walk
+        # Frames longer than this are walked for payloads over max_payload_bytes, and frames
+        # from RAW_FRAME_BYTES on for opaque values to keep as JSON text.
+        walk = min(self._payload_walk, RAW_FRAME_BYTES - 1)
         # The estimate is kept here as what may still be added before a count (`left`), written
         # back around the calls that add to it; a line's share is taken once it was reduced,
         # and the count runs before the next line.
@@ -336,7 +338,7 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, _Budget, Unpicklable):
                 self._pos = i
                 # A stub's error record may make the session, which adds to the estimate.
                 self._estimate = allowance - left
-                self._stub_payloads(value)
+                self._stub_payloads(value, raw_allowed(line))
                 left = allowance - self._estimate
             if (
                 type(value) is not dict
@@ -520,7 +522,7 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, _Budget, Unpicklable):
         # The estimate of the frame being reduced (once a value of it was), and whether its
         # payloads are walked: both from its marker, (line, offset, length).
         frame_cost = pending = 0
-        walk = False
+        walk = raw = False
         for item in items:
             kind = type(item)
             if kind is tuple:
@@ -529,14 +531,15 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, _Budget, Unpicklable):
                     pending = 0
                 self._pos = item
                 frame_cost = (item[2] << 2) + MESSAGE_COST
-                walk = item[2] > self._payload_walk
+                raw = item[3]
+                walk = raw or item[2] > self._payload_walk
                 continue
             if kind is FrameError or isinstance(item, FrameError):
                 self._pos = (item.line, item.offset)
                 self._error(None, item.reason)
                 continue
             if walk:
-                self._stub_payloads(item)
+                self._stub_payloads(item, raw)
             pending = frame_cost
             if kind is dict:
                 if item.get("method") == "session/update" and "id" not in item:
