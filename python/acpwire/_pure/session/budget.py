@@ -211,7 +211,7 @@ class _Truncation:
             tail[start] = None
             start += 1
         if size > half and n - start == 1:
-            block = tail[start]
+            block: Any = tail[start]
             text: Any = None
             if type(block) is str:
                 text = block
@@ -225,12 +225,8 @@ class _Truncation:
                 while skip < len(kept) and kept[skip] & 0xC0 == 0x80:
                     skip += 1
                 kept = kept[skip:]
-                if type(block) is str:
-                    tail[start] = kept.decode("utf-8", "surrogatepass")
-                else:
-                    cut = dict(block)
-                    cut["text"] = kept.decode("utf-8", "surrogatepass")
-                    tail[start] = cut
+                kept_text = kept.decode("utf-8", "surrogatepass")
+                tail[start] = dict(block, text=kept_text) if isinstance(block, dict) else kept_text
                 self.bytes += size - len(kept)
                 sizes[start] = size = len(kept)
             else:
