@@ -303,6 +303,8 @@ class _Budget(_StoreParts):
         """Replace each payload of ``msg`` (decoded, ours to change) over
         ``max_payload_bytes`` by its stub, each with its error record; with ``raw``, keep
         each large ``rawInput`` or ``rawOutput`` of an update as its JSON text."""
+        if self._max_payload is None and not raw:
+            return
         if type(msg) is list:
             for item in msg:
                 self._stub_payloads(item, raw)
@@ -340,17 +342,19 @@ class _Budget(_StoreParts):
                 and type(v.get("text")) is str
             ):
                 continue  # a chunk's text is the message's: max_message_bytes bounds it
+            as_text = (
+                raw
+                and (k == "rawInput" or k == "rawOutput")
+                and (type(v) is dict or type(v) is list)
+            )
+            if limit is None and not as_text:
+                continue
             cost = json_cost(v)
             # Only values change, so the iteration goes on over the same keys.
             if limit is not None and cost > limit:
                 obj[k] = {"dropped": "max_payload_bytes", "cost": cost}
                 self._error(sid, f"{k} over max_payload_bytes: kept as a stub")
-            elif (
-                raw
-                and (k == "rawInput" or k == "rawOutput")
-                and cost >= RAW_VALUE_COST
-                and (type(v) is dict or type(v) is list)
-            ):
+            elif as_text and cost >= RAW_VALUE_COST:
                 obj[k] = _raw(v, cost)
 
     # -- messages ----------------------------------------------------------------------------
