@@ -173,10 +173,10 @@ impl<T> Keyed<T> {
         self.slots[i].as_ref().map(|(k, v)| (&**k, v))
     }
 
-    /// The key `key` as stored, shared (made anew for a static key), if present.
-    pub fn shared_key(&self, key: &str) -> Option<Arc<str>> {
-        let i = self.find(key)?;
-        self.slots[i].as_ref().map(|(k, _)| match k {
+    /// The key of the entry added last (if it is still there), shared (made anew for a
+    /// static key).
+    pub fn last_key(&self) -> Option<Arc<str>> {
+        self.slots.last()?.as_ref().map(|(k, _)| match k {
             Key::Static(k) => Arc::from(*k),
             Key::Shared(k) => Arc::clone(k),
         })

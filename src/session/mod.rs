@@ -252,7 +252,6 @@ impl Sessions {
         usize::try_from(self.framer.frames() - before).unwrap_or(usize::MAX)
     }
 
-    /// End of stream: reduce a last line that had no newline; returns frames completed.
     /// The bytes of the frame buffers freed so far after frames of megabytes (see
     /// [`Framer::released_bytes`]).
     pub fn released_frame_bytes(&self) -> u64 {
@@ -265,6 +264,7 @@ impl Sessions {
         self.r.budget.approximate()
     }
 
+    /// End of stream: reduce a last line that had no newline; returns frames completed.
     pub fn finish(&mut self) -> usize {
         let before = self.framer.frames();
         let r = &mut self.r;

@@ -238,7 +238,7 @@ pub struct Session {
     pub(super) turn: Option<Turn>,
     /// Every prompt turn, in order (see [`TurnRecord`]).
     pub(super) turns: Vec<TurnRecord>,
-    /// In first-seen order; a removed plan's entry is [`EntryKind::Removed`].
+    /// In first-seen order; a removed plan's or tool call's entry is [`EntryKind::Removed`].
     pub(super) timeline: Vec<TimelineEntry>,
     /// Entries of removed plans still in `timeline`.
     pub(super) timeline_holes: usize,
@@ -293,7 +293,7 @@ impl EntryKind {
 /// One entry of a session's timeline, in first-seen order.
 #[derive(Clone, Debug)]
 pub(super) struct TimelineEntry {
-    /// Shared with the entity's own id where it has one (messages).
+    /// Shared with the entity's id where it keeps one: a message's, or its map's key.
     pub(super) id: Arc<str>,
     pub(super) kind: EntryKind,
     /// A message's role.
@@ -307,11 +307,12 @@ impl TimelineEntry {
         TimelineEntry::shared(kind, Arc::from(id))
     }
 
-    /// An entry for entity `id` of `kind`, whose map already holds the id: the entry shares it.
+    /// An entry for entity `id` of `kind`, just added to `map` (so its last entry): the
+    /// entry shares the map's key.
     pub(super) fn of<T>(kind: EntryKind, map: &Keyed<T>, id: &str) -> TimelineEntry {
-        match map.shared_key(id) {
-            Some(id) => TimelineEntry::shared(kind, id),
-            None => TimelineEntry::new(kind, id),
+        match map.last_key() {
+            Some(key) if *key == *id => TimelineEntry::shared(kind, key),
+            _ => TimelineEntry::new(kind, id),
         }
     }
 

@@ -46,7 +46,7 @@ impl Typed {
     }
 }
 
-/// The index + 1 of `value` in `names` (0: not there).
+/// The index + 1 of `value` in `names`, if it is one of them.
 fn code_in(names: &[&str], value: &Json) -> Option<u8> {
     let Json::Str(value) = value else {
         return None;
