@@ -22,6 +22,7 @@ pub struct FrameDecoder {
     raw: bool,
     errors: VecDeque<FrameError>,
     errors_dropped: u64,
+    freed: super::FreedBuffers,
 }
 
 impl FrameDecoder {
@@ -45,7 +46,14 @@ impl FrameDecoder {
         for e in bad {
             self.record(e);
         }
+        self.fed();
         PyList::new(py, frames)
+    }
+
+    /// After the framer was fed: the frames are the caller's now, and what the decoder keeps
+    /// is its errors.
+    fn fed(&mut self) {
+        self.freed.after_feed(self.framer.released_bytes(), 0);
     }
 
     /// Run `step` on the framer; decode each frame into `out` (or, with `inline_errors`, put
@@ -96,6 +104,7 @@ impl FrameDecoder {
             };
             step(&mut self.framer, &mut sink);
         }
+        self.fed();
         // Errors shown in place are the caller's; only `feed`/`finish` keep them for `errors`.
         if !inline_errors {
             for e in bad {
@@ -164,6 +173,7 @@ impl FrameDecoder {
             raw,
             errors: VecDeque::new(),
             errors_dropped: 0,
+            freed: super::FreedBuffers::default(),
         })
     }
 

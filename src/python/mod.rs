@@ -21,12 +21,30 @@ pub(crate) mod terminal;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// Return the memory freed so far to the system now rather than after mimalloc's delay: called
-/// after frames of megabytes, whose buffers would otherwise stay resident beside what the
-/// store keeps of them.
-fn return_free_memory() {
-    // SAFETY: no arguments to uphold; mimalloc is this extension's allocator.
-    unsafe { libmimalloc_sys::mi_collect(true) }
+/// Freed frame buffers past which a framer's owner has the allocator return free memory.
+const RETURN_AFTER_BYTES: usize = 4 << 20;
+
+/// When a framer's owner has mimalloc return freed memory to the system now rather than after
+/// its delay: after frames of megabytes, whose buffers would otherwise stay resident beside
+/// what the owner keeps of them.
+#[derive(Default)]
+struct FreedBuffers {
+    /// The framer's `released_bytes()` when memory was last returned.
+    returned_at: u64,
+}
+
+impl FreedBuffers {
+    /// After a feed: `released`, the framer's `released_bytes()`; `held`, what the owner keeps.
+    /// Once the buffers freed since the last return come to an eighth of `held` (at least
+    /// 4 MiB), free memory is returned: each return, a walk of the heap, is paid for by bytes
+    /// reduced in proportion to the heap.
+    fn after_feed(&mut self, released: u64, held: usize) {
+        if released - self.returned_at >= (held / 8).max(RETURN_AFTER_BYTES) as u64 {
+            // SAFETY: no arguments to uphold; mimalloc is this extension's allocator.
+            unsafe { libmimalloc_sys::mi_collect(true) }
+            self.returned_at = released;
+        }
+    }
 }
 
 static FRAME_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();

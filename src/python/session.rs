@@ -253,16 +253,12 @@ impl<'a> FromPyObject<'a, '_> for Name<'a> {
     }
 }
 
-/// Freed frame buffers past which `Sessions::feed` has the allocator return free memory.
-const RETURN_AFTER_BYTES: usize = 4 << 20;
-
 /// All sessions of one connection or trace, keyed by `params.sessionId`.
 
 #[pyclass(module = "acpwire._native")]
 pub struct Sessions {
     inner: core::Sessions,
-    /// `inner.released_frame_bytes()` when freed memory was last returned to the system.
-    returned_at: u64,
+    freed: super::FreedBuffers,
 }
 
 // While a thread feeds a store, it holds it borrowed mutably with the GIL released. Any other
@@ -366,7 +362,7 @@ impl Sessions {
                 max_payload_bytes: bound("max_payload_bytes", max_payload_bytes)?,
                 max_message_bytes: bound("max_message_bytes", max_message_bytes)?,
             }),
-            returned_at: 0,
+            freed: super::FreedBuffers::default(),
         })
     }
 
@@ -377,19 +373,10 @@ impl Sessions {
         with_bytes(data, |bytes| {
             let mut store = feed_store(slf)?;
             let store = &mut *store;
-            let (inner, returned_at) = (&mut store.inner, &mut store.returned_at);
+            let (inner, freed) = (&mut store.inner, &mut store.freed);
             Ok(py.detach(|| {
                 let frames = inner.feed(bytes);
-                // Once the buffers of frames of megabytes freed since the last time come to an
-                // eighth of what the store holds (at least 4 MiB), the allocator returns what
-                // is free: each return, a walk of the heap, is paid for by bytes reduced in
-                // proportion to the heap.
-                let released = inner.released_frame_bytes();
-                let due = (inner.approximate_bytes() / 8).max(RETURN_AFTER_BYTES) as u64;
-                if released - *returned_at >= due {
-                    super::return_free_memory();
-                    *returned_at = released;
-                }
+                freed.after_feed(inner.released_frame_bytes(), inner.approximate_bytes());
                 frames
             }))
         })?

@@ -248,13 +248,14 @@ def test_a_batch_of_many_small_entries_is_reduced_without_holding_them_decoded()
     assert grown < 64 * (1 << 20), grown
 
 
-def test_a_frame_of_megabytes_leaves_resident_what_the_store_keeps():
+@pytest.mark.parametrize("module", ["acpwire._native", "acpwire._pure"])
+def test_a_frame_of_megabytes_leaves_resident_what_the_store_keeps(module):
     # A 16 MB tool call output fed in 64 KiB pieces once left the native process about 3.7
     # times its size resident (the frame's buffers, freed but kept by the allocator); the
     # store returns them once such a frame is done.
-    pytest.importorskip("acpwire._native")
+    pytest.importorskip(module)
     code = (
-        "import json, acpwire._native as n\n"
+        f"import json, {module} as n\n"
         "def rss():\n"
         "    with open('/proc/self/statm') as fp:\n"
         "        return int(fp.read().split()[1]) * 4096\n"
