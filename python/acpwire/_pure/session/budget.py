@@ -14,7 +14,7 @@ from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
 from ..._contract import MAX_ERRORS
-from .json import RAW_VALUE_COST, _Raw, _raw, _stored_block
+from .json import RAW_VALUE_COST, _block_text, _Raw, _raw, _stored_block
 from .parts import JsonObject, JsonValue, _StoreParts
 from .rpc import _INITIALIZE, _NEW, _OTHER
 from .snapshot import _error_dict, _turns_view, message_view, terminal_view
@@ -154,12 +154,9 @@ def cost_of_session(s: Session) -> int:
 def block_size(block: JsonValue) -> int:
     """A content block's share of its message's size: a text block's UTF-8 length, another
     block's cost."""
-    if type(block) is str:
-        return len(block) if block.isascii() else utf8_len(block)
-    if type(block) is dict and block.get("type") == "text":
-        text = block.get("text")
-        if type(text) is str:
-            return len(text) if text.isascii() else utf8_len(text)
+    text = _block_text(block)
+    if text is not None:
+        return len(text) if text.isascii() else utf8_len(text)
     return json_cost(block)
 
 
@@ -211,13 +208,9 @@ class _Truncation:
             tail[start] = None
             start += 1
         if size > half and n - start == 1:
-            block: Any = tail[start]
-            text: Any = None
-            if type(block) is str:
-                text = block
-            elif type(block) is dict and block["type"] == "text":
-                text = block.get("text")
-            if type(text) is str:
+            block = tail[start]
+            text = _block_text(block)
+            if text is not None:
                 raw = text.encode("utf-8", "surrogatepass")
                 kept = raw[len(raw) - half :]
                 # Never part of a character: continuation bytes at the cut go too.

@@ -19,14 +19,24 @@ from .parts import JsonObject, JsonValue
 _INT64 = 1 << 63
 
 
-def _stored_block(block: JsonValue) -> JsonValue:
-    """A content block as a message keeps it: a plain text block (no member but ``type`` and
-    ``text``) as its text, so that a streamed message holds a string a chunk, not a dict."""
-    if type(block) is dict and len(block) == 2 and block.get("type") == "text":
+def _block_text(block: Any, plain: bool = False) -> str | None:
+    """The text of a text block as a message keeps it (its text, or an object whose ``type``
+    is ``"text"`` and whose ``text`` is a string), else None; with ``plain``, only of a plain
+    text block (no member but ``type`` and ``text``)."""
+    if type(block) is str:
+        return block
+    if type(block) is dict and (not plain or len(block) == 2) and block.get("type") == "text":
         text = block.get("text")
         if type(text) is str:
             return text
-    return block
+    return None
+
+
+def _stored_block(block: JsonValue) -> JsonValue:
+    """A content block as a message keeps it: a plain text block as its text, so that a
+    streamed message holds a string a chunk, not a dict."""
+    text = _block_text(block, True)
+    return block if text is None else text
 
 
 def _block_as_sent(block: JsonValue) -> JsonValue:

@@ -18,6 +18,7 @@ from ..._contract import (
 from .._args import Unpicklable, str_arg
 from ..terminal import Terminal
 from . import entity as _entity
+from .json import _block_text
 from .parts import ErrorRecord, JsonObject, JsonValue, TermArgs, TimelineEntry, locked
 from .snapshot import snapshot as _snapshot
 from .turns import _Turn, kept_before, remap_turns
@@ -373,12 +374,9 @@ class Session(Unpicklable):
             return None
         parts = []
         for block in self._messages[index].blocks() or ():
-            if type(block) is str:
-                parts.append(block)
-            elif type(block) is dict and block.get("type") == "text":
-                text = block.get("text")
-                if type(text) is str:
-                    parts.append(text)
+            text = _block_text(block)
+            if text is not None:
+                parts.append(text)
         return "".join(parts)
 
     @locked

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from .json import _copy
+from .json import _block_text, _copy
 from .parts import ErrorRecord, JsonObject, JsonValue
 from .turns import kept_before
 
@@ -52,20 +52,14 @@ def _merged(blocks: Iterable[JsonValue]) -> list[JsonValue]:
     out: list[JsonValue] = []
     run: list[str] | None = None
     for block in blocks:
-        if type(block) is str:
+        # Most blocks are a streamed message's texts: those need no call.
+        text = block if type(block) is str else _block_text(block, True)
+        if text is not None:
             if run is None:
-                run = [block]
+                run = [text]
             else:
-                run.append(block)
+                run.append(text)
             continue
-        if type(block) is dict and len(block) == 2 and block.get("type") == "text":
-            text = block.get("text")
-            if type(text) is str:
-                if run is None:
-                    run = [text]
-                else:
-                    run.append(text)
-                continue
         if run is not None:
             out.append({"type": "text", "text": "".join(run)})
             run = None
