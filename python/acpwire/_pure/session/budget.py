@@ -14,7 +14,7 @@ from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
 from ..._contract import MAX_ERRORS
-from .json import RAW_VALUE_COST, _block_text, _Raw, _raw, _stored_block
+from .json import RAW_FRAME_BYTES, RAW_VALUE_COST, _block_text, _Raw, _raw, _stored_block
 from .parts import JsonObject, JsonValue, _StoreParts
 from .rpc import _INITIALIZE, _NEW, _OTHER
 from .snapshot import _error_dict, _turns_view, message_view, terminal_view
@@ -270,9 +270,10 @@ class _Budget(_StoreParts):
         self._max_payload = max_payload
         self._max_message = max_message
         self._message_room = UNBOUNDED if max_message is None else max_message
-        # Frames up to this long are never walked for payloads: no value costs more than 64
-        # times its JSON text.
-        self._payload_walk = UNBOUNDED if max_payload is None else max_payload // 64
+        # Frames up to this long are never walked for payloads (no value costs more than 64
+        # times its JSON text), nor for values to keep as JSON text (see `_stub_payloads`).
+        stubs_from = UNBOUNDED if max_payload is None else max_payload // 64
+        self._payload_walk = min(stubs_from, RAW_FRAME_BYTES - 1)
         self._estimate = 0
         self._allowance = UNBOUNDED if max_bytes is None else max_bytes
         self._touched = {}

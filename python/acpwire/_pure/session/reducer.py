@@ -43,7 +43,7 @@ from .budget import (
 )
 from .check import _needs_repair, _Refused, _repair
 from .client_terminals import _ClientTerminals
-from .json import RAW_FRAME_BYTES, _normalize, raw_allowed
+from .json import _normalize, raw_allowed
 from .model import _TERMINAL_MAX_BYTES, Session, _Message, _StoreLock, _TerminalEntry
 from .parts import ErrorRecord, IdKey, JsonObject, JsonValue, locked
 from .rpc import _AGENT, _Pending, _Rpc, _sender
@@ -292,9 +292,8 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, _Budget, Unpicklable):
         dispatch = self._dispatch
         # The sessions changed since the last count, when a bound reads them.
         touched = None if self._max_bytes is None else self._touched
-        # Frames longer than this are walked for payloads over max_payload_bytes, and frames
-        # from RAW_FRAME_BYTES on for opaque values to keep as JSON text.
-        walk = min(self._payload_walk, RAW_FRAME_BYTES - 1)
+        # Frames longer than this are walked (see `_stub_payloads`).
+        walk = self._payload_walk
         # The estimate is kept here as what may still be added before a count (`left`), written
         # back around the calls that add to it; a line's share is taken once it was reduced,
         # and the count runs before the next line.
@@ -532,7 +531,7 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, _Budget, Unpicklable):
                 self._pos = item
                 frame_cost = (item[2] << 2) + MESSAGE_COST
                 raw = item[3]
-                walk = raw or item[2] > self._payload_walk
+                walk = item[2] > self._payload_walk
                 continue
             if kind is FrameError or isinstance(item, FrameError):
                 self._pos = (item.line, item.offset)
