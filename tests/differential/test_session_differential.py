@@ -351,3 +351,131 @@ def test_large_opaque_values_cost_alike(both, max_payload_bytes):
     stubbed = max_payload_bytes == 300_000
     assert (calls["c"]["rawOutput"] == hits) is not stubbed
     assert (calls["d"]["rawInput"] == {"h": hits}) is not stubbed
+
+
+def _payload_lines(rng: random.Random) -> list[dict]:
+    """Frames long enough that the pure reducer checks their block as payloads: a long text
+    or data member pads each, and some hold an integer beyond 64 bits where a store keeps it,
+    where it does not (a chunk's `_meta`), or nest past the decoder's depth."""
+    pad = "x" * 500
+    big = 123456789012345678901234567
+    out: list[dict] = []
+    for i in range(30):
+        pick = rng.randrange(7)
+        mid = f"m{i % 3}"
+        if pick == 0:
+            out.append(
+                upd(
+                    {
+                        "sessionUpdate": "agent_message_chunk",
+                        "messageId": mid,
+                        "content": {"type": "text", "text": pad},
+                        "_meta": {"n": big},
+                    }
+                )
+            )
+        elif pick == 1:
+            out.append(
+                upd(
+                    {
+                        "sessionUpdate": "agent_message_chunk",
+                        "messageId": mid,
+                        "content": {
+                            "type": "image",
+                            "mimeType": "image/png",
+                            "data": pad,
+                            "annotations": {"priority": big},
+                        },
+                    }
+                )
+            )
+        elif pick == 2:
+            out.append(
+                upd(
+                    {
+                        "sessionUpdate": "tool_call",
+                        "toolCallId": f"c{i}",
+                        "title": pad,
+                        "rawInput": {"n": big, "m": -big},
+                    }
+                )
+            )
+        elif pick == 3:
+            out.append(
+                upd(
+                    {
+                        "sessionUpdate": "agent_message_chunk",
+                        "messageId": mid,
+                        "content": {"type": "image", "mimeType": "image/png", "data": pad},
+                    }
+                )
+            )
+        elif pick == 4:
+            out.append(
+                upd(
+                    {
+                        "sessionUpdate": "tool_call_update",
+                        "toolCallId": f"c{i}",
+                        "rawOutput": [[{"a": [i]}] * 3] * 10,
+                        "title": pad,
+                    }
+                )
+            )
+        elif pick == 5:
+            deep: object = i
+            for _ in range(201):
+                deep = [deep]
+            out.append(
+                upd(
+                    {
+                        "sessionUpdate": "tool_call_update",
+                        "toolCallId": "c",
+                        "rawOutput": deep,
+                        "title": pad,
+                    }
+                )
+            )
+        else:
+            out.append(
+                {
+                    "jsonrpc": "2.0",
+                    "id": big,
+                    "method": "session/update",
+                    "params": {
+                        "sessionId": SID,
+                        "update": {
+                            "sessionUpdate": "agent_message_chunk",
+                            "messageId": mid,
+                            "content": {"type": "text", "text": pad},
+                        },
+                    },
+                }
+            )
+    return out
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_payload_blocks_keep_long_integers_and_depth_alike(both, seed):
+    """Integers beyond 64 bits read back exact wherever a store keeps them, and a frame nested
+    past the depth limit is refused, in blocks of long lines as in short ones (compared as
+    JSON text: 10**24 == 1e24 in Python)."""
+    rng = random.Random(seed)
+    data = ndjson([*init(2), *_payload_lines(rng)])
+    ends = [i + 1 for i, b in enumerate(data) if b == 10]
+    seen = []
+    for backend in both:
+        for cuts in ([], ends[::7], [rng.randrange(len(data)) for _ in range(5)]):
+            store = backend.Sessions()
+            at = 0
+            for cut in sorted(cuts):
+                store.feed(data[at:cut])
+                at = max(at, cut)
+            store.feed(data[at:])
+            store.finish()
+            snap = store[SID].snapshot()
+            seen.append(
+                (json.dumps(snap, sort_keys=True), json.dumps(store.errors, sort_keys=True))
+            )
+    assert all(s == seen[0] for s in seen)
+    assert "123456789012345678901234567" in seen[0][0]
+    assert "invalid JSON" in seen[0][1]

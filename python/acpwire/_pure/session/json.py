@@ -75,6 +75,35 @@ def raw_allowed(line: bytes) -> bool:
     )
 
 
+def keeps_only_strings(frame: Any, chunk_kinds: Any) -> bool:
+    """Whether a decoded ``frame`` is a message chunk of which a store keeps only strings: its
+    ids and a content block of string members (text, an image's data), with no other update
+    field (a chunk's ``_meta``, an object or null, is not kept). No number of it is kept, so
+    none needs checking against the way orjson reads long integers."""
+    if type(frame) is not dict or "id" in frame:
+        return False
+    params = frame.get("params")
+    if type(params) is not dict or type(params.get("sessionId")) is not str:
+        return False
+    update = params.get("update")
+    if type(update) is not dict or update.get("sessionUpdate") not in chunk_kinds:
+        return False
+    content = update.get("content")
+    if type(content) is not dict:
+        return False
+    fields = 2
+    if "messageId" in update:
+        if type(update["messageId"]) is not str:
+            return False
+        fields += 1
+    if "_meta" in update:
+        meta = update["_meta"]
+        if type(meta) is not dict and meta is not None:
+            return False
+        fields += 1
+    return len(update) == fields and all(type(v) is str for v in content.values())
+
+
 def _raw(value: Any, cost: int) -> Any:
     """``value`` as a `_Raw` if its JSON text reads back as it (else ``value`` itself: an
     integer beyond 64 bits or a lone surrogate, which orjson does not write)."""

@@ -29,6 +29,7 @@ from ..json import (
     LARGE_DOCUMENT,
     MIN_DEEP_SIZE,
     ZEROS,
+    block_checks,
     has_long_digit_run,
     maybe_too_deep,
 )
@@ -43,7 +44,7 @@ from .budget import (
 )
 from .check import _needs_repair, _Refused, _repair
 from .client_terminals import _ClientTerminals
-from .json import _normalize, raw_allowed
+from .json import _normalize, keeps_only_strings, raw_allowed
 from .model import _TERMINAL_MAX_BYTES, Session, _Message, _StoreLock, _TerminalEntry
 from .parts import ErrorRecord, IdKey, JsonObject, JsonValue, locked
 from .rpc import _AGENT, _Pending, _Rpc, _sender
@@ -272,7 +273,10 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, _Budget, Unpicklable):
         # may read differently from jiter, is left to the decoder. Newlines map to blanks, so
         # no run spans two lines: only when the block has one is each line searched.
         cap = min(decoder._max, LARGE_DOCUMENT)
-        check_each = len(block) > cap or has_long_digit_run(block)
+        digits, deep = block_checks(block, len(lines))
+        check_each = len(block) > cap or digits is True
+        # Long lines: the block's digit search is made once a line keeps a number.
+        digits_each = digits is None
         loads = orjson.loads
         decode_error = orjson.JSONDecodeError
         roles = _FAST_ROLES
@@ -319,7 +323,11 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, _Budget, Unpicklable):
                 except decode_error:
                     refused, value = True, None
                 else:
-                    refused = len(line) >= MIN_DEEP_SIZE and maybe_too_deep(line, value)
+                    refused = deep and len(line) >= MIN_DEEP_SIZE and maybe_too_deep(line, value)
+                    if digits_each and not refused and not keeps_only_strings(value, roles):
+                        if digits is None:
+                            digits = has_long_digit_run(block)
+                        refused = digits and ZEROS in line.translate(DIGITS_TO_ZERO)
             if refused:
                 # The decoder decides, as for a line fed alone.
                 last_sid = None
