@@ -70,6 +70,94 @@ pub(crate) fn plain_run_words(bytes: &[u8]) -> Run<'_> {
     }
 }
 
+/// The JSON string at the start of `bytes` (its opening quote first), decoded: borrowed when it
+/// has no escapes, and the bytes it spans with both quotes. `None` for anything the string
+/// decoder of the frame must judge itself (a control character, an escape JSON does not have,
+/// a lone surrogate, bytes that are not UTF-8, no closing quote), so that it names the fault.
+/// Runs are found by [`plain_run`] and the body is checked as UTF-8 once, by simdutf8: several
+/// times std's speed on text with a non-ASCII character every line.
+pub(crate) fn decode_string(bytes: &[u8]) -> Option<(std::borrow::Cow<'_, str>, usize)> {
+    use std::borrow::Cow;
+    debug_assert_eq!(bytes.first(), Some(&b'"'));
+    let mut at = 1;
+    let mut ascii = true;
+    let mut decoded: Option<Vec<u8>> = None;
+    loop {
+        let run = plain_run(&bytes[at..]);
+        ascii &= run.ascii;
+        let end = at + run.bytes.len();
+        match *bytes.get(end)? {
+            b'"' => {
+                // Escapes are ASCII, so the body is UTF-8 exactly when its runs are, and what
+                // the escapes stand for is (surrogates come in pairs, checked below).
+                if !ascii {
+                    simdutf8::basic::from_utf8(&bytes[1..end]).ok()?;
+                }
+                let text = match decoded {
+                    None => {
+                        // SAFETY: checked as UTF-8 above, or every byte is ASCII.
+                        Cow::Borrowed(unsafe { std::str::from_utf8_unchecked(&bytes[1..end]) })
+                    }
+                    Some(mut out) => {
+                        out.extend_from_slice(run.bytes);
+                        // SAFETY: runs of the checked body and UTF-8 of scalar values.
+                        Cow::Owned(unsafe { String::from_utf8_unchecked(out) })
+                    }
+                };
+                return Some((text, end + 1));
+            }
+            b'\\' => {
+                let out = decoded.get_or_insert_with(|| Vec::with_capacity(bytes.len().min(256)));
+                out.extend_from_slice(run.bytes);
+                at = end + unescape(&bytes[end..], out)?;
+            }
+            _ => return None,
+        }
+    }
+}
+
+/// The escape at the start of `bytes` (its backslash) appended to `out` as UTF-8; the bytes it
+/// spans. `None` for an escape JSON does not have or a lone surrogate.
+fn unescape(bytes: &[u8], out: &mut Vec<u8>) -> Option<usize> {
+    let byte = match *bytes.get(1)? {
+        b @ (b'"' | b'\\' | b'/') => b,
+        b'b' => 0x08,
+        b'f' => 0x0c,
+        b'n' => b'\n',
+        b'r' => b'\r',
+        b't' => b'\t',
+        b'u' => {
+            let unit = hex4(bytes.get(2..6)?)?;
+            let (scalar, used) = match unit {
+                0xD800..=0xDBFF => {
+                    if bytes.get(6..8)? != b"\\u" {
+                        return None;
+                    }
+                    let low = hex4(bytes.get(8..12)?)?;
+                    if !(0xDC00..=0xDFFF).contains(&low) {
+                        return None;
+                    }
+                    (0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00), 12)
+                }
+                0xDC00..=0xDFFF => return None,
+                _ => (unit, 6),
+            };
+            let c = char::from_u32(scalar)?;
+            out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
+            return Some(used);
+        }
+        _ => return None,
+    };
+    out.push(byte);
+    Some(2)
+}
+
+fn hex4(digits: &[u8]) -> Option<u32> {
+    digits
+        .iter()
+        .try_fold(0, |n, &d| Some(n * 16 + char::from(d).to_digit(16)?))
+}
+
 /// Two bit masks of the first 64 bytes of `bytes` (fewer at its end; the bytes past it count
 /// as plain): bit `i` of the first is set when byte `i` is `"`, `\` or a control character
 /// (and, by the portable scan, for some bytes above such a byte: callers look at the byte);
@@ -164,6 +252,72 @@ pub(crate) unsafe fn put_byte(dst: *mut u8, byte: u8) -> *mut u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn strings_decode_and_refuse_as_jiter_does() {
+        // Pieces valid and not (lone surrogates, unknown escapes, controls, bytes that are not
+        // UTF-8, a quote or backslash cut short), strung to cross the vector scan's blocks.
+        let pieces: &[&[u8]] = &[
+            b"a",
+            b"xyz 0123456789abcdef",
+            "é".as_bytes(),
+            "日本語".as_bytes(),
+            "😀".as_bytes(),
+            b"\\n",
+            b"\\\"",
+            b"\\\\",
+            b"\\/",
+            b"\\b\\f\\r\\t",
+            b"\\u00e9",
+            b"\\u0000",
+            b"\\u20AC",
+            b"\\ud83d\\ude00",
+            b"\\ud83d",
+            b"\\ude00",
+            b"\\ud83dx",
+            b"\\u12",
+            b"\\x",
+            b"\x01",
+            b"\x7f",
+            b"\xff",
+            b"\xe6\x97",
+            b"\\",
+        ];
+        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            usize::try_from(seed % n as u64).expect("below n")
+        };
+        let (mut accepted, mut refused) = (0, 0);
+        for _ in 0..20_000 {
+            let mut text = vec![b'"'];
+            for _ in 0..next(40) {
+                text.extend_from_slice(pieces[next(pieces.len())]);
+            }
+            text.push(b'"');
+            let ours = decode_string(&text);
+            // An escaped backslash before a piece's quote ends the string early: jiter is
+            // given the string ours read.
+            let string = &text[..ours.as_ref().map_or(text.len(), |(_, used)| *used)];
+            let theirs = match jiter::JsonValue::parse(string, false) {
+                Ok(jiter::JsonValue::Str(s)) => Some(s.to_string()),
+                _ => None,
+            };
+            match (&ours, &theirs) {
+                (Some((s, _)), Some(t)) => {
+                    assert_eq!(s.as_ref(), t.as_str(), "{text:?}");
+                    let escaped = string.contains(&b'\\');
+                    assert_eq!(matches!(s, std::borrow::Cow::Borrowed(_)), !escaped);
+                    accepted += 1;
+                }
+                (None, None) => refused += 1,
+                _ => panic!("{text:?}: ours {ours:?}, jiter {theirs:?}"),
+            }
+        }
+        assert!(accepted > 1000 && refused > 1000, "{accepted} {refused}");
+    }
 
     #[test]
     fn stop_masks_flag_every_stop_and_every_high_byte() {

@@ -16,6 +16,7 @@ use jiter::{Jiter, JsonValue, NumberAny, NumberInt, Peek};
 use super::budget::{ARRAY, ITEM, MEMBER, NUMBER, OBJECT, SCALAR, STRING};
 use super::json::dedup;
 use super::opaque::skim;
+use crate::json_text::decode_string;
 
 /// A decoded JSON value. Objects keep their members as sent (keys may repeat; the reducer's
 /// readers take the last, as a Python dict does).
@@ -240,8 +241,14 @@ impl<'s> Decoder<'s> {
             }
             Peek::True | Peek::False => Value::Bool(self.jiter.known_bool(peek)?),
             Peek::String => {
-                let data = self.data;
-                Value::Str(Self::own(data, self.jiter.known_str()?))
+                let start = self.index();
+                if let Some((text, len)) = decode_string(&self.data[start..]) {
+                    self.resume_at(start + len);
+                    Value::Str(text)
+                } else {
+                    let data = self.data;
+                    Value::Str(Self::own(data, self.jiter.known_str()?))
+                }
             }
             Peek::Array => {
                 let mut items = Vec::new();
@@ -295,10 +302,7 @@ impl<'s> Decoder<'s> {
         let (bytes, cost, repeated, ascii) =
             if let Some(value) = skim(&self.data[start..], self.depth) {
                 let end = start + value.len;
-                // The tokenizer goes on past the value (its state is only its place).
-                let tape = std::mem::replace(&mut self.jiter, Jiter::new(&[])).into_tape();
-                self.jiter = Jiter::with_tape(&self.data[end..], tape);
-                self.base = end;
+                self.resume_at(end);
                 (
                     &self.data[start..end],
                     value.cost,
@@ -316,6 +320,13 @@ impl<'s> Decoder<'s> {
             text: Cow::Borrowed(text),
             cost: exact_cost(bytes, cost, repeated),
         }))
+    }
+
+    /// Go on at `end`, past a value read without the tokenizer (its state is only its place).
+    fn resume_at(&mut self, end: usize) {
+        let tape = std::mem::replace(&mut self.jiter, Jiter::new(&[])).into_tape();
+        self.jiter = Jiter::with_tape(&self.data[end..], tape);
+        self.base = end;
     }
 
     /// The tokenizer's place in `data`.
