@@ -497,8 +497,24 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, _Budget, Unpicklable):
         s = self._sessions.get(sid)
         if s is None:
             s = self._session(sid)
-        index = s._message_index.get((role, mid))
+        key = (role, mid)
+        index = s._message_index.get(key)
         if index is None:
+            room = self._message_room
+            if self._max_message is not None:
+                room -= line_len
+            if room >= 0:
+                # A new message made with its first block, as `_message_index` and
+                # `_add_block` would (a stream may start a message every chunk).
+                m = _Message(mid, role, room)
+                m.content = [content]
+                index = len(s._messages)
+                s._messages.append(m)
+                s._message_index[key] = index
+                s._place_message(index, mid, role)
+                s._current = index
+                self._changes[(sid, _CHANGE_KINDS[role], mid)] = None
+                return (s, index, m)
             index = self._message_index(sid, role, mid)
         s._current = index
         m = s._messages[index]
