@@ -1,8 +1,9 @@
 //! Scanning JSON string bodies: the run of bytes a string holds as they are, up to the first
 //! quote, backslash or control character (the session scanner), and the word-at-a-time test
-//! for those bytes (also what `dumps` escapes), and how `dumps` writes a byte that must be
-//! escaped. `loads` keeps its own loop, which also steps over escapes: built on [`plain_run`] it
-//! costs 5% more instructions per message. The vector loops are in [`crate::simd::json`].
+//! for those bytes (also what `dumps` escapes), a string decoded from them (the session's frame
+//! decoder), and how `dumps` writes a byte that must be escaped. `loads` keeps its own loop,
+//! which also steps over escapes: built on [`plain_run`] it costs 5% more instructions per
+//! message. The vector loops are in [`crate::simd::json`].
 
 const ONES: u64 = u64::from_le_bytes([1; 8]);
 const HIGH: u64 = u64::from_le_bytes([0x80; 8]);

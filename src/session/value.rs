@@ -1,9 +1,10 @@
 //! The decoder of every frame a store reduces but those the chunk scanner takes (`scan`), and
 //! the value it decodes to.
 //!
-//! A frame is read once, by jiter's tokenizer: what the reducer reads (ids, `sessionUpdate`,
-//! statuses, text, ...) becomes a [`Value`] that borrows its strings from the frame where they
-//! have no escapes, and every opaque member (`rawInput`, `rawOutput`, `_meta`, at any depth) is
+//! A frame is read once, by jiter's tokenizer (string values by `json_text::decode_string`,
+//! which leaves to jiter only the strings it refuses): what the reducer reads (ids,
+//! `sessionUpdate`, statuses, text, ...) becomes a [`Value`] that borrows its strings from the
+//! frame where they have no escapes, and every opaque member (`rawInput`, `rawOutput`, `_meta`, at any depth) is
 //! validated and kept as its JSON text ([`Value::Raw`]): no tree is built for it, it is stored
 //! as that text and converted only when read. A frame is accepted exactly when
 //! `jiter::JsonValue::parse` accepts it, and decodes to the same values.
