@@ -182,6 +182,40 @@ def test_sampled_digit_run_search_at_every_offset():
     assert has_long_digit_run(b"123456789012345678 " * 1000 + b"1234567890123456789")
 
 
+@settings(max_examples=500, deadline=None)
+@given(
+    pieces=st.lists(
+        st.one_of(
+            st.binary(max_size=8),
+            st.sampled_from([b"{", b"[", b"{[", b'"', b"x" * 70]),
+            st.integers(1, 80).map(lambda n: b"[" * n),
+        ),
+        max_size=300,
+    ),
+    limit=st.sampled_from([0, 5, 200]),
+)
+def test_bracket_search_never_says_few_of_many(pieces, limit):
+    from acpwire._pure.json.loads import few_opens
+
+    data = b"".join(pieces)
+    opens = data.count(b"{") + data.count(b"[")
+    if few_opens(data, limit):
+        assert opens <= limit
+    # Sparse brackets (one in 64 bytes or fewer) are never given up on.
+    if opens <= limit and opens * 64 <= len(data) and b"[" * 2 not in data:
+        assert few_opens(data, limit) or opens >= 32
+
+
+def test_bracket_search_decides_payload_lines():
+    from acpwire._pure.json.loads import few_opens
+
+    payload = b'{"data":"' + b"A" * 4000 + b'","list":[1,2]}'
+    assert few_opens(payload, 200)
+    assert not few_opens(b"[" * 201 + b"]" * 201, 200)
+    # Dense brackets: given up on within a few dozen finds, past the limit or not.
+    assert not few_opens(b"[]" * 100, 200)
+
+
 class Name(str):
     pass
 

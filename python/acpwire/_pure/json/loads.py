@@ -203,7 +203,9 @@ def few_opens(data: bytes, limit: int) -> bool:
     ``find`` (memchr), which is several times faster than ``count`` where brackets are few
     (payloads); where they are dense it gives up (``False``) within a few dozen calls."""
     seen = 0
-    for bracket in (b"{", b"["):
+    # Arrays first: where brackets are dense they are mostly `[` (escape sequences in tool
+    # output), and the search gives up sooner.
+    for bracket in (b"[", b"{"):
         at = data.find(bracket)
         while at >= 0:
             seen += 1
