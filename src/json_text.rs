@@ -153,7 +153,10 @@ fn unescape(bytes: &[u8], out: &mut Vec<u8>) -> Option<usize> {
     Some(2)
 }
 
-fn hex4(digits: &[u8]) -> Option<u32> {
+/// Four hex digits' value (`None` if one is not a hex digit); also `loads`'s and the
+/// skimmer's.
+#[inline]
+pub(crate) fn hex4(digits: &[u8]) -> Option<u32> {
     digits
         .iter()
         .try_fold(0, |n, &d| Some(n * 16 + char::from(d).to_digit(16)?))

@@ -228,10 +228,7 @@ impl<'a, S: Fn(&[u8]) -> (u64, u64)> Skimmer<'a, S> {
     }
 
     fn hex4(&self, at: usize) -> Option<u32> {
-        self.bytes.get(at..at + 4)?.iter().try_fold(0, |n, &d| {
-            let v = char::from(d).to_digit(16)?;
-            Some(n * 16 + v)
-        })
+        crate::json_text::hex4(self.bytes.get(at..at + 4)?)
     }
 
     fn array(&mut self) -> Option<usize> {

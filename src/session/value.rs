@@ -4,9 +4,9 @@
 //! A frame is read once, by jiter's tokenizer (string values by `json_text::decode_string`,
 //! which leaves to jiter only the strings it refuses): what the reducer reads (ids,
 //! `sessionUpdate`, statuses, text, ...) becomes a [`Value`] that borrows its strings from the
-//! frame where they have no escapes, and every opaque member (`rawInput`, `rawOutput`, `_meta`, at any depth) is
-//! validated and kept as its JSON text ([`Value::Raw`]): no tree is built for it, it is stored
-//! as that text and converted only when read. A frame is accepted exactly when
+//! frame where they have no escapes, and every opaque member (`rawInput`, `rawOutput`,
+//! `_meta`, at any depth) is validated and kept as its JSON text ([`Value::Raw`]): no tree is
+//! built for it, it is stored as that text and converted only when read. A frame is accepted exactly when
 //! `jiter::JsonValue::parse` accepts it, and decodes to the same values.
 
 use std::borrow::Cow;
