@@ -291,10 +291,15 @@ class Session(Unpicklable):
         """The session id."""
         return self._id
 
-    def _place_message(self, index: int, mid: str, role: str) -> None:
-        """Put message ``index`` last on the timeline."""
-        self._timeline.append(("message", mid, role))
-        self._tail_message = (index, self._timeline_dropped + len(self._timeline))
+    def _add_message(self, m: _Message, key: tuple[str, str] | tuple[str, str, bool]) -> int:
+        """Add message ``m``, found by ``key``, last on the timeline; return its index."""
+        index = len(self._messages)
+        self._messages.append(m)
+        self._message_index[key] = index
+        timeline = self._timeline
+        timeline.append(("message", m.id, m.role))
+        self._tail_message = (index, self._timeline_dropped + len(timeline))
+        return index
 
     def _is_timeline_tail(self, index: int) -> bool:
         """Whether message ``index`` is still the timeline's last entry."""

@@ -508,11 +508,7 @@ class Sessions(_Updates, _Rpc, _ClientTerminals, _Budget, Unpicklable):
                 # `_add_block` would (a stream may start a message every chunk).
                 m = _Message(mid, role, room)
                 m.content = [content]
-                index = len(s._messages)
-                s._messages.append(m)
-                s._message_index[key] = index
-                s._place_message(index, mid, role)
-                s._current = index
+                index = s._current = s._add_message(m, key)
                 self._changes[(sid, _CHANGE_KINDS[role], mid)] = None
                 return (s, index, m)
             index = self._message_index(sid, role, mid)

@@ -39,11 +39,7 @@ class _Messages(_StoreParts):
         index = s._message_index.get((role, mid))
         if index is not None:
             return index
-        index = len(s._messages)
-        s._messages.append(_Message(mid, role, self._message_room))
-        s._message_index[(role, mid)] = index
-        s._place_message(index, mid, role)
-        return index
+        return s._add_message(_Message(mid, role, self._message_room), (role, mid))
 
     def _anonymous_message(self, s: Session, role: str) -> int:
         """A new anonymous message of ``role``: the next ``~N`` not a real id of that role."""
@@ -53,11 +49,7 @@ class _Messages(_StoreParts):
             mid = f"~{s._anonymous}"
             if (role, mid) not in index_of:
                 break
-        index = len(s._messages)
-        s._messages.append(_Message(mid, role, self._message_room))
-        index_of[(role, mid, True)] = index
-        s._place_message(index, mid, role)
-        return index
+        return s._add_message(_Message(mid, role, self._message_room), (role, mid, True))
 
     def _chunk(self, sid: str, kind: str, u: JsonObject) -> None:
         role = _CHUNK_ROLES[kind]
